@@ -1,0 +1,134 @@
+/* ca_config.c: the five presets and config validation. */
+#include "ca_config.h"
+
+#include "error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const ca_preset_names[] = {"gol", "checkerboard", "checkerboard-async", "lizard", "image", NULL};
+
+const char *ca_boundary_name(ca_boundary boundary)
+{
+    return boundary == CA_BOUNDARY_PERIODIC ? "periodic" : "zero";
+}
+
+/* Appends `count` copies of `width` to the update widths. */
+static void repeat_width(ca_config *c, int count, int width)
+{
+    for (int i = 0; i < count && c->update_depth < CA_MAX_LAYERS; i++) c->update_widths[c->update_depth++] = width;
+}
+
+static void set_perception(ca_config *c, int kernels, int depth)
+{
+    static const int widths[4] = {8, 4, 2, 1};
+    c->kernels = kernels;
+    c->perception_depth = depth;
+    for (int i = 0; i < depth; i++) c->perception_widths[i] = widths[i];
+}
+
+static void set_tail(ca_config *c, const int *widths, int count)
+{
+    for (int i = 0; i < count; i++) repeat_width(c, 1, widths[i]);
+}
+
+int ca_config_preset(ca_config *c, const char *name)
+{
+    memset(c, 0, sizeof *c);
+    c->update_wiring = WIRING_UNIQUE;
+    c->fire_rate = 1.0;
+    c->loss_channels = 1;
+    c->seed = 1;
+    if (strcmp(name, "gol") == 0) {
+        static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
+        c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
+        set_perception(c, 16, 4);
+        repeat_width(c, 17, 128), set_tail(c, tail, 7);
+        c->steps = 1, c->batch = 20, c->train_steps = 3000, c->learning_rate = 0.05;
+        c->start = CA_START_BOARDS, c->target = CA_TARGET_LIFE;
+    } else if (strcmp(name, "checkerboard") == 0 || strcmp(name, "checkerboard-async") == 0) {
+        static const int tail[] = {128, 64, 32, 16, 8, 8};
+        int async = strcmp(name, "checkerboard-async") == 0;
+        c->height = c->width = async ? 14 : 16, c->boundary = CA_BOUNDARY_ZERO, c->channels = 8;
+        set_perception(c, 16, 3);
+        repeat_width(c, async ? 14 : 10, 256), set_tail(c, tail, 6);
+        c->steps = async ? 50 : 20, c->batch = async ? 1 : 2, c->train_steps = async ? 800 : 500;
+        c->learning_rate = 0.05, c->fire_rate = async ? 0.6 : 1.0;
+        c->start = CA_START_RANDOM, c->target = CA_TARGET_CHECKERBOARD;
+    } else if (strcmp(name, "lizard") == 0) {
+        static const int tail[] = {256, 128};
+        c->height = c->width = 20, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 128;
+        set_perception(c, 4, 4);
+        repeat_width(c, 8, 512), set_tail(c, tail, 2);
+        c->steps = 12, c->batch = 1, c->train_steps = 3500, c->learning_rate = 0.06;
+        c->start = CA_START_SEED_CELL, c->target = CA_TARGET_IMAGE;
+    } else if (strcmp(name, "image") == 0) {
+        static const int tail[] = {256, 128, 64};
+        c->height = c->width = 16, c->boundary = CA_BOUNDARY_ZERO, c->channels = 64;
+        set_perception(c, 4, 3);
+        repeat_width(c, 8, 512), set_tail(c, tail, 3);
+        c->steps = 15, c->batch = 1, c->train_steps = 3000, c->learning_rate = 0.06;
+        c->loss_channels = 3, c->start = CA_START_ZEROS, c->target = CA_TARGET_IMAGE;
+    } else {
+        return err_set(DLCA_ERR, "unknown preset '%s' (known: gol, checkerboard, checkerboard-async, lizard, image)",
+                       name);
+    }
+    snprintf(c->preset, sizeof c->preset, "%s", name);
+    return DLCA_OK;
+}
+
+int ca_config_perception_bits(const ca_config *c)
+{
+    return c->perception_depth > 0 ? c->perception_widths[c->perception_depth - 1] : 0;
+}
+
+int ca_config_update_inputs(const ca_config *c)
+{
+    return c->channels + c->kernels * c->channels * ca_config_perception_bits(c);
+}
+
+static int check_range(const char *field, long long value, long long low, long long high)
+{
+    if (value < low || value > high)
+        return err_set(DLCA_ERR, "config: %s = %lld is outside %lld..%lld", field, value, low, high);
+    return DLCA_OK;
+}
+
+static int check_perception(const ca_config *c)
+{
+    if (check_range("kernels", c->kernels, 1, 4096) || check_range("perception depth", c->perception_depth, 1, CA_MAX_LAYERS))
+        return DLCA_ERR;
+    if (c->perception_widths[0] != 8)
+        return err_set(DLCA_ERR, "config: the first perception layer is moore wiring and has 8 gates, not %d",
+                       c->perception_widths[0]);
+    for (int i = 1; i < c->perception_depth; i++)
+        if (check_range("perception width", c->perception_widths[i], 1, 8)) return DLCA_ERR;
+    return DLCA_OK;
+}
+
+static int check_update(const ca_config *c)
+{
+    if (check_range("update depth", c->update_depth, 1, CA_MAX_LAYERS)) return DLCA_ERR;
+    for (int i = 0; i < c->update_depth; i++)
+        if (check_range("update width", c->update_widths[i], 1, 1 << 16)) return DLCA_ERR;
+    if (c->update_widths[c->update_depth - 1] != c->channels)
+        return err_set(DLCA_ERR, "config: the last update layer must have C = %d gates, not %d", c->channels,
+                       c->update_widths[c->update_depth - 1]);
+    return DLCA_OK;
+}
+
+int ca_config_check(const ca_config *c)
+{
+    if (check_range("grid height", c->height, 1, 1 << 14) || check_range("grid width", c->width, 1, 1 << 14) ||
+        check_range("channels", c->channels, 1, 4096) || check_range("steps T", c->steps, 1, 100000) ||
+        check_range("batch", c->batch, 1, 1 << 20) || check_range("loss channels", c->loss_channels, 1, c->channels) ||
+        check_range("boundary", c->boundary, 0, 1) || check_range("start", c->start, 0, 3) ||
+        check_range("target", c->target, 0, 2) || check_range("update wiring", c->update_wiring, 0, 1))
+        return DLCA_ERR;
+    if (!(c->fire_rate > 0.0 && c->fire_rate <= 1.0))
+        return err_set(DLCA_ERR, "config: fire rate %g is outside (0, 1]", c->fire_rate);
+    if (!(c->learning_rate > 0.0 && c->learning_rate < 1e3))
+        return err_set(DLCA_ERR, "config: learning rate %g is outside (0, 1000)", c->learning_rate);
+    if (check_perception(c) || check_update(c)) return DLCA_ERR;
+    return DLCA_OK;
+}

@@ -1,0 +1,68 @@
+/* ca_config.h: everything that defines a DiffLogic CA experiment, and the paper's five
+ * presets (DESIGN.md section 2). A config plus its seed determines the model exactly. */
+#ifndef DLCA_CA_CONFIG_H
+#define DLCA_CA_CONFIG_H
+
+#include "wiring.h"
+
+#include <stdint.h>
+
+enum { CA_MAX_LAYERS = 32, CA_NAME_LENGTH = 32 };
+
+typedef enum { CA_BOUNDARY_PERIODIC, CA_BOUNDARY_ZERO } ca_boundary;
+
+/* How a rollout starts. */
+typedef enum {
+    CA_START_BOARDS,    /* channel 0 = one of the 512 3x3 boards per sample (gol) */
+    CA_START_RANDOM,    /* every bit uniform random */
+    CA_START_ZEROS,     /* all zeros */
+    CA_START_SEED_CELL  /* zeros, centre cell all ones */
+} ca_start;
+
+/* What the final grid is compared with. */
+typedef enum {
+    CA_TARGET_LIFE,         /* Game of Life's next state of the start board */
+    CA_TARGET_CHECKERBOARD, /* 2x2-square checkerboard */
+    CA_TARGET_IMAGE         /* a PNG (lizard, image) */
+} ca_target;
+
+typedef struct {
+    char preset[CA_NAME_LENGTH];
+    int height, width;
+    ca_boundary boundary;
+    int channels;                            /* C soft bits per cell */
+    int kernels;                             /* K perception kernels */
+    int perception_depth;                    /* layers per kernel; the first is moore (8 gates) */
+    int perception_widths[CA_MAX_LAYERS];
+    int update_depth;                        /* layers of the update network; the last has C gates */
+    int update_widths[CA_MAX_LAYERS];
+    wiring_kind update_wiring;               /* unique (paper) or random */
+    int steps;                               /* T: CA steps per rollout */
+    double fire_rate;                        /* async: probability a cell updates; 1 = synchronous */
+    int loss_channels;                       /* the loss reads channels 0 .. loss_channels-1 */
+    ca_start start;
+    ca_target target;
+    int batch;                               /* samples per training step */
+    int train_steps;
+    double learning_rate;
+    uint64_t seed;
+} ca_config;
+
+/* Fills `config` with preset `name`; error lists the known names. */
+int ca_config_preset(ca_config *config, const char *name);
+
+/* Names of the presets, NULL-terminated. */
+extern const char *const ca_preset_names[];
+
+/* Checks ranges and consistency (e.g. last update width == C); error says which field. */
+int ca_config_check(const ca_config *config);
+
+/* Bits each kernel outputs per channel: the last perception width. */
+int ca_config_perception_bits(const ca_config *config);
+
+/* Width of the update network's input: C own bits followed by K*C*bits kernel outputs. */
+int ca_config_update_inputs(const ca_config *config);
+
+const char *ca_boundary_name(ca_boundary boundary);
+
+#endif

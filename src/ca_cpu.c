@@ -1,0 +1,249 @@
+/* ca_cpu.c: the CPU engine: layout, CA step forward/backward, loss, BPTT. */
+#include "ca_cpu.h"
+
+#include "error.h"
+#include "rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void layout_rows(ca_cpu *e)
+{
+    const ca_config *c = &e->model->config;
+    size_t row = (size_t)c->channels;
+    for (int l = 0; l < c->perception_depth; l++) {
+        e->perception_row[l] = row;
+        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
+    }
+    for (int l = 0; l < c->update_depth; l++) {
+        e->update_row[l] = row;
+        row += (size_t)c->update_widths[l];
+    }
+    e->step_rows = row;
+}
+
+static size_t widest_input(const ca_config *c)
+{
+    size_t widest = (size_t)ca_config_update_inputs(c);
+    for (int l = 0; l < c->update_depth; l++)
+        if ((size_t)c->update_widths[l] > widest) widest = (size_t)c->update_widths[l];
+    for (int l = 0; l < c->perception_depth; l++)
+        if ((size_t)c->perception_widths[l] > widest) widest = (size_t)c->perception_widths[l];
+    return widest;
+}
+
+int ca_cpu_init(ca_cpu *e, const ca_model *model, int batch, int height, int width)
+{
+    const ca_config *c = &model->config;
+    memset(e, 0, sizeof *e);
+    e->model = model;
+    e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
+    e->cells = ca_shape_cells(e->shape);
+    layout_rows(e);
+    size_t act_rows = (size_t)c->steps * e->step_rows + (size_t)c->channels;
+    if (batch < 1 || act_rows > SIZE_MAX / sizeof(double) / (e->cells ? e->cells : 1))
+        return err_set(DLCA_ERR, "engine size out of range (batch %d, %zu cells)", batch, e->cells);
+    e->act = malloc(act_rows * e->cells * sizeof(double));
+    e->dact = malloc(e->step_rows * e->cells * sizeof(double));
+    e->dgrid = malloc((size_t)c->channels * e->cells * sizeof(double));
+    e->coeffs = malloc(model->gate_count * 4 * sizeof(double));
+    e->coeff_grad = calloc(model->gate_count * 4, sizeof(double));
+    e->in_rows = malloc(widest_input(c) * sizeof(double *));
+    e->din_rows = malloc(widest_input(c) * sizeof(double *));
+    if (!e->act || !e->dact || !e->dgrid || !e->coeffs || !e->coeff_grad || !e->in_rows || !e->din_rows) {
+        double mib = (double)(act_rows * e->cells * sizeof(double)) / (1024.0 * 1024.0);
+        ca_cpu_free(e);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the CPU engine (%.0f MiB of activations)", mib);
+    }
+    e->fire_threshold = rng_fire_threshold(c->fire_rate);
+    return DLCA_OK;
+}
+
+void ca_cpu_free(ca_cpu *e)
+{
+    free(e->act), free(e->dact), free(e->dgrid), free(e->coeffs), free(e->coeff_grad);
+    free((void *)e->in_rows), free(e->din_rows);
+    memset(e, 0, sizeof *e);
+}
+
+void ca_cpu_coefficients(ca_cpu *e, const double *logits, int hard)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++) {
+        const double *z = logits + g * GATE_OP_COUNT;
+        if (hard)
+            gate_hard_coefficients(e->coeffs + 4 * g, gate_argmax(z));
+        else
+            gate_coefficients(e->coeffs + 4 * g, z);
+    }
+}
+
+static double *step_block(const ca_cpu *e, int t) { return e->act + (size_t)t * e->step_rows * e->cells; }
+
+double *ca_cpu_grid(const ca_cpu *e, int t) { return step_block(e, t); }
+
+void ca_cpu_set_fire_stream(ca_cpu *e, uint32_t stream) { e->fire_stream = stream; }
+
+static int is_async(const ca_cpu *e) { return e->fire_threshold < (1u << 24); }
+
+/* Perception layer l >= 1 works per (kernel, channel) block with the shared wiring. */
+static void perception_forward(ca_cpu *e, double *block)
+{
+    const ca_model *m = e->model;
+    const ca_config *c = &m->config;
+    moore_layer_forward(block + e->perception_row[0] * e->cells, block, &m->perception[0],
+                        e->coeffs + 4 * m->perception_gate_base[0], c->kernels, c->channels, e->shape);
+    for (int l = 1; l < c->perception_depth; l++) {
+        size_t w_in = (size_t)c->perception_widths[l - 1], w_out = (size_t)c->perception_widths[l];
+        for (int k = 0; k < c->kernels; k++)
+            for (int ch = 0; ch < c->channels; ch++) {
+                size_t unit = (size_t)k * (size_t)c->channels + (size_t)ch;
+                for (size_t i = 0; i < w_in; i++)
+                    e->in_rows[i] = block + (e->perception_row[l - 1] + unit * w_in + i) * e->cells;
+                gate_layer_forward(block + (e->perception_row[l] + unit * w_out) * e->cells, e->in_rows,
+                                   &m->perception[l], e->coeffs + 4 * (m->perception_gate_base[l] + (size_t)k * w_out),
+                                   e->cells);
+            }
+    }
+}
+
+/* Row l of the update network's input: the C grid rows, then the last perception layer. */
+static void update_input_rows(ca_cpu *e, double *block, int l, const double **rows)
+{
+    const ca_config *c = &e->model->config;
+    if (l > 0) {
+        for (int i = 0; i < c->update_widths[l - 1]; i++) rows[i] = block + (e->update_row[l - 1] + (size_t)i) * e->cells;
+        return;
+    }
+    size_t last = e->perception_row[c->perception_depth - 1];
+    for (int i = 0; i < ca_config_update_inputs(c); i++)
+        rows[i] = block + (i < c->channels ? (size_t)i : last + (size_t)(i - c->channels)) * e->cells;
+}
+
+static void update_forward(ca_cpu *e, double *block)
+{
+    const ca_model *m = e->model;
+    for (int l = 0; l < m->config.update_depth; l++) {
+        update_input_rows(e, block, l, e->in_rows);
+        gate_layer_forward(block + e->update_row[l] * e->cells, e->in_rows, &m->update[l],
+                           e->coeffs + 4 * m->update_gate_base[l], e->cells);
+    }
+}
+
+void ca_step_forward(ca_cpu *e, int t)
+{
+    const ca_config *c = &e->model->config;
+    double *block = step_block(e, t), *next = step_block(e, t + 1);
+    perception_forward(e, block);
+    update_forward(e, block);
+    const double *proposed = block + e->update_row[c->update_depth - 1] * e->cells;
+    size_t n = (size_t)c->channels * e->cells;
+    if (!is_async(e)) {
+        memcpy(next, proposed, n * sizeof(double));
+        return;
+    }
+    for (size_t cell = 0; cell < e->cells; cell++) {
+        int fire = rng_fires(e->fire_stream, (uint32_t)t, (uint32_t)cell, e->fire_threshold);
+        for (int ch = 0; ch < c->channels; ch++) {
+            size_t at = (size_t)ch * e->cells + cell;
+            next[at] = fire ? proposed[at] : block[at];
+        }
+    }
+}
+
+void ca_cpu_forward(ca_cpu *e)
+{
+    for (int t = 0; t < e->model->config.steps; t++) ca_step_forward(e, t);
+}
+
+double ca_loss_forward(const ca_cpu *e, const double *target)
+{
+    const ca_config *c = &e->model->config;
+    const double *grid = ca_cpu_grid(e, c->steps);
+    double loss = 0.0;
+    for (size_t i = 0; i < (size_t)c->loss_channels * e->cells; i++) {
+        double diff = grid[i] - target[i];
+        loss += diff * diff;
+    }
+    return loss;
+}
+
+void ca_loss_backward(ca_cpu *e, const double *target)
+{
+    const ca_config *c = &e->model->config;
+    const double *grid = ca_cpu_grid(e, c->steps);
+    size_t scored = (size_t)c->loss_channels * e->cells, all = (size_t)c->channels * e->cells;
+    for (size_t i = 0; i < all; i++) e->dgrid[i] = i < scored ? 2.0 * (grid[i] - target[i]) : 0.0;
+}
+
+static void update_backward(ca_cpu *e, double *block)
+{
+    const ca_model *m = e->model;
+    for (int l = m->config.update_depth - 1; l >= 0; l--) {
+        update_input_rows(e, block, l, e->in_rows);
+        update_input_rows(e, e->dact, l, (const double **)e->din_rows);
+        gate_layer_backward(e->din_rows, e->coeff_grad + 4 * m->update_gate_base[l], e->dact + e->update_row[l] * e->cells,
+                            e->in_rows, &m->update[l], e->coeffs + 4 * m->update_gate_base[l], e->cells);
+    }
+}
+
+static void perception_backward(ca_cpu *e, double *block)
+{
+    const ca_model *m = e->model;
+    const ca_config *c = &m->config;
+    for (int l = c->perception_depth - 1; l >= 1; l--) {
+        size_t w_in = (size_t)c->perception_widths[l - 1], w_out = (size_t)c->perception_widths[l];
+        for (int k = 0; k < c->kernels; k++)
+            for (int ch = 0; ch < c->channels; ch++) {
+                size_t unit = (size_t)k * (size_t)c->channels + (size_t)ch;
+                for (size_t i = 0; i < w_in; i++) {
+                    size_t row = e->perception_row[l - 1] + unit * w_in + i;
+                    e->in_rows[i] = block + row * e->cells;
+                    e->din_rows[i] = e->dact + row * e->cells;
+                }
+                size_t gate = m->perception_gate_base[l] + (size_t)k * w_out;
+                gate_layer_backward(e->din_rows, e->coeff_grad + 4 * gate,
+                                    e->dact + (e->perception_row[l] + unit * w_out) * e->cells, e->in_rows,
+                                    &m->perception[l], e->coeffs + 4 * gate, e->cells);
+            }
+    }
+    moore_layer_backward(e->dact, e->coeff_grad + 4 * m->perception_gate_base[0], e->dact + e->perception_row[0] * e->cells,
+                         block, &m->perception[0], e->coeffs + 4 * m->perception_gate_base[0], c->kernels, c->channels,
+                         e->shape);
+}
+
+/* Splits dL/dgrid_{t+1} between the proposed state (cells that fired) and the kept grid_t. */
+static void async_backward(ca_cpu *e, int t, double *dproposed)
+{
+    int channels = e->model->config.channels;
+    for (size_t cell = 0; cell < e->cells; cell++) {
+        int fire = !is_async(e) || rng_fires(e->fire_stream, (uint32_t)t, (uint32_t)cell, e->fire_threshold);
+        for (int ch = 0; ch < channels; ch++) {
+            size_t at = (size_t)ch * e->cells + cell;
+            dproposed[at] = fire ? e->dgrid[at] : 0.0;
+            e->dact[at] = fire ? 0.0 : e->dgrid[at];
+        }
+    }
+}
+
+void ca_step_backward(ca_cpu *e, int t)
+{
+    const ca_config *c = &e->model->config;
+    double *block = step_block(e, t);
+    memset(e->dact, 0, e->step_rows * e->cells * sizeof(double));
+    async_backward(e, t, e->dact + e->update_row[c->update_depth - 1] * e->cells);
+    update_backward(e, block);
+    perception_backward(e, block);
+    memcpy(e->dgrid, e->dact, (size_t)c->channels * e->cells * sizeof(double));
+}
+
+void ca_cpu_backward(ca_cpu *e)
+{
+    memset(e->coeff_grad, 0, e->model->gate_count * 4 * sizeof(double));
+    for (int t = e->model->config.steps - 1; t >= 0; t--) ca_step_backward(e, t);
+}
+
+void ca_cpu_logits_gradient(const ca_cpu *e, const double *logits, double *dlogits)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++)
+        gate_logits_backward(dlogits + g * GATE_OP_COUNT, logits + g * GATE_OP_COUNT, e->coeff_grad + 4 * g);
+}

@@ -1,0 +1,66 @@
+/* ca_cpu.h: the CPU reference engine in double precision, the oracle for every GPU kernel.
+ * One training step: ca_cpu_coefficients, ca_cpu_forward (T steps, every activation cached),
+ * ca_cpu_loss, ca_cpu_backward (BPTT), ca_cpu_logits_gradient. Deterministic. */
+#ifndef DLCA_CA_CPU_H
+#define DLCA_CA_CPU_H
+
+#include "ca_cpu_layer.h"
+#include "ca_model.h"
+
+#include <stdint.h>
+
+typedef struct {
+    const ca_model *model;
+    ca_shape shape;
+    size_t cells;                         /* batch * H * W */
+    /* One step block act[t] holds rows [grid C][perception layers][update layers]: */
+    size_t perception_row[CA_MAX_LAYERS]; /* first row of perception layer l, [K][C][width] */
+    size_t update_row[CA_MAX_LAYERS];     /* first row of update layer l, [width] */
+    size_t step_rows;
+    double *act;        /* [T][step_rows][cells] then [C][cells]: the final grid */
+    double *coeffs;     /* [gates][4] */
+    double *coeff_grad; /* S: [gates][4] */
+    double *dact;       /* [step_rows][cells]: gradients of one step; rows [0, C) = d grid_t */
+    double *dgrid;      /* [C][cells]: d loss / d grid_{t+1} while step t runs backward */
+    const double **in_rows; /* scratch row tables, as wide as the widest layer input */
+    double **din_rows;
+    uint32_t fire_stream, fire_threshold;
+} ca_cpu;
+
+/* Allocates an engine for `model` on `batch` samples of the model's grid (or `height` x `width`
+ * when both are > 0, e.g. to run a trained rule on a bigger grid). */
+int ca_cpu_init(ca_cpu *engine, const ca_model *model, int batch, int height, int width);
+
+void ca_cpu_free(ca_cpu *engine);
+
+/* Per-gate coefficients from `logits` ([gates][16]): soft c = M^T softmax(z), or hard = row argmax z. */
+void ca_cpu_coefficients(ca_cpu *engine, const double *logits, int hard);
+
+/* The grid at step t (0..T): [C][cells]. Write the start state into ca_cpu_grid(engine, 0). */
+double *ca_cpu_grid(const ca_cpu *engine, int t);
+
+/* Fire-mask stream for the next rollout (async mode only; see rng_fires). */
+void ca_cpu_set_fire_stream(ca_cpu *engine, uint32_t stream);
+
+/* One CA step: grid_t -> grid_{t+1}, caching the step's activations. */
+void ca_step_forward(ca_cpu *engine, int t);
+
+/* Runs T steps from ca_cpu_grid(engine, 0). */
+void ca_cpu_forward(ca_cpu *engine);
+
+/* Sum of squared errors of the final grid's loss channels against target [loss_channels][cells]. */
+double ca_loss_forward(const ca_cpu *engine, const double *target);
+
+/* engine->dgrid = d loss / d final grid. */
+void ca_loss_backward(ca_cpu *engine, const double *target);
+
+/* One step back: from engine->dgrid = dL/dgrid_{t+1} to dL/dgrid_t, adding into the coefficient sums S. */
+void ca_step_backward(ca_cpu *engine, int t);
+
+/* BPTT over all T steps from engine->dgrid (set by ca_loss_backward); S is zeroed first. */
+void ca_cpu_backward(ca_cpu *engine);
+
+/* d loss / d logits ([gates][16]) from S. */
+void ca_cpu_logits_gradient(const ca_cpu *engine, const double *logits, double *dlogits);
+
+#endif

@@ -1,0 +1,33 @@
+/* ca_model.h: a DiffLogic CA model: its config, the wiring of every layer and the logits.
+ * Gate numbering (the logits' and coefficients' row order, shared by CPU, GPU and file):
+ *   perception layer l, kernel k, gate g -> perception_gate_base[l] + k * width_l + g
+ *   update layer l, gate g                -> update_gate_base[l] + g                       */
+#ifndef DLCA_CA_MODEL_H
+#define DLCA_CA_MODEL_H
+
+#include "ca_config.h"
+#include "gates.h"
+#include "wiring.h"
+
+#include <stddef.h>
+
+typedef struct {
+    ca_config config;
+    wiring perception[CA_MAX_LAYERS]; /* shared by all kernels; layer 0 is moore */
+    wiring update[CA_MAX_LAYERS];
+    size_t perception_gate_base[CA_MAX_LAYERS];
+    size_t update_gate_base[CA_MAX_LAYERS];
+    size_t gate_count;
+    float *logits; /* [gate_count][16] */
+} ca_model;
+
+/* Checks the config, draws the wiring from its seed and sets every gate to pass-through A
+ * (logit of op A = 10, the rest 0). */
+int ca_model_init(ca_model *model, const ca_config *config);
+
+void ca_model_free(ca_model *model);
+
+/* Copies the float logits into a double array of gate_count * 16 (the CPU engine's input). */
+void ca_model_logits_to_double(const ca_model *model, double *logits);
+
+#endif

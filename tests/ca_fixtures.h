@@ -1,0 +1,64 @@
+/* ca_fixtures.h: tiny models and random inputs shared by the CA engine tests. */
+#ifndef DLCA_CA_FIXTURES_H
+#define DLCA_CA_FIXTURES_H
+
+#include "ca_config.h"
+#include "ca_model.h"
+#include "gates.h"
+#include "rng.h"
+
+#include <math.h>
+#include <string.h>
+
+/* C = 2, K = 2, a 3x4 grid, perception [8,4,2] (bits = 2) or [8,4,2,1] (bits = 1),
+ * update [6,4,2]: small enough for finite differences over every logit. */
+static inline void tiny_config(ca_config *c, ca_boundary boundary, double fire_rate, int bits, int steps)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->preset, "tiny");
+    c->height = 3, c->width = 4, c->boundary = boundary;
+    c->channels = 2, c->kernels = 2;
+    c->perception_depth = bits == 2 ? 3 : 4;
+    int widths[4] = {8, 4, 2, 1};
+    for (int i = 0; i < c->perception_depth; i++) c->perception_widths[i] = widths[i];
+    c->update_depth = 3;
+    c->update_widths[0] = 6, c->update_widths[1] = 4, c->update_widths[2] = 2;
+    c->update_wiring = WIRING_UNIQUE;
+    c->steps = steps, c->fire_rate = fire_rate, c->loss_channels = 1;
+    c->start = CA_START_RANDOM, c->target = CA_TARGET_CHECKERBOARD;
+    c->batch = 2, c->train_steps = 10, c->learning_rate = 0.05, c->seed = 7;
+}
+
+/* Logits uniform in [-spread, spread). Small spreads give well-mixed soft gates; deep rollouts
+ * need larger ones, since a well-mixed gate passes almost no gradient to its inputs. */
+static inline void random_logits(double *logits, size_t gates, double spread, rng_state *rng)
+{
+    for (size_t i = 0; i < gates * GATE_OP_COUNT; i++) logits[i] = spread * (2.0 * rng_uniform(rng) - 1.0);
+}
+
+/* Each gate leans to one random op (logit 5 against noise in [-1, 1)), p ~ 0.9: a soft version
+ * of a boolean circuit, so gradients survive a many-layer, many-step rollout. */
+static inline void peaked_logits(double *logits, size_t gates, rng_state *rng)
+{
+    random_logits(logits, gates, 1.0, rng);
+    for (size_t g = 0; g < gates; g++) logits[g * GATE_OP_COUNT + rng_below(rng, GATE_OP_COUNT)] += 5.0;
+}
+
+static inline void random_unit(double *values, size_t n, rng_state *rng)
+{
+    for (size_t i = 0; i < n; i++) values[i] = rng_uniform(rng);
+}
+
+/* max |a - b| / max |b|: error relative to the largest magnitude. */
+static inline double relative_error(const double *got, const double *want, size_t n)
+{
+    double worst = 0.0, scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double diff = fabs(got[i] - want[i]);
+        if (diff > worst) worst = diff;
+        if (fabs(want[i]) > scale) scale = fabs(want[i]);
+    }
+    return scale > 0.0 ? worst / scale : worst;
+}
+
+#endif
