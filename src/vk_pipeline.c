@@ -1,0 +1,277 @@
+/* vk_pipeline.c: pipelines from the table in vk_pipeline.h, created in one place, and the
+ * dispatch helper that checks every call against its row. */
+#include "vk_pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vk_check.h"
+
+const vk_pipeline_desc vk_pipeline_descs[VK_PIPE_COUNT] = {
+#define VK_PIPELINE_DESC(id, shader, push, bindings, local) \
+    [VK_PIPE_##id] = {#shader, (uint32_t)sizeof(push), bindings, local},
+    VK_PIPELINE_LIST(VK_PIPELINE_DESC)
+#undef VK_PIPELINE_DESC
+};
+
+/* SPIR-V opcodes, decorations and storage classes the interface check reads. */
+enum { SPV_OP_DECORATE = 71, SPV_OP_VARIABLE = 59, SPV_DECORATION_BINDING = 33, SPV_DECORATION_SET = 34,
+       SPV_STORAGE_PUSH_CONSTANT = 9, SPV_MAGIC = 0x07230203 };
+
+/* Checks the shader declares exactly bindings 0..n-1 of set 0, and a push block iff push_size > 0,
+ * so a C table row and its GLSL cannot drift apart silently. */
+static int spirv_interface_check(const vk_shader_code *code, const vk_pipeline_desc *desc)
+{
+    const uint32_t *w = code->code;
+    size_t n = code->size / 4;
+    uint64_t bindings = 0;
+    int push_blocks = 0, other_set = 0;
+    if (n < 5 || w[0] != SPV_MAGIC) return err_set(DLCA_ERR, "shader %s: not SPIR-V", desc->name);
+    for (size_t i = 5; i < n;) {
+        uint32_t words = w[i] >> 16, op = w[i] & 0xffff;
+        if (words == 0 || i + words > n) return err_set(DLCA_ERR, "shader %s: truncated SPIR-V", desc->name);
+        if (op == SPV_OP_DECORATE && words >= 4 && w[i + 2] == SPV_DECORATION_BINDING)
+            bindings |= w[i + 3] < 64 ? 1ull << w[i + 3] : 1ull << 63;
+        if (op == SPV_OP_DECORATE && words >= 4 && w[i + 2] == SPV_DECORATION_SET && w[i + 3] != 0) other_set = 1;
+        if (op == SPV_OP_VARIABLE && words >= 4 && w[i + 3] == SPV_STORAGE_PUSH_CONSTANT) push_blocks++;
+        i += words;
+    }
+    uint64_t want = desc->binding_count >= 64 ? ~0ull : (1ull << desc->binding_count) - 1;
+    if (bindings != want || other_set)
+        return err_set(DLCA_ERR, "shader %s: its bindings do not match the table (%u bindings 0..%u in set 0)",
+                       desc->name, desc->binding_count, desc->binding_count - 1);
+    if ((push_blocks > 0) != (desc->push_size > 0))
+        return err_set(DLCA_ERR, "shader %s: %s push-constant block but the table says push_size %u", desc->name,
+                       push_blocks ? "has a" : "has no", desc->push_size);
+    return DLCA_OK;
+}
+
+static uint32_t max_push_descriptors(const vk_context *vk)
+{
+    VkPhysicalDevicePushDescriptorPropertiesKHR push = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &push};
+    vkGetPhysicalDeviceProperties2(vk->physical, &props);
+    return push.maxPushDescriptors;
+}
+
+static int desc_check(const vk_context *vk, const vk_pipeline_desc *desc)
+{
+    const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    uint32_t max_bindings = max_push_descriptors(vk);
+    if (max_bindings > VK_MAX_BINDINGS) max_bindings = VK_MAX_BINDINGS;
+    if (desc->binding_count == 0 || desc->binding_count > max_bindings)
+        return err_set(DLCA_ERR, "pipeline %s: %u bindings, this device allows 1..%u", desc->name,
+                       desc->binding_count, max_bindings);
+    if (desc->push_size % 4 || desc->push_size > lim->maxPushConstantsSize)
+        return err_set(DLCA_ERR, "pipeline %s: push size %u (must be a multiple of 4, at most %u)", desc->name,
+                       desc->push_size, lim->maxPushConstantsSize);
+    if (desc->local_size_x == 0 || desc->local_size_x > lim->maxComputeWorkGroupSize[0] ||
+        desc->local_size_x > lim->maxComputeWorkGroupInvocations)
+        return err_set(DLCA_ERR, "pipeline %s: local_size_x %u, this device allows 1..%u", desc->name,
+                       desc->local_size_x, lim->maxComputeWorkGroupSize[0]);
+    return DLCA_OK;
+}
+
+static int layouts_create(vk_context *vk, const vk_pipeline_desc *desc, vk_pipeline *p)
+{
+    VkDescriptorSetLayoutBinding bindings[VK_MAX_BINDINGS];
+    for (uint32_t i = 0; i < desc->binding_count; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+        .bindingCount = desc->binding_count,
+        .pBindings = bindings,
+    };
+    VK_CHECK(vkCreateDescriptorSetLayout(vk->device, &set_info, NULL, &p->set_layout));
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = desc->push_size};
+    VkPipelineLayoutCreateInfo layout_info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &p->set_layout,
+        .pushConstantRangeCount = desc->push_size ? 1 : 0,
+        .pPushConstantRanges = &range,
+    };
+    VK_CHECK(vkCreatePipelineLayout(vk->device, &layout_info, NULL, &p->layout));
+    return DLCA_OK;
+}
+
+static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code, vk_pipeline *p)
+{
+    VkShaderModuleCreateInfo module_info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = code->size,
+        .pCode = code->code,
+    };
+    VkShaderModule module;
+    VK_CHECK(vkCreateShaderModule(vk->device, &module_info, NULL, &module));
+    VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = sizeof(uint32_t)};
+    VkSpecializationInfo spec = {
+        .mapEntryCount = 1,
+        .pMapEntries = &entry,
+        .dataSize = sizeof desc->local_size_x,
+        .pData = &desc->local_size_x,
+    };
+    VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = module,
+            .pName = "main",
+            .pSpecializationInfo = &spec,
+        },
+        .layout = p->layout,
+    };
+    int rc = VK_STATUS(vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
+    vkDestroyShaderModule(vk->device, module, NULL);
+    return rc;
+}
+
+static void pipeline_destroy(vk_context *vk, vk_pipeline *p)
+{
+    if (p->pipeline) vkDestroyPipeline(vk->device, p->pipeline, NULL);
+    if (p->layout) vkDestroyPipelineLayout(vk->device, p->layout, NULL);
+    if (p->set_layout) vkDestroyDescriptorSetLayout(vk->device, p->set_layout, NULL);
+    *p = (vk_pipeline){0};
+}
+
+int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out)
+{
+    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    if (!vk->pipelines) {
+        vk->pipelines = calloc(VK_PIPE_COUNT, sizeof *vk->pipelines);
+        if (!vk->pipelines) return err_set(DLCA_ERR_NOMEM, "out of host memory for the pipeline table");
+    }
+    vk_pipeline *p = &vk->pipelines[id];
+    if (!p->pipeline) {
+        const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
+        const vk_shader_code *code = vk_shader_find(desc->name);
+        if (!code) return err_set(DLCA_ERR, "pipeline %s: no embedded shader glsl/%s.comp", desc->name, desc->name);
+        int rc = desc_check(vk, desc);
+        if (!rc) rc = spirv_interface_check(code, desc);
+        if (!rc) rc = layouts_create(vk, desc, p);
+        if (!rc) rc = pipeline_create(vk, desc, code, p);
+        if (rc) {
+            pipeline_destroy(vk, p);
+            return rc;
+        }
+    }
+    *out = p;
+    return DLCA_OK;
+}
+
+int vk_pipelines_create_all(vk_context *vk)
+{
+    for (int id = 0; id < VK_PIPE_COUNT; id++) {
+        const vk_pipeline *p;
+        int rc = vk_pipeline_get(vk, (vk_pipeline_id)id, &p);
+        if (rc) return rc;
+    }
+    return DLCA_OK;
+}
+
+void vk_pipelines_free(vk_context *vk)
+{
+    if (!vk->pipelines) return;
+    for (int id = 0; id < VK_PIPE_COUNT; id++) pipeline_destroy(vk, &vk->pipelines[id]);
+    free(vk->pipelines);
+    vk->pipelines = NULL;
+}
+
+/* Resolves the view and checks it against the device's storage-buffer limits. */
+static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, vk_view *view)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s binding %u", name, binding);
+    int rc = vk_view_check(view, what);
+    if (rc) return rc;
+    const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    if (view->size == 0) return err_set(DLCA_ERR, "%s: empty view", what);
+    if (view->offset % lim->minStorageBufferOffsetAlignment)
+        return err_set(DLCA_ERR, "%s: offset %llu is not a multiple of minStorageBufferOffsetAlignment %llu", what,
+                       (unsigned long long)view->offset, (unsigned long long)lim->minStorageBufferOffsetAlignment);
+    if (view->size > lim->maxStorageBufferRange)
+        return err_set(DLCA_ERR, "%s: %.1f MiB exceeds maxStorageBufferRange %.1f MiB", what,
+                       (double)view->size / 1048576.0, (double)lim->maxStorageBufferRange / 1048576.0);
+    return DLCA_OK;
+}
+
+static int dispatch_check(const vk_context *vk, const vk_pipeline_desc *desc, uint32_t n_views, const void *push,
+                          uint32_t push_size, const uint32_t groups[3])
+{
+    if (n_views != desc->binding_count)
+        return err_set(DLCA_ERR, "dispatch %s: %u buffers given, the pipeline has %u bindings", desc->name, n_views,
+                       desc->binding_count);
+    if (push_size != desc->push_size || (push_size && !push))
+        return err_set(DLCA_ERR, "dispatch %s: push constants of %u bytes given, the pipeline takes %u", desc->name,
+                       push ? push_size : 0, desc->push_size);
+    for (int i = 0; i < 3; i++)
+        if (groups[i] > vk->props.limits.maxComputeWorkGroupCount[i])
+            return err_set(DLCA_ERR, "dispatch %s: %u groups in dimension %d, the device allows %u", desc->name,
+                           groups[i], i, vk->props.limits.maxComputeWorkGroupCount[i]);
+    return DLCA_OK;
+}
+
+int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+{
+    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
+    const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+    int rc = dispatch_check(vk, desc, n_views, push, push_size, groups);
+    if (rc) return rc;
+    VkDescriptorBufferInfo infos[VK_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
+    for (uint32_t i = 0; i < n_views; i++) {
+        vk_view view = views[i];
+        if ((rc = view_bind_check(vk, desc->name, i, &view))) return rc;
+        infos[i] = (VkDescriptorBufferInfo){view.buffer->buffer, view.offset, view.size};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    const vk_pipeline *p;
+    if ((rc = vk_pipeline_get(vk, id, &p))) return rc;
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    vk->cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n_views, writes);
+    if (push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+    vkCmdDispatch(cmd, groups_x, groups_y, groups_z);
+    return DLCA_OK;
+}
+
+int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3])
+{
+    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    const uint32_t *max = vk->props.limits.maxComputeWorkGroupCount;
+    uint64_t local = vk_pipeline_descs[id].local_size_x;
+    uint64_t total = (count + local - 1) / local;
+    uint64_t x = total < max[0] ? total : max[0];
+    uint64_t y = x ? (total + x - 1) / x : 0;
+    if (y > max[1])
+        return err_set(DLCA_ERR, "dispatch %s: %llu invocations exceed the device's grid", vk_pipeline_descs[id].name,
+                       (unsigned long long)count);
+    groups[0] = (uint32_t)x; /* 0 for count 0: a valid empty dispatch */
+    groups[1] = (uint32_t)(y ? y : 1);
+    groups[2] = 1;
+    return DLCA_OK;
+}
+
+int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                   const void *push, uint32_t push_size, uint64_t count)
+{
+    uint32_t groups[3] = {0, 0, 0};
+    int rc = vk_groups_1d(vk, id, count, groups);
+    if (rc) return rc;
+    return vk_dispatch(vk, cmd, id, views, n_views, push, push_size, groups[0], groups[1], groups[2]);
+}

@@ -1,0 +1,95 @@
+/* vk_pipeline.h: the embedded SPIR-V registry, the one table of compute pipelines, and the
+ * one dispatch helper.
+ *
+ * Every pipeline has the same shape: descriptor set 0 holds `bindings` storage buffers at
+ * bindings 0..n-1, one push-constant range of the kernel's vk_push_* struct (vk_push.h), and
+ * local_size_x given by specialization constant 0 (`layout(local_size_x_id = 0) in;`), so
+ * the table below is the only place a workgroup size is written.
+ *
+ * Buffers are bound with push descriptors (VK_KHR_push_descriptor): the bindings are recorded
+ * into the command buffer itself, so there are no descriptor pools or sets to size, allocate,
+ * free or keep alive, and a recorded training step can be replayed as is. lavapipe, NVIDIA,
+ * AMD (RADV, AMDVLK), Intel (ANV) and MoltenVK all expose it, and it is core in Vulkan 1.4;
+ * vk_context_init fails with a clear message on a device without it.
+ *
+ * Adding a kernel: glsl/<name>.comp, its push struct in vk_push.h + common.glsl, a row here. */
+#ifndef DLCA_VK_PIPELINE_H
+#define DLCA_VK_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vk_buffer.h"
+#include "vk_push.h"
+
+/* One row per kernel: ID, shader (glsl/<shader>.comp), push struct, storage-buffer bindings,
+ * local_size_x. Every kernel takes a push struct (at least its element count). */
+#define VK_PIPELINE_LIST(X) \
+    X(GATE_COEFFICIENTS, gate_coefficients, vk_push_gate_coefficients, 2, 64)
+
+typedef enum {
+#define VK_PIPELINE_ENUM(id, shader, push, bindings, local) VK_PIPE_##id,
+    VK_PIPELINE_LIST(VK_PIPELINE_ENUM)
+#undef VK_PIPELINE_ENUM
+    VK_PIPE_COUNT
+} vk_pipeline_id;
+
+enum { VK_MAX_BINDINGS = 16 };
+
+/* A row of the table. */
+typedef struct {
+    const char *name; /* shader name, also used in error messages */
+    uint32_t push_size;
+    uint32_t binding_count;
+    uint32_t local_size_x;
+} vk_pipeline_desc;
+
+/* The table, indexed by vk_pipeline_id. */
+extern const vk_pipeline_desc vk_pipeline_descs[VK_PIPE_COUNT];
+
+typedef struct vk_pipeline {
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkPipeline pipeline;
+} vk_pipeline;
+
+/* An embedded shader: SPIR-V words compiled from glsl/<name>.comp at build time. */
+typedef struct {
+    const char *name;
+    const uint32_t *code;
+    size_t size; /* bytes */
+} vk_shader_code;
+
+/* The shader called `name`, or NULL. */
+const vk_shader_code *vk_shader_find(const char *name);
+
+/* Number of embedded shaders, and shader i of them (for listing and tests). */
+size_t vk_shader_count(void);
+const vk_shader_code *vk_shader_at(size_t i);
+
+/* The pipeline `id`, created on first use. Creation checks the table row against the
+ * device limits and the SPIR-V (bindings 0..n-1 in set 0, a push block iff push_size > 0). */
+int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out);
+
+/* Creates every pipeline in the table now (start-up cost up front; a test checks the table). */
+int vk_pipelines_create_all(vk_context *vk);
+
+/* Destroys the pipelines; vk_context_free calls it. */
+void vk_pipelines_free(vk_context *vk);
+
+/* Records pipeline `id` on views[0..n_views) (binding i = views[i]) with the push struct.
+ * Fails without recording when n_views or push_size differ from the table, a view is out
+ * of its buffer, misaligned (minStorageBufferOffsetAlignment) or too large, or a group
+ * count exceeds the device limit. */
+int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
+
+/* Workgroups covering `count` invocations of `id`, as x (up to the device limit) times y.
+ * The shader recovers the index with global_index() from common.glsl and checks it < count. */
+int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3]);
+
+/* vk_groups_1d + vk_dispatch. */
+int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                   const void *push, uint32_t push_size, uint64_t count);
+
+#endif
