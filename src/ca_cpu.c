@@ -10,7 +10,7 @@
 static void layout_rows(ca_cpu *e)
 {
     const ca_config *c = &e->model->config;
-    size_t row = (size_t)c->channels;
+    size_t row = 0;
     for (int l = 0; l < c->perception_depth; l++) {
         e->perception_row[l] = row;
         row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
@@ -40,17 +40,18 @@ int ca_cpu_init(ca_cpu *e, const ca_model *model, int batch, int height, int wid
     e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
     e->cells = ca_shape_cells(e->shape);
     layout_rows(e);
-    size_t act_rows = (size_t)c->steps * e->step_rows + (size_t)c->channels;
+    size_t act_rows = (size_t)c->steps * e->step_rows, grid_rows = ((size_t)c->steps + 1) * (size_t)c->channels;
     if (batch < 1 || act_rows > SIZE_MAX / sizeof(double) / (e->cells ? e->cells : 1))
         return err_set(DLCA_ERR, "engine size out of range (batch %d, %zu cells)", batch, e->cells);
     e->act = malloc(act_rows * e->cells * sizeof(double));
+    e->grids = malloc(grid_rows * e->cells * sizeof(double));
     e->dact = malloc(e->step_rows * e->cells * sizeof(double));
     e->dgrid = malloc((size_t)c->channels * e->cells * sizeof(double));
     e->coeffs = malloc(model->gate_count * 4 * sizeof(double));
     e->coeff_grad = calloc(model->gate_count * 4, sizeof(double));
     e->in_rows = malloc(widest_input(c) * sizeof(double *));
     e->din_rows = malloc(widest_input(c) * sizeof(double *));
-    if (!e->act || !e->dact || !e->dgrid || !e->coeffs || !e->coeff_grad || !e->in_rows || !e->din_rows) {
+    if (!e->act || !e->grids || !e->dact || !e->dgrid || !e->coeffs || !e->coeff_grad || !e->in_rows || !e->din_rows) {
         double mib = (double)(act_rows * e->cells * sizeof(double)) / (1024.0 * 1024.0);
         ca_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the CPU engine (%.0f MiB of activations)", mib);
@@ -61,7 +62,7 @@ int ca_cpu_init(ca_cpu *e, const ca_model *model, int batch, int height, int wid
 
 void ca_cpu_free(ca_cpu *e)
 {
-    free(e->act), free(e->dact), free(e->dgrid), free(e->coeffs), free(e->coeff_grad);
+    free(e->act), free(e->grids), free(e->dact), free(e->dgrid), free(e->coeffs), free(e->coeff_grad);
     free((void *)e->in_rows), free(e->din_rows);
     memset(e, 0, sizeof *e);
 }
@@ -79,18 +80,18 @@ void ca_cpu_coefficients(ca_cpu *e, const double *logits, int hard)
 
 static double *step_block(const ca_cpu *e, int t) { return e->act + (size_t)t * e->step_rows * e->cells; }
 
-double *ca_cpu_grid(const ca_cpu *e, int t) { return step_block(e, t); }
+double *ca_cpu_grid(const ca_cpu *e, int t) { return e->grids + (size_t)t * (size_t)e->model->config.channels * e->cells; }
 
 void ca_cpu_set_fire_stream(ca_cpu *e, uint32_t stream) { e->fire_stream = stream; }
 
 static int is_async(const ca_cpu *e) { return e->fire_threshold < (1u << 24); }
 
 /* Perception layer l >= 1 works per (kernel, channel) block with the shared wiring. */
-static void perception_forward(ca_cpu *e, double *block)
+static void perception_forward(ca_cpu *e, const double *grid, double *block)
 {
     const ca_model *m = e->model;
     const ca_config *c = &m->config;
-    moore_layer_forward(block + e->perception_row[0] * e->cells, block, &m->perception[0],
+    moore_layer_forward(block + e->perception_row[0] * e->cells, grid, &m->perception[0],
                         e->coeffs + 4 * m->perception_gate_base[0], c->kernels, c->channels, e->shape);
     for (int l = 1; l < c->perception_depth; l++) {
         size_t w_in = (size_t)c->perception_widths[l - 1], w_out = (size_t)c->perception_widths[l];
@@ -106,8 +107,8 @@ static void perception_forward(ca_cpu *e, double *block)
     }
 }
 
-/* Row l of the update network's input: the C grid rows, then the last perception layer. */
-static void update_input_rows(ca_cpu *e, double *block, int l, const double **rows)
+/* Rows of update layer l's input; layer 0 reads the C grid rows, then the last perception layer. */
+static void update_input_rows(ca_cpu *e, const double *grid, const double *block, int l, const double **rows)
 {
     const ca_config *c = &e->model->config;
     if (l > 0) {
@@ -116,14 +117,14 @@ static void update_input_rows(ca_cpu *e, double *block, int l, const double **ro
     }
     size_t last = e->perception_row[c->perception_depth - 1];
     for (int i = 0; i < ca_config_update_inputs(c); i++)
-        rows[i] = block + (i < c->channels ? (size_t)i : last + (size_t)(i - c->channels)) * e->cells;
+        rows[i] = i < c->channels ? grid + (size_t)i * e->cells : block + (last + (size_t)(i - c->channels)) * e->cells;
 }
 
-static void update_forward(ca_cpu *e, double *block)
+static void update_forward(ca_cpu *e, const double *grid, double *block)
 {
     const ca_model *m = e->model;
     for (int l = 0; l < m->config.update_depth; l++) {
-        update_input_rows(e, block, l, e->in_rows);
+        update_input_rows(e, grid, block, l, e->in_rows);
         gate_layer_forward(block + e->update_row[l] * e->cells, e->in_rows, &m->update[l],
                            e->coeffs + 4 * m->update_gate_base[l], e->cells);
     }
@@ -132,9 +133,10 @@ static void update_forward(ca_cpu *e, double *block)
 void ca_step_forward(ca_cpu *e, int t)
 {
     const ca_config *c = &e->model->config;
-    double *block = step_block(e, t), *next = step_block(e, t + 1);
-    perception_forward(e, block);
-    update_forward(e, block);
+    const double *grid = ca_cpu_grid(e, t);
+    double *block = step_block(e, t), *next = ca_cpu_grid(e, t + 1);
+    perception_forward(e, grid, block);
+    update_forward(e, grid, block);
     const double *proposed = block + e->update_row[c->update_depth - 1] * e->cells;
     size_t n = (size_t)c->channels * e->cells;
     if (!is_async(e)) {
@@ -145,7 +147,7 @@ void ca_step_forward(ca_cpu *e, int t)
         int fire = rng_fires(e->fire_stream, (uint32_t)t, (uint32_t)cell, e->fire_threshold);
         for (int ch = 0; ch < c->channels; ch++) {
             size_t at = (size_t)ch * e->cells + cell;
-            next[at] = fire ? proposed[at] : block[at];
+            next[at] = fire ? proposed[at] : grid[at];
         }
     }
 }
@@ -175,18 +177,18 @@ void ca_loss_backward(ca_cpu *e, const double *target)
     for (size_t i = 0; i < all; i++) e->dgrid[i] = i < scored ? 2.0 * (grid[i] - target[i]) : 0.0;
 }
 
-static void update_backward(ca_cpu *e, double *block)
+static void update_backward(ca_cpu *e, const double *grid, const double *block)
 {
     const ca_model *m = e->model;
     for (int l = m->config.update_depth - 1; l >= 0; l--) {
-        update_input_rows(e, block, l, e->in_rows);
-        update_input_rows(e, e->dact, l, (const double **)e->din_rows);
+        update_input_rows(e, grid, block, l, e->in_rows);
+        update_input_rows(e, e->dgrid, e->dact, l, (const double **)e->din_rows);
         gate_layer_backward(e->din_rows, e->coeff_grad + 4 * m->update_gate_base[l], e->dact + e->update_row[l] * e->cells,
                             e->in_rows, &m->update[l], e->coeffs + 4 * m->update_gate_base[l], e->cells);
     }
 }
 
-static void perception_backward(ca_cpu *e, double *block)
+static void perception_backward(ca_cpu *e, const double *grid, const double *block)
 {
     const ca_model *m = e->model;
     const ca_config *c = &m->config;
@@ -206,12 +208,13 @@ static void perception_backward(ca_cpu *e, double *block)
                                     &m->perception[l], e->coeffs + 4 * gate, e->cells);
             }
     }
-    moore_layer_backward(e->dact, e->coeff_grad + 4 * m->perception_gate_base[0], e->dact + e->perception_row[0] * e->cells,
-                         block, &m->perception[0], e->coeffs + 4 * m->perception_gate_base[0], c->kernels, c->channels,
+    moore_layer_backward(e->dgrid, e->coeff_grad + 4 * m->perception_gate_base[0], e->dact + e->perception_row[0] * e->cells,
+                         grid, &m->perception[0], e->coeffs + 4 * m->perception_gate_base[0], c->kernels, c->channels,
                          e->shape);
 }
 
-/* Splits dL/dgrid_{t+1} between the proposed state (cells that fired) and the kept grid_t. */
+/* Splits dL/dgrid_{t+1} between the proposed state (cells that fired) and the kept grid_t,
+ * leaving the kept part in dgrid, where the rest of d grid_t accumulates. */
 static void async_backward(ca_cpu *e, int t, double *dproposed)
 {
     int channels = e->model->config.channels;
@@ -220,7 +223,7 @@ static void async_backward(ca_cpu *e, int t, double *dproposed)
         for (int ch = 0; ch < channels; ch++) {
             size_t at = (size_t)ch * e->cells + cell;
             dproposed[at] = fire ? e->dgrid[at] : 0.0;
-            e->dact[at] = fire ? 0.0 : e->dgrid[at];
+            e->dgrid[at] = fire ? 0.0 : e->dgrid[at];
         }
     }
 }
@@ -228,12 +231,11 @@ static void async_backward(ca_cpu *e, int t, double *dproposed)
 void ca_step_backward(ca_cpu *e, int t)
 {
     const ca_config *c = &e->model->config;
-    double *block = step_block(e, t);
+    const double *grid = ca_cpu_grid(e, t), *block = step_block(e, t);
     memset(e->dact, 0, e->step_rows * e->cells * sizeof(double));
     async_backward(e, t, e->dact + e->update_row[c->update_depth - 1] * e->cells);
-    update_backward(e, block);
-    perception_backward(e, block);
-    memcpy(e->dgrid, e->dact, (size_t)c->channels * e->cells * sizeof(double));
+    update_backward(e, grid, block);
+    perception_backward(e, grid, block);
 }
 
 void ca_cpu_backward(ca_cpu *e)

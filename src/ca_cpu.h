@@ -13,15 +13,16 @@ typedef struct {
     const ca_model *model;
     ca_shape shape;
     size_t cells;                         /* batch * H * W */
-    /* One step block act[t] holds rows [grid C][perception layers][update layers]: */
+    /* One step block act[t] holds rows [perception layers][update layers]: */
     size_t perception_row[CA_MAX_LAYERS]; /* first row of perception layer l, [K][C][width] */
     size_t update_row[CA_MAX_LAYERS];     /* first row of update layer l, [width] */
     size_t step_rows;
-    double *act;        /* [T][step_rows][cells] then [C][cells]: the final grid */
+    double *grids;      /* [T+1][C][cells]: the grid before each step, and the final grid */
+    double *act;        /* [T][step_rows][cells] */
     double *coeffs;     /* [gates][4] */
     double *coeff_grad; /* S: [gates][4] */
-    double *dact;       /* [step_rows][cells]: gradients of one step; rows [0, C) = d grid_t */
-    double *dgrid;      /* [C][cells]: d loss / d grid_{t+1} while step t runs backward */
+    double *dact;       /* [step_rows][cells]: gradients of one step's activations */
+    double *dgrid;      /* [C][cells]: d loss / d grid_{t+1} before step t runs backward, d grid_t after */
     const double **in_rows; /* scratch row tables, as wide as the widest layer input */
     double **din_rows;
     uint32_t fire_stream, fire_threshold;
