@@ -1,0 +1,130 @@
+/* tn_internal.h: what the tn_*.c files share and users do not see: the autograd record
+ * (tn_node), the backend table every kernel call goes through, and small shape helpers.
+ *
+ * Dispatch: ops never touch element data. They allocate outputs, build views and call
+ * tn__backend_of(t)->kernel(...). A device backend (Vulkan) fills the same table; the CPU one
+ * in tn_cpu.c is the reference it is checked against. Kernels receive operands already
+ * broadcast to the iteration shape (stride 0 where broadcast) and write fresh outputs. */
+#ifndef DLCA_TN_INTERNAL_H
+#define DLCA_TN_INTERNAL_H
+
+#include "tn_tensor.h"
+
+#include <stdint.h>
+
+#define TN_NODE_MAX_IN 3
+
+/* Computes gin[i] (shape of n->in[i]) for each input that requires grad, from the output
+ * `out` and its gradient `gout`; leaves the others NULL. Runs with grad mode off. */
+typedef int (*tn_backward_fn)(const tn_node *n, tn_tensor *out, tn_tensor *gout, tn_tensor **gin);
+
+/* One op on the tape. The tensor it produced owns it; it owns references to its inputs. */
+struct tn_node {
+    const char *op;          /* name, for messages */
+    tn_backward_fn backward;
+    int n_in;
+    tn_tensor *in[TN_NODE_MAX_IN];
+    uint64_t seq;            /* tape position: an op is recorded after all of its inputs */
+    int iarg[TN_MAX_DIMS];   /* op arguments: dims, keepdim, permutation */
+    double darg[2];          /* op arguments: scalars, bounds */
+    int64_t *idx;            /* owned flat indices (gather, max) */
+    size_t n_idx;
+};
+
+/* Unary kernels: out = f(a; s0, s1). */
+typedef enum {
+    TN_U_COPY, TN_U_NEG, TN_U_EXP, TN_U_LOG, TN_U_SQRT, TN_U_ABS, TN_U_RELU, TN_U_SIGMOID,
+    TN_U_TANH, TN_U_CLAMP, TN_U_POWS, TN_U_ADDS, TN_U_MULS, TN_U_COUNT
+} tn_ufn;
+
+/* Binary kernels: out = f(a, b; s0, s1). The *_BWD ones take (gradient, saved value). */
+typedef enum {
+    TN_B_ADD, TN_B_SUB, TN_B_MUL, TN_B_DIV, TN_B_POW,
+    TN_B_RELU_BWD,    /* a * (b > 0) */
+    TN_B_ABS_BWD,     /* a * sign(b) */
+    TN_B_CLAMP_BWD,   /* a * (s0 <= b <= s1) */
+    TN_B_SIGMOID_BWD, /* a * b * (1 - b), b = sigmoid output */
+    TN_B_TANH_BWD,    /* a * (1 - b * b), b = tanh output */
+    TN_B_SQRT_BWD,    /* a / (2 b), b = sqrt output */
+    TN_B_POWS_BWD,    /* a * s0 * b ** (s0 - 1) */
+    TN_B_COUNT
+} tn_bfn;
+
+/* The kernel table of one device. Every operand has the dtype of the storage it views. */
+typedef struct tn_backend {
+    const char *name;
+    int (*alloc)(tn_storage *s);  /* zero-filled, s->numel elements */
+    void (*release)(tn_storage *s);
+    int (*grow)(tn_storage *s, size_t numel);  /* keeps contents, zero-fills the rest */
+    /* copy n elements of the storage's dtype between host memory and storage[off..) */
+    int (*upload)(tn_storage *s, size_t off, const void *src, size_t n);
+    int (*download)(const tn_storage *s, size_t off, void *dst, size_t n);
+    int (*fill)(tn_tensor *out, double value);
+    int (*unary)(tn_ufn fn, double s0, double s1, tn_tensor *out, const tn_tensor *a);
+    /* a and b already have out's shape */
+    int (*binary)(tn_bfn fn, double s0, double s1, tn_tensor *out, const tn_tensor *a,
+                  const tn_tensor *b);
+    /* out has a's ndim, extent 1 on reduced dims. Max also writes arg[numel(out)]: the C-order
+     * index into a of the first maximum. */
+    int (*reduce_sum)(tn_tensor *out, const tn_tensor *a);
+    int (*reduce_max)(tn_tensor *out, int64_t *arg, const tn_tensor *a);
+    /* out [B..,n,m] = a [B..,n,k] x b [B..,k,m]; all have the same ndim >= 2 */
+    int (*matmul)(tn_tensor *out, const tn_tensor *a, const tn_tensor *b);
+    int (*softmax)(int log, int dim, tn_tensor *out, const tn_tensor *a);
+    /* gin from output y and its gradient g */
+    int (*softmax_bwd)(int log, int dim, tn_tensor *gin, const tn_tensor *y, const tn_tensor *g);
+    /* contiguous out/a: out[p] = a[idx[p]]; contiguous dst/src: dst[idx[p]] += src[p] */
+    int (*take)(tn_tensor *out, const tn_tensor *a, const int64_t *idx);
+    int (*put_add)(tn_tensor *dst, const tn_tensor *src, const int64_t *idx);
+} tn_backend;
+
+extern const tn_backend tn_cpu_backend;
+
+/* The one dispatch point: the table for t's device, or NULL with a message when that
+ * device has no backend yet. */
+const tn_backend *tn__backend_of(const tn_tensor *t);
+
+/* Bytes per element. */
+size_t tn__dtype_size(tn_dtype dtype);
+
+/* A new contiguous zero-filled tensor on `device`. */
+tn_tensor *tn__alloc(tn_dtype dtype, tn_device device, int ndim, const size_t *shape);
+
+/* A new tensor viewing base's storage; no autograd record. */
+tn_tensor *tn__view(tn_tensor *base, int ndim, const size_t *shape, const ptrdiff_t *stride,
+                    size_t offset);
+
+/* Fills *view (a struct on the caller's stack, not reference-counted) with t broadcast to
+ * shape; valid while t lives. Shapes must be broadcast-compatible. */
+void tn__expanded(tn_tensor *view, const tn_tensor *t, int ndim, const size_t *shape);
+
+/* For a NULL input: sets "<op>: input is NULL" unless a message is already set (that earlier
+ * message names the real cause) and returns DLCA_ERR. */
+int tn__null(const char *op);
+
+/* Fails with a message when a and b differ in dtype or device. */
+int tn__check_pair(const char *op, const tn_tensor *a, const tn_tensor *b);
+
+/* dim in [-ndim, ndim) to [0, ndim); -1 with a message when out of range. */
+int tn__norm_dim(const char *op, int dim, int ndim);
+
+/* C-order element count of a shape. */
+size_t tn__numel(int ndim, const size_t *shape);
+
+/* "[3,5]" of a shape into buf. */
+char *tn__shape_text(int ndim, const size_t *shape, char *buf, size_t size);
+
+/* Records out's history when grad mode is on and an input requires grad: copies `proto`
+ * (op, backward, n_in, in, args) into a node on out. Takes ownership of proto->idx either way.
+ * Returns out, or NULL (out freed) when out is NULL or allocation fails. */
+tn_tensor *tn__record(tn_tensor *out, const tn_node *proto);
+
+/* Ops used by backward passes (grad mode off): */
+/* g summed over broadcast dims down to `shape`. */
+tn_tensor *tn__sum_to(tn_tensor *g, int ndim, const size_t *shape);
+/* Un-recorded binary kernel on same-shape a and b. */
+tn_tensor *tn__binary(const char *op, tn_bfn fn, double s0, double s1, tn_tensor *a, tn_tensor *b);
+/* Un-recorded unary kernel. */
+tn_tensor *tn__unary(const char *op, tn_ufn fn, double s0, double s1, tn_tensor *a);
+
+#endif
