@@ -41,4 +41,96 @@ struct gate_coefficients_push {
     uint hard;
 };
 
+
+// ---- the CA engine's shared pieces (mirrors of src/rng.h and src/ca_cpu_layer.c) ----
+
+// lowbias32, as rng_hash32 in src/rng.h.
+uint rng_hash32(uint x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+// As rng_fires in src/rng.h: does `cell` fire at step t? threshold >= 2^24: always.
+bool rng_fires(uint stream, uint t, uint cell, uint threshold)
+{
+    return (rng_hash32(rng_hash32(stream ^ rng_hash32(t)) ^ cell) >> 8) < threshold;
+}
+
+// The cell at offset (dy, dx) from `cell` in a batch of height x width planes, or -1 outside a
+// zero boundary; as shifted_cell in src/ca_cpu_layer.c.
+int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int dx)
+{
+    uint plane = height * width;
+    uint b = cell / plane, yx = cell % plane;
+    int y = int(yx / width) + dy, x = int(yx % width) + dx;
+    if (periodic != 0) {
+        y = (y + int(height)) % int(height);
+        x = (x + int(width)) % int(width);
+    } else if (y < 0 || y >= int(height) || x < 0 || x >= int(width)) {
+        return -1;
+    }
+    return int(b * plane + uint(y) * width + uint(x));
+}
+
+// y = c0 + c1 a + c2 b + c3 ab
+float gate_eval(vec4 c, float a, float b) { return c.x + c.y * a + c.z * b + c.w * a * b; }
+
+// Rows of `pitch` floats: row r, cell x lives at r * pitch + x (pitch >= cells, padded so
+// that every row starts on an aligned boundary and a view of a step block is bindable).
+
+// glsl/moore_forward.comp and glsl/moore_backward.comp
+struct moore_push {
+    uint cells, pitch, height, width;
+    uint periodic, channels, kernels, coeff_base;
+    uint wiring_a;  // input_a of the moore layer in the wiring buffer: 8 neighbour indices
+    uint row;       // first row of the moore layer in the step block
+};
+
+// glsl/gate_layer_forward.comp, gate_layer_backward.comp, gate_coeff_grad.comp.
+// A layer of n_out gates applied to `units` blocks of rows (perception: one unit per (kernel,
+// channel), all sharing the wiring; update: one unit). Input i of unit u is grid row i when
+// i < in_split, else block row in_base + u * in_stride + (i - in_split). Output g of unit u is
+// block row out_base + u * out_stride + g. Gate (u, g) uses coefficients
+// coeff_base + (u / unit_channels) * coeff_stride + g.
+struct layer_push {
+    uint cells, pitch, n_in, n_out;
+    uint units, unit_channels, in_split, in_base;
+    uint in_stride, out_base, out_stride, coeff_base;
+    uint coeff_stride, wiring_a, wiring_b, reverse_start;
+    uint reverse_entry, moore, height, width;  // moore/height/width: gate_coeff_grad on the moore layer
+    uint periodic;
+};
+
+// glsl/step_fire.comp and glsl/step_fire_backward.comp
+struct fire_push {
+    uint cells, pitch, channels, proposed_row;
+    uint stream, threshold, step;
+};
+
+// glsl/loss_grad.comp
+struct loss_push {
+    uint cells, pitch, channels, loss_channels;
+};
+
+// glsl/reduce_sum.comp
+struct reduce_push {
+    uint count, out_index;
+};
+
+// glsl/logits_grad.comp
+struct logits_grad_push {
+    uint gate_count;
+};
+
+// glsl/adamw.comp: step-dependent values come from a small buffer so a recorded training
+// step can be replayed; these stay fixed.
+struct adamw_push {
+    uint count;
+    float beta1, beta2, eps, weight_decay, clip;
+};
 #endif

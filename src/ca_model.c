@@ -3,6 +3,7 @@
 
 #include "error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,14 @@ static void layout_gates(ca_model *m)
     m->gate_count = gate;
 }
 
+/* Prefixes the wiring's message with the layer it belongs to. */
+static int layer_error(const char *part, int layer)
+{
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", err_message());
+    return err_set(DLCA_ERR, "%s layer %d: %s", part, layer, reason);
+}
+
 static int build_wiring(ca_model *m)
 {
     const ca_config *c = &m->config;
@@ -31,12 +40,12 @@ static int build_wiring(ca_model *m)
     for (int l = 0; l < c->perception_depth; l++) {
         int n_in = l == 0 ? 9 : c->perception_widths[l - 1];
         if (wiring_init(&m->perception[l], l == 0 ? WIRING_MOORE : WIRING_UNIQUE, n_in, c->perception_widths[l], &rng))
-            return err_set(DLCA_ERR, "perception layer %d: %s", l, err_message());
+            return layer_error("perception", l);
     }
     for (int l = 0; l < c->update_depth; l++) {
         int n_in = l == 0 ? ca_config_update_inputs(c) : c->update_widths[l - 1];
         if (wiring_init(&m->update[l], c->update_wiring, n_in, c->update_widths[l], &rng))
-            return err_set(DLCA_ERR, "update layer %d: %s", l, err_message());
+            return layer_error("update", l);
     }
     return DLCA_OK;
 }

@@ -25,7 +25,18 @@
 /* One row per kernel: ID, shader (glsl/<shader>.comp), push struct, storage-buffer bindings,
  * local_size_x. Every kernel takes a push struct (at least its element count). */
 #define VK_PIPELINE_LIST(X) \
-    X(GATE_COEFFICIENTS, gate_coefficients, vk_push_gate_coefficients, 2, 64)
+    X(GATE_COEFFICIENTS, gate_coefficients, vk_push_gate_coefficients, 2, 64) \
+    X(MOORE_FORWARD, moore_forward, vk_push_moore, 4, 64)                      \
+    X(GATE_LAYER_FORWARD, gate_layer_forward, vk_push_layer, 4, 64)            \
+    X(STEP_FIRE, step_fire, vk_push_fire, 3, 64)                               \
+    X(LOSS_GRAD, loss_grad, vk_push_loss, 4, 256)                              \
+    X(REDUCE_SUM, reduce_sum, vk_push_reduce, 2, 256)                          \
+    X(STEP_FIRE_BACKWARD, step_fire_backward, vk_push_fire, 2, 64)             \
+    X(GATE_LAYER_BACKWARD, gate_layer_backward, vk_push_layer, 6, 64)          \
+    X(MOORE_BACKWARD, moore_backward, vk_push_moore, 5, 64)                    \
+    X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
+    X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
+    X(ADAMW, adamw, vk_push_adamw, 5, 64)
 
 typedef enum {
 #define VK_PIPELINE_ENUM(id, shader, push, bindings, local) VK_PIPE_##id,

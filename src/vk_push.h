@@ -13,4 +13,60 @@ typedef struct {
 } vk_push_gate_coefficients;
 _Static_assert(sizeof(vk_push_gate_coefficients) == 8, "mirror of gate_coefficients_push in glsl/common.glsl");
 
+/* The CA engine's kernels address activations as rows of `pitch` floats (row r, cell x at
+ * r * pitch + x); pitch >= cells is padded so every step block starts aligned. */
+
+/* glsl/moore_forward.comp, glsl/moore_backward.comp */
+typedef struct {
+    uint32_t cells, pitch, height, width;
+    uint32_t periodic, channels, kernels, coeff_base;
+    uint32_t wiring_a; /* offset of the moore layer's 8 neighbour indices in the wiring buffer */
+    uint32_t row;      /* first row of the moore layer in the step block */
+} vk_push_moore;
+_Static_assert(sizeof(vk_push_moore) == 40, "mirror of moore_push in glsl/common.glsl");
+
+/* glsl/gate_layer_forward.comp, gate_layer_backward.comp, gate_coeff_grad.comp: a layer of
+ * n_out gates over `units` blocks of rows; common.glsl's layer_push says how rows are found. */
+typedef struct {
+    uint32_t cells, pitch, n_in, n_out;
+    uint32_t units, unit_channels, in_split, in_base;
+    uint32_t in_stride, out_base, out_stride, coeff_base;
+    uint32_t coeff_stride, wiring_a, wiring_b, reverse_start;
+    uint32_t reverse_entry, moore, height, width;
+    uint32_t periodic;
+} vk_push_layer;
+_Static_assert(sizeof(vk_push_layer) == 84, "mirror of layer_push in glsl/common.glsl");
+
+/* glsl/step_fire.comp, glsl/step_fire_backward.comp */
+typedef struct {
+    uint32_t cells, pitch, channels, proposed_row;
+    uint32_t stream, threshold, step;
+} vk_push_fire;
+_Static_assert(sizeof(vk_push_fire) == 28, "mirror of fire_push in glsl/common.glsl");
+
+/* glsl/loss_grad.comp */
+typedef struct {
+    uint32_t cells, pitch, channels, loss_channels;
+} vk_push_loss;
+_Static_assert(sizeof(vk_push_loss) == 16, "mirror of loss_push in glsl/common.glsl");
+
+/* glsl/reduce_sum.comp */
+typedef struct {
+    uint32_t count, out_index;
+} vk_push_reduce;
+_Static_assert(sizeof(vk_push_reduce) == 8, "mirror of reduce_push in glsl/common.glsl");
+
+/* glsl/logits_grad.comp */
+typedef struct {
+    uint32_t gate_count;
+} vk_push_logits_grad;
+_Static_assert(sizeof(vk_push_logits_grad) == 4, "mirror of logits_grad_push in glsl/common.glsl");
+
+/* glsl/adamw.comp; lr and the bias corrections come from a step buffer instead */
+typedef struct {
+    uint32_t count;
+    float beta1, beta2, eps, weight_decay, clip;
+} vk_push_adamw;
+_Static_assert(sizeof(vk_push_adamw) == 24, "mirror of adamw_push in glsl/common.glsl");
+
 #endif

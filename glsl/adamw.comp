@@ -1,0 +1,32 @@
+#version 450
+// adamw.comp: one AdamW step over a flat parameter buffer: clip each gradient element to
+// [-clip, clip] (clip 0: no clipping), then PyTorch's AdamW: p *= 1 - lr wd; m, v moments;
+// p -= lr m_hat / (sqrt(v_hat) + eps). lr and the bias corrections are read from `step`
+// (lr, 1 - beta1^t, 1 - beta2^t), written by the host before each submission, so one
+// recorded command buffer serves every step.
+#extension GL_GOOGLE_include_directive : enable
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) buffer params_buf { float params[]; };
+layout(std430, binding = 1) readonly buffer grads_buf { float grads[]; };
+layout(std430, binding = 2) buffer m_buf { float moment1[]; };
+layout(std430, binding = 3) buffer v_buf { float moment2[]; };
+layout(std430, binding = 4) readonly buffer step_buf { float step_values[]; };
+layout(push_constant) uniform push_block { adamw_push pc; };
+
+void main()
+{
+    uint i = global_index();
+    if (i >= pc.count) return;
+    float lr = step_values[0], correction1 = step_values[1], correction2 = step_values[2];
+    float g = grads[i];
+    if (pc.clip > 0.0) g = clamp(g, -pc.clip, pc.clip);
+    float m = pc.beta1 * moment1[i] + (1.0 - pc.beta1) * g;
+    float v = pc.beta2 * moment2[i] + (1.0 - pc.beta2) * g * g;
+    moment1[i] = m;
+    moment2[i] = v;
+    float p = params[i] * (1.0 - lr * pc.weight_decay);
+    params[i] = p - lr * (m / correction1) / (sqrt(v / correction2) + pc.eps);
+}

@@ -1,0 +1,39 @@
+#version 450
+// loss_grad.comp: dL/dgrid = 2 (grid - target) on the loss channels, 0 elsewhere
+// (ca_cpu.c: ca_loss_backward), and each workgroup's sum of squared errors, reduced in a
+// fixed tree order, for reduce_sum.comp (ca_loss_forward). One invocation per (channel, cell).
+#extension GL_GOOGLE_include_directive : enable
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer grid_buf { float grid[]; };     // final grid [C][pitch]
+layout(std430, binding = 1) readonly buffer target_buf { float target[]; }; // [loss_channels][pitch]
+layout(std430, binding = 2) writeonly buffer dgrid_buf { float dgrid[]; };  // [C][pitch]
+layout(std430, binding = 3) writeonly buffer partial_buf { float partials[]; };
+layout(push_constant) uniform push_block { loss_push pc; };
+
+shared float part[gl_WorkGroupSize.x];
+
+void main()
+{
+    uint index = global_index(), lid = gl_LocalInvocationID.x;
+    float squared = 0.0;
+    if (index < pc.channels * pc.cells) {
+        uint c = index / pc.cells, at = c * pc.pitch + index % pc.cells;
+        float d = 0.0;
+        if (c < pc.loss_channels) {
+            float diff = grid[at] - target[at];
+            d = 2.0 * diff;
+            squared = diff * diff;
+        }
+        dgrid[at] = d;
+    }
+    part[lid] = squared;
+    barrier();
+    for (uint half_size = gl_WorkGroupSize.x / 2; half_size > 0; half_size >>= 1) {
+        if (lid < half_size) part[lid] += part[lid + half_size];
+        barrier();
+    }
+    if (lid == 0) partials[gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x] = part[0];
+}

@@ -1,0 +1,265 @@
+/* ca_gpu.c: the Vulkan engine's memory: layout, buffers, wiring upload, host transfers. */
+#include "ca_gpu.h"
+
+#include "error.h"
+#include "gates.h"
+#include "vk_command.h"
+#include "vk_pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t round_up(uint32_t value, uint32_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+/* The same row layout as ca_cpu.c: layout_rows. */
+static size_t layout_rows(const ca_config *c, size_t *perception_row, size_t *update_row)
+{
+    size_t row = 0;
+    for (int l = 0; l < c->perception_depth; l++) {
+        perception_row[l] = row;
+        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
+    }
+    for (int l = 0; l < c->update_depth; l++) {
+        update_row[l] = row;
+        row += (size_t)c->update_widths[l];
+    }
+    return row;
+}
+
+static size_t wiring_words(const wiring *w) { return 4 * (size_t)w->n_out + (size_t)w->n_in + 1; }
+
+/* Appends one layer's wiring to `words` at *used and records where each part went. */
+static void pack_wiring(uint32_t *words, size_t *used, const wiring *w, ca_gpu_wiring *at)
+{
+    size_t n = *used;
+    at->input_a = (uint32_t)n;
+    for (int g = 0; g < w->n_out; g++) words[n++] = (uint32_t)w->input_a[g];
+    at->input_b = (uint32_t)n;
+    for (int g = 0; g < w->n_out; g++) words[n++] = (uint32_t)w->input_b[g];
+    at->reverse_start = (uint32_t)n;
+    for (int i = 0; i <= w->n_in; i++) words[n++] = (uint32_t)w->reverse_start[i];
+    at->reverse_entry = (uint32_t)n;
+    for (int e = 0; e < 2 * w->n_out; e++) words[n++] = (uint32_t)w->reverse_entry[e];
+    *used = n;
+}
+
+static int upload_wiring(ca_gpu *e)
+{
+    const ca_model *m = e->model;
+    const ca_config *c = &m->config;
+    size_t total = 0, used = 0;
+    for (int l = 0; l < c->perception_depth; l++) total += wiring_words(&m->perception[l]);
+    for (int l = 0; l < c->update_depth; l++) total += wiring_words(&m->update[l]);
+    uint32_t *words = malloc(total * sizeof(uint32_t));
+    if (!words) return err_set(DLCA_ERR_NOMEM, "out of memory packing the wiring (%zu words)", total);
+    for (int l = 0; l < c->perception_depth; l++) pack_wiring(words, &used, &m->perception[l], &e->perception_wiring[l]);
+    for (int l = 0; l < c->update_depth; l++) pack_wiring(words, &used, &m->update[l], &e->update_wiring[l]);
+    int rc = vk_buffer_create(e->vk, &e->wiring, total * sizeof(uint32_t), VK_BUFFER_DEVICE);
+    if (!rc) rc = vk_buffer_upload(e->vk, &e->wiring, 0, words, total * sizeof(uint32_t));
+    free(words);
+    return rc;
+}
+
+/* Sizes in bytes of the per-engine buffers, in the order ca_gpu_init creates them. */
+typedef struct {
+    size_t gates16, gates4, grids, act, dact, dgrid, target, partials;
+} gpu_sizes;
+
+static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
+                              uint32_t *partials)
+{
+    const ca_config *c = &m->config;
+    size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
+    size_t rows = layout_rows(c, perception_row, update_row);
+    size_t cells = (size_t)batch * (size_t)(height > 0 ? height : c->height) * (size_t)(width > 0 ? width : c->width);
+    size_t p = round_up((uint32_t)cells, 64), f = sizeof(float), blocks = cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
+    *pitch = (uint32_t)p;
+    *partials = (uint32_t)(((size_t)c->channels * cells + 255) / 256);
+    return (gpu_sizes){
+        .gates16 = m->gate_count * GATE_OP_COUNT * f,
+        .gates4 = m->gate_count * 4 * f,
+        .grids = ((size_t)c->steps + 1) * (size_t)c->channels * p * f,
+        .act = blocks * rows * p * f,
+        .dact = rows * p * f,
+        .dgrid = (size_t)c->channels * p * f,
+        .target = (size_t)c->loss_channels * p * f,
+        .partials = (size_t)*partials * f,
+    };
+}
+
+size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache)
+{
+    uint32_t pitch, partials;
+    gpu_sizes s = engine_sizes(m, batch, height, width, cache, &pitch, &partials);
+    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials;
+}
+
+static int create_buffers(ca_gpu *e, const gpu_sizes *s)
+{
+    struct {
+        vk_buffer *buffer;
+        size_t bytes;
+    } list[] = {
+        {&e->logits, s->gates16}, {&e->dlogits, s->gates16},  {&e->moment1, s->gates16}, {&e->moment2, s->gates16},
+        {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},     {&e->act, s->act},
+        {&e->dact, s->dact},      {&e->dgrid, s->dgrid},       {&e->target, s->target},   {&e->partials, s->partials},
+        {&e->losses, CA_GPU_LOSS_SLOTS * sizeof(float)},
+    };
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
+}
+
+/* Every dispatch indexes rows by 32-bit integers and covers units * width rows with y groups. */
+static int check_limits(const ca_gpu *e, const gpu_sizes *s)
+{
+    const ca_config *c = &e->model->config;
+    uint32_t max_y = e->vk->props.limits.maxComputeWorkGroupCount[1];
+    if (s->dact / sizeof(float) > UINT32_MAX || s->grids / sizeof(float) > UINT32_MAX)
+        return err_set(DLCA_ERR, "a step block of %zu floats is too large for 32-bit indexing; use a smaller batch",
+                       s->dact / sizeof(float));
+    for (int l = 0; l < c->perception_depth; l++)
+        if ((uint64_t)c->kernels * (uint64_t)c->channels * (uint64_t)(l ? c->perception_widths[l - 1] : 8) > max_y)
+            return err_set(DLCA_ERR, "perception layer %d has more rows than this device can dispatch (%u)", l, max_y);
+    if ((uint32_t)ca_config_update_inputs(c) > max_y)
+        return err_set(DLCA_ERR, "the update input (%d) is wider than this device can dispatch (%u)",
+                       ca_config_update_inputs(c), max_y);
+    return DLCA_OK;
+}
+
+static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache)
+{
+    char first[512];
+    snprintf(first, sizeof first, "%s", err_message());
+    const ca_model *m = e->model;
+    double mib = (double)bytes / (1024.0 * 1024.0);
+    if (cache == CA_CACHE_FULL) {
+        double fits = (double)ca_gpu_memory_bytes(m, e->shape.batch, e->shape.height, e->shape.width,
+                                                  CA_CACHE_CHECKPOINT) / (1024.0 * 1024.0);
+        err_set(DLCA_ERR, "%s: the engine needs %.0f MiB with --cache full; --cache checkpoint needs %.0f MiB, "
+                          "or use a smaller --batch", first, mib, fits);
+    } else {
+        err_set(DLCA_ERR, "%s: the engine needs %.0f MiB with --cache checkpoint; use a smaller --batch", first, mib);
+    }
+}
+
+int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
+{
+    const ca_config *c = &model->config;
+    memset(e, 0, sizeof *e);
+    e->vk = vk, e->model = model, e->cache = cache;
+    e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
+    if (batch < 1 || ca_shape_cells(e->shape) > (1u << 30))
+        return err_set(DLCA_ERR, "GPU engine: %d samples of %dx%d cells is out of range", batch, e->shape.height,
+                       e->shape.width);
+    e->cells = (uint32_t)ca_shape_cells(e->shape);
+    e->step_rows = layout_rows(c, e->perception_row, e->update_row);
+    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, &e->pitch, &e->partial_count);
+    e->fire_threshold = rng_fire_threshold(c->fire_rate);
+    int rc = check_limits(e, &sizes);
+    /* loss_grad.comp writes one partial per workgroup of its whole (x, y) grid. */
+    uint32_t groups[3];
+    if (!rc) rc = vk_groups_1d(vk, VK_PIPE_LOSS_GRAD, (uint64_t)c->channels * e->cells, groups);
+    if (!rc) e->partial_count = groups[0] * groups[1], sizes.partials = (size_t)e->partial_count * sizeof(float);
+    if (!rc && create_buffers(e, &sizes)) {
+        explain_memory_failure(e, ca_gpu_memory_bytes(model, batch, height, width, cache), cache);
+        rc = DLCA_ERR;
+    }
+    if (!rc) rc = upload_wiring(e);
+    if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
+    if (rc) ca_gpu_free(e);
+    return rc;
+}
+
+void ca_gpu_free(ca_gpu *e)
+{
+    vk_buffer *list[] = {&e->logits, &e->coeffs, &e->coeff_grad, &e->dlogits, &e->moment1, &e->moment2,
+                         &e->step_values, &e->wiring, &e->grids, &e->act, &e->dact, &e->dgrid,
+                         &e->target, &e->partials, &e->losses};
+    for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
+    memset(e, 0, sizeof *e);
+}
+
+int ca_gpu_upload_logits(ca_gpu *e, const float *logits, int reset_moments)
+{
+    size_t bytes = e->model->gate_count * GATE_OP_COUNT * sizeof(float);
+    if (vk_buffer_upload(e->vk, &e->logits, 0, logits, bytes)) return DLCA_ERR;
+    if (!reset_moments) return DLCA_OK;
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    vk_buffer_zero(cmd, vk_view_all(&e->moment1));
+    vk_buffer_zero(cmd, vk_view_all(&e->moment2));
+    return vk_cmd_finish(e->vk, cmd);
+}
+
+int ca_gpu_download_logits(ca_gpu *e, float *logits)
+{
+    return vk_buffer_download(e->vk, &e->logits, 0, logits, e->model->gate_count * GATE_OP_COUNT * sizeof(float));
+}
+
+/* [rows][cells] doubles <-> [rows][pitch] floats at byte `offset` of `buffer`. */
+static int upload_rows(ca_gpu *e, vk_buffer *buffer, size_t offset, const double *values, size_t rows)
+{
+    float *staged = calloc(rows * e->pitch, sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory staging %zu rows", rows);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t x = 0; x < e->cells; x++) staged[r * e->pitch + x] = (float)values[r * e->cells + x];
+    int rc = vk_buffer_upload(e->vk, buffer, offset, staged, rows * e->pitch * sizeof(float));
+    free(staged);
+    return rc;
+}
+
+static int download_rows(ca_gpu *e, vk_buffer *buffer, size_t offset, double *values, size_t rows)
+{
+    float *staged = malloc(rows * e->pitch * sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory staging %zu rows", rows);
+    int rc = vk_buffer_download(e->vk, buffer, offset, staged, rows * e->pitch * sizeof(float));
+    for (size_t r = 0; !rc && r < rows; r++)
+        for (size_t x = 0; x < e->cells; x++) values[r * e->cells + x] = staged[r * e->pitch + x];
+    free(staged);
+    return rc;
+}
+
+static size_t grid_offset(const ca_gpu *e, int t)
+{
+    return (size_t)t * (size_t)e->model->config.channels * e->pitch * sizeof(float);
+}
+
+int ca_gpu_upload_grid(ca_gpu *e, int t, const double *grid)
+{
+    return upload_rows(e, &e->grids, grid_offset(e, t), grid, (size_t)e->model->config.channels);
+}
+
+int ca_gpu_download_grid(ca_gpu *e, int t, double *grid)
+{
+    return download_rows(e, &e->grids, grid_offset(e, t), grid, (size_t)e->model->config.channels);
+}
+
+int ca_gpu_download_dgrid(ca_gpu *e, double *dgrid)
+{
+    return download_rows(e, &e->dgrid, 0, dgrid, (size_t)e->model->config.channels);
+}
+
+int ca_gpu_upload_target(ca_gpu *e, const double *target)
+{
+    return upload_rows(e, &e->target, 0, target, (size_t)e->model->config.loss_channels);
+}
+
+void ca_gpu_set_fire_stream(ca_gpu *e, uint32_t stream) { e->fire_stream = stream; }
+
+int ca_gpu_read_losses(ca_gpu *e, float *losses, uint32_t count)
+{
+    if (count > CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "only %d loss slots", CA_GPU_LOSS_SLOTS);
+    return vk_buffer_download(e->vk, &e->losses, 0, losses, count * sizeof(float));
+}
+
+int ca_gpu_read_gate_values(ca_gpu *e, vk_buffer *buffer, int width, double *values)
+{
+    size_t n = e->model->gate_count * (size_t)width;
+    float *staged = malloc(n * sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory reading %zu gate values", n);
+    int rc = vk_buffer_download(e->vk, buffer, 0, staged, n * sizeof(float));
+    for (size_t i = 0; !rc && i < n; i++) values[i] = staged[i];
+    free(staged);
+    return rc;
+}

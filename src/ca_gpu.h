@@ -1,0 +1,121 @@
+/* ca_gpu.h: the Vulkan CA engine in float32, the GPU twin of ca_cpu.h function by function.
+ * Functions named like their CPU counterparts record into a command buffer; the host submits
+ * once per training step (vk_cmd_finish) and reads numbers back only when it needs them.
+ * Activations are rows of `pitch` floats (pitch >= cells, a multiple of 64). */
+#ifndef DLCA_CA_GPU_H
+#define DLCA_CA_GPU_H
+
+#include "ca_cpu_layer.h"
+#include "ca_model.h"
+#include "vk_buffer.h"
+
+#include <stdint.h>
+
+/* What the forward pass keeps for backward. */
+typedef enum {
+    CA_CACHE_FULL,      /* every step's activations: fastest */
+    CA_CACHE_CHECKPOINT /* only the grid per step; backward recomputes one step at a time */
+} ca_cache;
+
+/* Where one layer's wiring lives in the wiring buffer (offsets in uints). */
+typedef struct {
+    uint32_t input_a, input_b, reverse_start, reverse_entry;
+} ca_gpu_wiring;
+
+/* AdamW settings (the update is clip, then PyTorch's AdamW). */
+typedef struct {
+    float learning_rate, beta1, beta2, eps, weight_decay, clip;
+} ca_adamw;
+
+typedef struct {
+    vk_context *vk;
+    const ca_model *model;
+    ca_shape shape;
+    uint32_t cells, pitch;
+    ca_cache cache;
+    size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS], step_rows; /* as in ca_cpu */
+    ca_gpu_wiring perception_wiring[CA_MAX_LAYERS], update_wiring[CA_MAX_LAYERS];
+    vk_buffer logits;      /* [gates][16] */
+    vk_buffer coeffs;      /* [gates][4] */
+    vk_buffer coeff_grad;  /* S: [gates][4] */
+    vk_buffer dlogits;     /* [gates][16] */
+    vk_buffer moment1, moment2; /* AdamW state, [gates][16] */
+    vk_buffer step_values; /* host-visible: lr, 1 - beta1^t, 1 - beta2^t for the next AdamW step */
+    vk_buffer wiring;      /* every layer's input_a, input_b, reverse_start, reverse_entry */
+    vk_buffer grids;       /* [T+1][C][pitch] */
+    vk_buffer act;         /* full: [T][step_rows][pitch]; checkpoint: one block */
+    vk_buffer dact;        /* [step_rows][pitch] */
+    vk_buffer dgrid;       /* [C][pitch] */
+    vk_buffer target;      /* [loss_channels][pitch] */
+    vk_buffer partials;    /* per-workgroup sums of squared errors */
+    vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses */
+    uint32_t partial_count;
+    uint32_t fire_stream, fire_threshold;
+} ca_gpu;
+
+enum { CA_GPU_LOSS_SLOTS = 64 };
+
+/* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when
+ * both > 0) and uploads the wiring and the model's logits. Out of device memory names the size
+ * asked and what would fit (checkpoint, a smaller batch). */
+int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache);
+
+void ca_gpu_free(ca_gpu *engine);
+
+/* Bytes of device memory the engine would take (to choose a cache mode before allocating). */
+size_t ca_gpu_memory_bytes(const ca_model *model, int batch, int height, int width, ca_cache cache);
+
+/* Copies logits ([gates][16] floats) to the device; clears the AdamW state when reset_moments. */
+int ca_gpu_upload_logits(ca_gpu *engine, const float *logits, int reset_moments);
+
+/* Copies the device's logits back ([gates][16] floats). */
+int ca_gpu_download_logits(ca_gpu *engine, float *logits);
+
+/* Grid t ([C][cells] doubles, no padding) to or from the device. */
+int ca_gpu_upload_grid(ca_gpu *engine, int t, const double *grid);
+int ca_gpu_download_grid(ca_gpu *engine, int t, double *grid);
+
+/* d loss / d grid ([C][cells] doubles): the loss gradient, or after backward d grid_0. */
+int ca_gpu_download_dgrid(ca_gpu *engine, double *dgrid);
+
+/* Target [loss_channels][cells] doubles to the device. */
+int ca_gpu_upload_target(ca_gpu *engine, const double *target);
+
+/* Fire-mask stream for the next rollouts (async mode only). */
+void ca_gpu_set_fire_stream(ca_gpu *engine, uint32_t stream);
+
+/* Records c = M^T softmax(z) (or the hard rows) for every gate. */
+int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
+
+/* Records one CA step, grid_t -> grid_{t+1}. */
+int ca_step_forward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
+
+/* Records T steps from grid 0. */
+int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
+int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
+
+/* Records one step back (recomputing its activations first in checkpoint mode). */
+int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
+
+/* Records BPTT over all T steps from dgrid; zeroes S first. */
+int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Records d loss / d logits from S into dlogits. */
+int ca_gpu_logits_gradient(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Writes the step-dependent AdamW values for optimizer step `step` (1, 2, ...). Host only;
+ * call between submissions. */
+void ca_gpu_set_adamw_step(ca_gpu *engine, const ca_adamw *adamw, uint64_t step);
+
+/* Records clip + AdamW on the logits with dlogits. */
+int ca_gpu_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
+
+/* Reads losses[0..count) after a submission. */
+int ca_gpu_read_losses(ca_gpu *engine, float *losses, uint32_t count);
+
+/* Reads a [gates][width] float buffer (coeffs, coeff_grad, dlogits) as doubles. */
+int ca_gpu_read_gate_values(ca_gpu *engine, vk_buffer *buffer, int width, double *values);
+
+#endif

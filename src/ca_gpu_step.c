@@ -1,0 +1,218 @@
+/* ca_gpu_step.c: recording the CA step, loss, BPTT and AdamW on the GPU, mirroring ca_cpu.c.
+ * Every dispatch is followed by a compute barrier: each reads what the one before wrote. */
+#include "ca_gpu.h"
+
+#include "error.h"
+#include "gates.h"
+#include "vk_command.h"
+#include "vk_pipeline.h"
+
+#include <math.h>
+
+static const ca_config *config_of(const ca_gpu *e) { return &e->model->config; }
+
+static uint32_t cell_groups(const ca_gpu *e) { return (e->cells + 63) / 64; }
+
+static vk_view grid_view(ca_gpu *e, int t)
+{
+    size_t bytes = (size_t)config_of(e)->channels * e->pitch * sizeof(float);
+    return vk_view_of(&e->grids, (size_t)t * bytes, bytes);
+}
+
+static vk_view block_view(ca_gpu *e, int t)
+{
+    size_t bytes = e->step_rows * e->pitch * sizeof(float);
+    return vk_view_of(&e->act, e->cache == CA_CACHE_FULL ? (size_t)t * bytes : 0, bytes);
+}
+
+static int dispatch(ca_gpu *e, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                    const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y)
+{
+    int rc = vk_dispatch(e->vk, cmd, id, views, n_views, push, push_size, groups_x, groups_y, 1);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)
+{
+    vk_push_gate_coefficients push = {(uint32_t)e->model->gate_count, hard ? 1u : 0u};
+    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeffs)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_COEFFICIENTS, views, 2, &push, sizeof push, e->model->gate_count);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+static vk_push_moore moore_push(const ca_gpu *e)
+{
+    const ca_config *c = config_of(e);
+    return (vk_push_moore){
+        .cells = e->cells, .pitch = e->pitch, .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
+        .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
+        .kernels = (uint32_t)c->kernels, .coeff_base = (uint32_t)e->model->perception_gate_base[0],
+        .wiring_a = e->perception_wiring[0].input_a, .row = (uint32_t)e->perception_row[0]};
+}
+
+/* Perception layer l >= 1: K*C units of the shared wiring, coefficients per kernel. */
+static vk_push_layer perception_push(const ca_gpu *e, int l)
+{
+    const ca_config *c = config_of(e);
+    uint32_t w_in = (uint32_t)c->perception_widths[l - 1], w_out = (uint32_t)c->perception_widths[l];
+    const ca_gpu_wiring *w = &e->perception_wiring[l];
+    return (vk_push_layer){
+        .cells = e->cells, .pitch = e->pitch, .n_in = w_in, .n_out = w_out,
+        .units = (uint32_t)(c->kernels * c->channels), .unit_channels = (uint32_t)c->channels, .in_split = 0,
+        .in_base = (uint32_t)e->perception_row[l - 1], .in_stride = w_in, .out_base = (uint32_t)e->perception_row[l],
+        .out_stride = w_out, .coeff_base = (uint32_t)e->model->perception_gate_base[l], .coeff_stride = w_out,
+        .wiring_a = w->input_a, .wiring_b = w->input_b, .reverse_start = w->reverse_start,
+        .reverse_entry = w->reverse_entry};
+}
+
+/* Update layer l: one unit; layer 0 reads the C grid rows, then the last perception layer. */
+static vk_push_layer update_push(const ca_gpu *e, int l)
+{
+    const ca_config *c = config_of(e);
+    const ca_gpu_wiring *w = &e->update_wiring[l];
+    return (vk_push_layer){
+        .cells = e->cells, .pitch = e->pitch, .n_in = (uint32_t)e->model->update[l].n_in,
+        .n_out = (uint32_t)c->update_widths[l], .units = 1, .unit_channels = 1,
+        .in_split = l == 0 ? (uint32_t)c->channels : 0,
+        .in_base = (uint32_t)(l == 0 ? e->perception_row[c->perception_depth - 1] : e->update_row[l - 1]),
+        .out_base = (uint32_t)e->update_row[l], .coeff_base = (uint32_t)e->model->update_gate_base[l],
+        .wiring_a = w->input_a, .wiring_b = w->input_b, .reverse_start = w->reverse_start,
+        .reverse_entry = w->reverse_entry};
+}
+
+static vk_push_fire fire_push(const ca_gpu *e, int t)
+{
+    const ca_config *c = config_of(e);
+    return (vk_push_fire){e->cells, e->pitch, (uint32_t)c->channels, (uint32_t)e->update_row[c->update_depth - 1],
+                          e->fire_stream, e->fire_threshold, (uint32_t)t};
+}
+
+static int layer_forward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer push)
+{
+    vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring)};
+    return dispatch(e, cmd, VK_PIPE_GATE_LAYER_FORWARD, views, 4, &push, sizeof push, cell_groups(e),
+                    push.units * push.n_out);
+}
+
+int ca_step_forward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    const ca_config *c = config_of(e);
+    vk_push_moore moore = moore_push(e);
+    vk_view moore_views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), block_view(e, t)};
+    int rc = dispatch(e, cmd, VK_PIPE_MOORE_FORWARD, moore_views, 4, &moore, sizeof moore, cell_groups(e),
+                      (uint32_t)(c->kernels * c->channels));
+    for (int l = 1; !rc && l < c->perception_depth; l++) rc = layer_forward(e, cmd, t, perception_push(e, l));
+    for (int l = 0; !rc && l < c->update_depth; l++) rc = layer_forward(e, cmd, t, update_push(e, l));
+    if (rc) return rc;
+    vk_push_fire fire = fire_push(e, t);
+    vk_view fire_views[] = {grid_view(e, t), block_view(e, t), grid_view(e, t + 1)};
+    return dispatch(e, cmd, VK_PIPE_STEP_FIRE, fire_views, 3, &fire, sizeof fire, cell_groups(e),
+                    (uint32_t)c->channels);
+}
+
+int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    for (int t = 0; t < config_of(e)->steps; t++)
+        if (ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
+    return DLCA_OK;
+}
+
+int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
+{
+    const ca_config *c = config_of(e);
+    if (slot >= CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "loss slot %u of %d", slot, CA_GPU_LOSS_SLOTS);
+    vk_push_loss loss = {e->cells, e->pitch, (uint32_t)c->channels, (uint32_t)c->loss_channels};
+    vk_view views[] = {grid_view(e, c->steps), vk_view_all(&e->target), vk_view_all(&e->dgrid),
+                       vk_view_all(&e->partials)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOSS_GRAD, views, 4, &loss, sizeof loss, (uint64_t)c->channels * e->cells);
+    if (rc) return rc;
+    vk_cmd_barrier(cmd);
+    vk_push_reduce reduce = {e->partial_count, slot};
+    vk_view reduce_views[] = {vk_view_all(&e->partials), vk_view_all(&e->losses)};
+    return dispatch(e, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1);
+}
+
+/* S of one layer (one workgroup per coefficient set) and its input gradients. */
+static int layer_backward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer push)
+{
+    uint32_t sets = push.moore ? push.units / push.unit_channels * 8 : push.units / push.unit_channels * push.n_out;
+    vk_view sum_views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->dact), vk_view_all(&e->wiring),
+                           vk_view_all(&e->coeff_grad)};
+    int rc = vk_dispatch(e->vk, cmd, VK_PIPE_GATE_COEFF_GRAD, sum_views, 5, &push, sizeof push, sets, 1, 1);
+    if (rc || push.moore) return rc;
+    vk_view views[] = {grid_view(e, t),         block_view(e, t),      vk_view_all(&e->coeffs),
+                       vk_view_all(&e->wiring), vk_view_all(&e->dgrid), vk_view_all(&e->dact)};
+    return dispatch(e, cmd, VK_PIPE_GATE_LAYER_BACKWARD, views, 6, &push, sizeof push, cell_groups(e),
+                    push.units * push.n_in);
+}
+
+static int moore_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    const ca_config *c = config_of(e);
+    vk_push_moore moore = moore_push(e);
+    vk_push_layer sums = {
+        .cells = e->cells, .pitch = e->pitch, .n_out = 8, .units = (uint32_t)(c->kernels * c->channels),
+        .unit_channels = (uint32_t)c->channels, .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base,
+        .wiring_a = moore.wiring_a, .moore = 1, .height = moore.height, .width = moore.width, .periodic = moore.periodic};
+    if (layer_backward(e, cmd, t, sums)) return DLCA_ERR;
+    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->dact),
+                       vk_view_all(&e->dgrid)};
+    return dispatch(e, cmd, VK_PIPE_MOORE_BACKWARD, views, 5, &moore, sizeof moore, cell_groups(e),
+                    (uint32_t)c->channels);
+}
+
+int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    const ca_config *c = config_of(e);
+    if (e->cache == CA_CACHE_CHECKPOINT && ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
+    vk_push_fire fire = fire_push(e, t);
+    vk_view fire_views[] = {vk_view_all(&e->dgrid), vk_view_all(&e->dact)};
+    if (dispatch(e, cmd, VK_PIPE_STEP_FIRE_BACKWARD, fire_views, 2, &fire, sizeof fire, cell_groups(e),
+                 (uint32_t)c->channels))
+        return DLCA_ERR;
+    for (int l = c->update_depth - 1; l >= 0; l--)
+        if (layer_backward(e, cmd, t, update_push(e, l))) return DLCA_ERR;
+    for (int l = c->perception_depth - 1; l >= 1; l--)
+        if (layer_backward(e, cmd, t, perception_push(e, l))) return DLCA_ERR;
+    return moore_backward(e, cmd, t);
+}
+
+int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    if (vk_buffer_zero(cmd, vk_view_all(&e->coeff_grad))) return DLCA_ERR;
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    for (int t = config_of(e)->steps - 1; t >= 0; t--)
+        if (ca_step_backward_gpu(e, cmd, t)) return DLCA_ERR;
+    return DLCA_OK;
+}
+
+int ca_gpu_logits_gradient(ca_gpu *e, VkCommandBuffer cmd)
+{
+    vk_push_logits_grad push = {(uint32_t)e->model->gate_count};
+    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeff_grad), vk_view_all(&e->dlogits)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_GRAD, views, 3, &push, sizeof push, e->model->gate_count);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+void ca_gpu_set_adamw_step(ca_gpu *e, const ca_adamw *adamw, uint64_t step)
+{
+    float *values = e->step_values.mapped;
+    values[0] = adamw->learning_rate;
+    values[1] = (float)(1.0 - pow(adamw->beta1, (double)step));
+    values[2] = (float)(1.0 - pow(adamw->beta2, (double)step));
+}
+
+int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
+{
+    uint32_t count = (uint32_t)(e->model->gate_count * GATE_OP_COUNT);
+    vk_push_adamw push = {count, adamw->beta1, adamw->beta2, adamw->eps, adamw->weight_decay, adamw->clip};
+    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->dlogits), vk_view_all(&e->moment1),
+                       vk_view_all(&e->moment2), vk_view_all(&e->step_values)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW, views, 5, &push, sizeof push, count);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}

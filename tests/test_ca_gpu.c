@@ -1,0 +1,278 @@
+/* test_ca_gpu: the Vulkan engine against the CPU engine, kernel by kernel and end to end, on
+ * small configs of every preset's shape (periodic and zero, sync and async, 1- and 2-bit
+ * perception): coefficients, every step's activations and grids, the loss and its gradient,
+ * one step of backward (1e-4 of the largest magnitude), full BPTT logit gradients (1e-3);
+ * full and checkpoint caches give identical bits, two runs give identical bits; AdamW steps
+ * equal a double reference within 1e-5. */
+#include "ca_cpu.h"
+#include "ca_fixtures.h"
+#include "ca_gpu.h"
+#include "ca_task.h"
+#include "check.h"
+#include "error.h"
+#include "vk_command.h"
+#include "vk_context.h"
+
+#include <stdlib.h>
+
+static vk_context vk;
+
+/* A preset's shape scaled down: at most 4 kernels, narrower update layers, a small grid. */
+static void small_preset(ca_config *c, const char *name)
+{
+    ca_config_preset(c, name);
+    int channels = c->channels > 6 ? 6 : c->channels;
+    if (c->kernels > 3) c->kernels = 3;
+    c->channels = channels;
+    if (c->loss_channels > channels) c->loss_channels = channels;
+    static const int one_channel[] = {6, 4, 2, 1}, several[] = {24, 12, 0};
+    const int *widths = channels == 1 ? one_channel : several;
+    c->update_depth = channels == 1 ? 4 : 3;
+    for (int l = 0; l < c->update_depth; l++) c->update_widths[l] = widths[l] ? widths[l] : channels;
+    if (c->height > 3) c->height = 5, c->width = 6;
+    c->steps = 3, c->batch = 2;
+}
+
+typedef struct {
+    ca_model model;
+    ca_cpu cpu;
+    ca_gpu gpu;
+    double *logits, *target;
+    float *logits_f;
+    size_t n_grid;
+} pair;
+
+static int pair_init(pair *p, const ca_config *config, ca_cache cache, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    if (ca_model_init(&p->model, config) || ca_cpu_init(&p->cpu, &p->model, config->batch, 0, 0)) return DLCA_ERR;
+    size_t gates = p->model.gate_count;
+    p->n_grid = (size_t)config->channels * p->cpu.cells;
+    p->logits = malloc(gates * 16 * sizeof(double)), p->logits_f = malloc(gates * 16 * sizeof(float));
+    p->target = malloc(p->n_grid * sizeof(double));
+    rng_state rng;
+    rng_init(&rng, seed, 1);
+    peaked_logits(p->logits, gates, &rng);
+    for (size_t i = 0; i < gates * 16; i++) p->logits[i] = p->logits_f[i] = (float)p->logits[i];
+    random_unit(p->target, p->n_grid, &rng);
+    memcpy(p->model.logits, p->logits_f, gates * 16 * sizeof(float));
+    if (ca_gpu_init(&p->gpu, &vk, &p->model, config->batch, 0, 0, cache)) return DLCA_ERR;
+    ca_task_start(config, p->cpu.shape, seed, ca_cpu_grid(&p->cpu, 0));
+    for (size_t i = 0; i < p->n_grid; i++) ca_cpu_grid(&p->cpu, 0)[i] = 0.8 * ca_cpu_grid(&p->cpu, 0)[i] + 0.1;
+    ca_cpu_set_fire_stream(&p->cpu, 4242), ca_gpu_set_fire_stream(&p->gpu, 4242);
+    if (ca_gpu_upload_grid(&p->gpu, 0, ca_cpu_grid(&p->cpu, 0)) || ca_gpu_upload_target(&p->gpu, p->target))
+        return DLCA_ERR;
+    return DLCA_OK;
+}
+
+static void pair_free(pair *p)
+{
+    free(p->logits), free(p->logits_f), free(p->target);
+    ca_gpu_free(&p->gpu), ca_cpu_free(&p->cpu), ca_model_free(&p->model);
+}
+
+/* Records and submits one stage. */
+typedef int (*gpu_stage)(ca_gpu *e, VkCommandBuffer cmd);
+
+static int run_gpu(ca_gpu *e, gpu_stage stage)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(&vk, &cmd)) return DLCA_ERR;
+    if (stage(e, cmd)) {
+        vk_cmd_free(&vk, cmd);
+        return DLCA_ERR;
+    }
+    return vk_cmd_finish(&vk, cmd);
+}
+
+static int stage_soft_coefficients(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_coefficients(e, cmd, 0); }
+static int stage_forward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward(e, cmd); }
+static int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_loss(e, cmd, 3); }
+static int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    vk_buffer_zero(cmd, vk_view_all(&e->coeff_grad));
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    return ca_step_backward_gpu(e, cmd, e->model->config.steps - 1);
+}
+static int stage_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    return ca_gpu_backward(e, cmd) || ca_gpu_logits_gradient(e, cmd);
+}
+
+static double compare(const char *what, const char *label, const double *gpu, const double *cpu, size_t n, double tol)
+{
+    double error = relative_error(gpu, cpu, n);
+    CHECK(error <= tol, "%s: %s relative error %.3g > %.1g", label, what, error, tol);
+    return error;
+}
+
+/* The rows of step block t as the CPU holds them, [step_rows][cells]. */
+static int gpu_block(pair *p, int t, double *rows)
+{
+    size_t n = p->cpu.step_rows * p->gpu.pitch;
+    float *staged = malloc(n * sizeof(float));
+    int rc = vk_buffer_download(&vk, &p->gpu.act, (size_t)t * n * sizeof(float), staged, n * sizeof(float));
+    for (size_t r = 0; !rc && r < p->cpu.step_rows; r++)
+        for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = staged[r * p->gpu.pitch + x];
+    free(staged);
+    return rc;
+}
+
+static void check_forward(pair *p, const char *label)
+{
+    const ca_config *c = &p->model.config;
+    size_t gates = p->model.gate_count, block = p->cpu.step_rows * p->cpu.cells;
+    double *values = malloc((block > gates * 16 ? block : gates * 16) * sizeof(double));
+    ca_cpu_coefficients(&p->cpu, p->logits, 0);
+    CHECK(run_gpu(&p->gpu, stage_soft_coefficients) == DLCA_OK, "%s: %s", label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeffs, 4, values);
+    compare("coefficients", label, values, p->cpu.coeffs, gates * 4, 1e-4);
+
+    ca_cpu_forward(&p->cpu);
+    CHECK(run_gpu(&p->gpu, stage_forward) == DLCA_OK, "%s forward: %s", label, err_message());
+    for (int t = 0; t < c->steps; t++) {
+        char what[64];
+        if (p->gpu.cache == CA_CACHE_FULL) {
+            gpu_block(p, t, values);
+            snprintf(what, sizeof what, "step %d activations", t);
+            compare(what, label, values, p->cpu.act + (size_t)t * block, block, 1e-4);
+        }
+        ca_gpu_download_grid(&p->gpu, t + 1, values);
+        snprintf(what, sizeof what, "grid %d", t + 1);
+        compare(what, label, values, ca_cpu_grid(&p->cpu, t + 1), p->n_grid, 1e-4);
+    }
+    free(values);
+}
+
+static void check_loss_and_backward(pair *p, const char *label, double *dlogits_out)
+{
+    size_t gates = p->model.gate_count;
+    double *values = malloc((gates * 16 > p->n_grid ? gates * 16 : p->n_grid) * sizeof(double));
+    double *cpu_dlogits = malloc(gates * 16 * sizeof(double));
+    double cpu_loss = ca_loss_forward(&p->cpu, p->target);
+    ca_loss_backward(&p->cpu, p->target);
+    float losses[4];
+    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK, "%s loss: %s", label, err_message());
+    ca_gpu_read_losses(&p->gpu, losses, 4);
+    CHECK_CLOSE(losses[3], cpu_loss, 0.0, 1e-4, "%s: loss", label);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("loss gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
+
+    /* One step back from the loss: every backward kernel against the CPU at 1e-4. */
+    memset(p->cpu.coeff_grad, 0, gates * 4 * sizeof(double));
+    ca_step_backward(&p->cpu, p->model.config.steps - 1);
+    CHECK(run_gpu(&p->gpu, stage_last_step_backward) == DLCA_OK, "%s step backward: %s", label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
+    compare("one step's S", label, values, p->cpu.coeff_grad, gates * 4, 1e-4);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("one step's grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
+
+    /* Full BPTT from the loss again. */
+    ca_loss_backward(&p->cpu, p->target);
+    ca_cpu_backward(&p->cpu);
+    ca_cpu_logits_gradient(&p->cpu, p->logits, cpu_dlogits);
+    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK && run_gpu(&p->gpu, stage_backward) == DLCA_OK, "%s BPTT: %s",
+          label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.dlogits, 16, dlogits_out);
+    compare("BPTT logit gradient", label, dlogits_out, cpu_dlogits, gates * 16, 1e-3);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("BPTT start-grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-3);
+    free(values), free(cpu_dlogits);
+}
+
+/* Full and checkpoint caches give the same bits; so does a second run. */
+static void check_case(const ca_config *config, const char *label)
+{
+    pair full, again, checkpoint;
+    size_t n = 0;
+    double *dlogits[3] = {0};
+    pair *runs[3] = {&full, &again, &checkpoint};
+    for (int r = 0; r < 3; r++) {
+        if (pair_init(runs[r], config, r == 2 ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
+            CHECK(0, "%s set-up: %s", label, err_message());
+            for (int k = 0; k <= r; k++) pair_free(runs[k]);
+            return;
+        }
+        n = runs[r]->model.gate_count * 16;
+        dlogits[r] = malloc(n * sizeof(double));
+        check_forward(runs[r], label);
+        check_loss_and_backward(runs[r], label, dlogits[r]);
+    }
+    CHECK(memcmp(dlogits[0], dlogits[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
+    CHECK(memcmp(dlogits[0], dlogits[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
+          label);
+    printf("%s: %zu gates, %zu cells, compared\n", label, full.model.gate_count, full.cpu.cells);
+    for (int r = 0; r < 3; r++) free(dlogits[r]), pair_free(runs[r]);
+}
+
+/* A few AdamW steps on the GPU against the same steps in double. */
+static int stage_adamw(ca_gpu *e, VkCommandBuffer cmd)
+{
+    static const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
+    return ca_gpu_adamw(e, cmd, &adamw);
+}
+
+static void check_adamw(void)
+{
+    const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
+    ca_config config;
+    tiny_config(&config, CA_BOUNDARY_ZERO, 1.0, 2, 1);
+    pair p;
+    if (pair_init(&p, &config, CA_CACHE_FULL, 5)) {
+        CHECK(0, "adamw set-up: %s", err_message());
+        pair_free(&p);
+        return;
+    }
+    size_t n = p.model.gate_count * 16;
+    double *param = malloc(n * sizeof(double)), *m = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
+    float *grad = malloc(n * sizeof(float)), *gpu = malloc(n * sizeof(float));
+    rng_state rng;
+    rng_init(&rng, 8, 8);
+    for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
+    for (int step = 1; step <= 4; step++) {
+        for (size_t i = 0; i < n; i++) grad[i] = (float)(300.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
+        vk_buffer_upload(&vk, &p.gpu.dlogits, 0, grad, n * sizeof(float));
+        ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
+        CHECK(run_gpu(&p.gpu, stage_adamw) == DLCA_OK, "adamw: %s", err_message());
+        for (size_t i = 0; i < n; i++) {
+            double g = fmax(-100.0, fmin(100.0, (double)grad[i]));
+            m[i] = 0.9 * m[i] + 0.1 * g;
+            v[i] = 0.99 * v[i] + 0.01 * g * g;
+            double m_hat = m[i] / (1.0 - pow(0.9, step)), v_hat = v[i] / (1.0 - pow(0.99, step));
+            param[i] = param[i] * (1.0 - 0.05 * 1e-2) - 0.05 * m_hat / (sqrt(v_hat) + 1e-8);
+        }
+    }
+    ca_gpu_download_logits(&p.gpu, gpu);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(gpu[i] - param[i]) / fmax(1.0, fabs(param[i])));
+    CHECK(worst <= 1e-5, "4 AdamW steps: GPU vs double reference relative error %.3g", worst);
+    free(param), free(m), free(v), free(grad), free(gpu);
+    pair_free(&p);
+}
+
+int main(void)
+{
+    if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
+    static const char *const presets[] = {"gol", "checkerboard", "checkerboard-async", "lizard", "image"};
+    for (size_t i = 0; i < 5; i++) {
+        ca_config config;
+        small_preset(&config, presets[i]);
+        check_case(&config, presets[i]);
+    }
+    for (int boundary = 0; boundary < 2; boundary++)
+        for (int async = 0; async < 2; async++)
+            for (int bits = 1; bits <= 2; bits++) {
+                ca_config config;
+                char label[64];
+                tiny_config(&config, (ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3);
+                snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary),
+                         async ? "async" : "sync", bits);
+                check_case(&config, label);
+            }
+    check_adamw();
+    int validation_errors = vk.validation_errors;
+    vk_context_free(&vk);
+    CHECK(validation_errors == 0, "%d Vulkan validation messages", validation_errors);
+    return test_finish("test_ca_gpu");
+}
