@@ -39,6 +39,8 @@ static long long source_read(source *s, void *dst, size_t n)
         const char *why = gzerror(s->gz, &zerr);
         /* a cut-off gzip stream reads short and reports Z_BUF_ERROR: that is truncation too */
         if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
+            size_t k = strlen(s->name); /* zlib prefixes its message with the path: drop it */
+            if (strncmp(why, s->name, k) == 0 && strncmp(why + k, ": ", 2) == 0) why += k + 2;
             err_set(DLCA_ERR, "idx: %s: cannot decompress: %s", s->name, why);
             return -1;
         }
