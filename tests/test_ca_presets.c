@@ -20,7 +20,7 @@ static void test_presets(void)
 {
     /* Gate counts: K * sum(perception widths) + sum(update widths), from DESIGN.md's table. */
     static const preset_expectation expected[] = {
-        {"gol", 1 + 16 * 1, 24, 16 * 15 + 17 * 128 + 64 + 32 + 16 + 8 + 4 + 2 + 1},
+        {"gol", 1 + 16 * 1, 17, 16 * 15 + 10 * 128 + 64 + 32 + 16 + 8 + 4 + 2 + 1},
         {"checkerboard", 8 + 16 * 8 * 2, 16, 16 * 14 + 10 * 256 + 128 + 64 + 32 + 16 + 8 + 8},
         {"checkerboard-async", 8 + 16 * 8 * 2, 20, 16 * 14 + 14 * 256 + 128 + 64 + 32 + 16 + 8 + 8},
         {"lizard", 128 + 4 * 128 * 1, 10, 4 * 15 + 8 * 512 + 256 + 128},
