@@ -1,0 +1,58 @@
+/* hard_cpu.h: the bit-packed hard engine: a pruned circuit run on 64 cells per uint64_t.
+ *
+ * Grid layout: [C][batch * height][words] uint64_t with words = ceil(width / 64); channel ch of
+ * cell (b, y, x) is bit x % 64 of word (ch * batch*height + b*height + y) * words + x / 64.
+ * Bits past `width` in a row's last word are always 0. A step computes, per channel, each row
+ * shifted by one cell left and right (once per step), then runs the circuit's slot program over
+ * blocks of words and applies the async fire mask: the same rng_fires bits as ca_cpu and ca_gpu
+ * for cell (b*H + y)*W + x, so a rollout equals the float engines' hard rollout bit for bit. */
+#ifndef DLCA_HARD_CPU_H
+#define DLCA_HARD_CPU_H
+
+#include "ca_cpu_layer.h"
+#include "hard_circuit.h"
+
+#include <stdint.h>
+
+/* Words evaluated together per program pass: enough to hide the per-instruction dispatch,
+ * few enough that the slots stay in cache. */
+enum { HARD_CPU_BLOCK = 32 };
+
+typedef struct {
+    hard_program program;
+    ca_shape shape;
+    int channels, words; /* words: 64-bit words per row */
+    size_t rows;         /* batch * height */
+    uint32_t fire_stream, fire_threshold;
+    uint64_t *grid, *next;  /* [C][rows][words] */
+    uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
+    uint64_t *slots;        /* [n_slots][HARD_CPU_BLOCK] */
+} hard_cpu;
+
+/* Words of `bits` bits needed for a row of `width` cells. */
+static inline int hard_row_words(int width, int bits) { return (width + bits - 1) / bits; }
+
+/* An engine running `net` on `shape` (batch, height, width, boundary). fire_rate in (0, 1]:
+ * 1 is synchronous; otherwise each cell takes its new state with that probability. */
+int hard_cpu_init(hard_cpu *engine, const hard_netlist *net, ca_shape shape, double fire_rate);
+
+void hard_cpu_free(hard_cpu *engine);
+
+/* Fire-mask stream (async only), as ca_cpu_set_fire_stream. */
+void hard_cpu_set_fire_stream(hard_cpu *engine, uint32_t stream);
+
+/* Grid from / to the float engines' layout [C][cells] doubles (> 0.5 counts as 1). */
+void hard_cpu_pack(hard_cpu *engine, const double *grid);
+void hard_cpu_unpack(const hard_cpu *engine, double *grid);
+
+/* One CA step; `t` is the step index the fire mask is drawn for (ca_cpu's t). */
+void hard_cpu_step(hard_cpu *engine, uint32_t t);
+
+/* Steps first_step, first_step + 1, ..., first_step + steps - 1. */
+void hard_cpu_run(hard_cpu *engine, uint32_t first_step, int steps);
+
+/* The 64-cell fire mask of `word` of row `row` at step t: bit i set when cell x = 64 word + i
+ * fires (always for a synchronous engine; bits past the row are 0). */
+uint64_t hard_cpu_fire_word(const hard_cpu *engine, uint32_t t, size_t row, int word);
+
+#endif

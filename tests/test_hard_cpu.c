@@ -1,0 +1,113 @@
+/* test_hard_cpu: the bit-packed hard engine against the float engine's hard rollout (ca_cpu
+ * with hard coefficients from a binary start), bit for bit after every step: both boundaries,
+ * sync and async, 1- and 2-bit perception, 1 to 3 channels, widths below, at and above 64 and
+ * not multiples of it, heights down to 1. */
+#include "check.h"
+#include "hard_cpu.h"
+#include "hard_fixtures.h"
+
+#include <stdio.h>
+
+typedef struct {
+    int channels, kernels, bits, height, width, batch;
+} shape_case;
+
+static int count_ones(const double *grid, size_t n)
+{
+    int ones = 0;
+    for (size_t i = 0; i < n; i++) ones += grid[i] > 0.5;
+    return ones;
+}
+
+static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, hard_ops_mode mode, uint64_t seed)
+{
+    enum { STEPS = 6 };
+    char name[160];
+    snprintf(name, sizeof name, "C%d K%d %d-bit %dx%d x%d %s fire %.1f ops %d", sc.channels, sc.kernels, sc.bits,
+             sc.height, sc.width, sc.batch, ca_boundary_name(boundary), fire_rate, (int)mode);
+    ca_model model;
+    if (hard_test_model(&model, sc.channels, sc.kernels, sc.bits, boundary, fire_rate, sc.height, sc.width, STEPS, seed)) {
+        CHECK(0, "%s: model: %s", name, err_message());
+        return;
+    }
+    rng_state rng;
+    rng_init(&rng, seed, 5);
+    hard_random_ops(&model, &rng, mode);
+    ca_shape shape = {sc.batch, sc.height, sc.width, boundary};
+    size_t n = (size_t)sc.channels * ca_shape_cells(shape);
+    double *grids = malloc((STEPS + 1) * n * sizeof(double)), *got = malloc(n * sizeof(double));
+    hard_netlist net;
+    hard_cpu engine;
+    int rc = hard_circuit_build(&net, &model, NULL);
+    if (!rc) rc = hard_cpu_init(&engine, &net, shape, fire_rate);
+    if (rc || !grids || !got) {
+        CHECK(0, "%s: set-up: %s", name, err_message());
+        free(grids), free(got), ca_model_free(&model);
+        return;
+    }
+    hard_random_grid(grids, n, &rng);
+    uint32_t stream = (uint32_t)rng_next(&rng);
+    rc = hard_float_rollout(&model, shape, grids, stream, grids);
+    CHECK(rc == DLCA_OK, "%s: float rollout: %s", name, err_message());
+    hard_cpu_set_fire_stream(&engine, stream);
+    hard_cpu_pack(&engine, grids);
+    int first_bad = -1;
+    for (int t = 0; t < STEPS && !rc; t++) {
+        hard_cpu_step(&engine, (uint32_t)t);
+        hard_cpu_unpack(&engine, got);
+        if (first_bad < 0 && memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) first_bad = t;
+    }
+    CHECK(first_bad < 0, "%s: differs from the float hard rollout after step %d", name, first_bad);
+    printf("%-60s %4d/%zu bits set at the end, %d gates\n", name, count_ones(grids + STEPS * n, n), n, net.n_gates);
+    hard_cpu_free(&engine);
+    hard_netlist_free(&net);
+    free(grids), free(got);
+    ca_model_free(&model);
+}
+
+/* The fire mask words equal rng_fires cell by cell. */
+static void test_fire_words(void)
+{
+    ca_model model;
+    hard_netlist net;
+    hard_cpu engine;
+    ca_shape shape = {2, 3, 100, CA_BOUNDARY_ZERO};
+    if (hard_test_model(&model, 1, 2, 1, CA_BOUNDARY_ZERO, 0.6, 3, 100, 1, 3) || hard_circuit_build(&net, &model, NULL) ||
+        hard_cpu_init(&engine, &net, shape, 0.6)) {
+        CHECK(0, "fire words: set-up: %s", err_message());
+        return;
+    }
+    hard_cpu_set_fire_stream(&engine, 1234);
+    int wrong = 0, fired = 0;
+    for (size_t row = 0; row < engine.rows; row++)
+        for (int x = 0; x < 128; x++) {
+            int bit = (int)(hard_cpu_fire_word(&engine, 7, row, x / 64) >> (x % 64) & 1);
+            int want = x < 100 && rng_fires(1234, 7, (uint32_t)(row * 100 + (size_t)x), engine.fire_threshold);
+            wrong += bit != want, fired += bit;
+        }
+    CHECK(wrong == 0, "fire mask words: %d bits differ from rng_fires", wrong);
+    CHECK(fired > 600 * 0.5 && fired < 600 * 0.7, "fire rate 0.6: %d of 600 fired", fired);
+    hard_cpu_free(&engine);
+    hard_netlist_free(&net);
+    ca_model_free(&model);
+}
+
+int main(void)
+{
+    const shape_case shapes[] = {
+        {2, 2, 2, 5, 130, 2}, /* two full words and a partial one */
+        {1, 3, 1, 4, 64, 2},  /* exactly one word */
+        {3, 2, 1, 3, 67, 1},  /* a word and 3 bits */
+        {2, 2, 1, 1, 128, 2}, /* one row: y-1 and y+1 are the row itself (periodic) */
+        {1, 2, 2, 6, 1, 2},   /* one column */
+        {1, 2, 1, 9, 200, 1},
+    };
+    uint64_t seed = 100;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int boundary = 0; boundary < 2; boundary++)
+            for (int async = 0; async < 2; async++)
+                for (int mode = 0; mode < 3; mode++)
+                    test_case(shapes[i], (ca_boundary)boundary, async ? 0.6 : 1.0, (hard_ops_mode)mode, seed++);
+    test_fire_words();
+    return test_finish("test_hard_cpu");
+}
