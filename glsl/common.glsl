@@ -133,4 +133,11 @@ struct adamw_push {
     uint count;
     float beta1, beta2, eps, weight_decay, clip;
 };
+
+// glsl/hard_step.comp (src/hard_gpu.c)
+struct hard_step_push {
+    uint invocations, words, rows, height;
+    uint width, channels, n_instr, periodic;
+    uint n_slots, stream, threshold, step;
+};
 #endif

@@ -36,7 +36,8 @@
     X(MOORE_BACKWARD, moore_backward, vk_push_moore, 5, 64)                    \
     X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
-    X(ADAMW, adamw, vk_push_adamw, 5, 64)
+    X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
+    X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)
 
 typedef enum {
 #define VK_PIPELINE_ENUM(id, shader, push, bindings, local) VK_PIPE_##id,

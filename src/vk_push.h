@@ -69,4 +69,13 @@ typedef struct {
 } vk_push_adamw;
 _Static_assert(sizeof(vk_push_adamw) == 24, "mirror of adamw_push in glsl/common.glsl");
 
+/* glsl/hard_step.comp: one step of the bit-packed hard engine (src/hard_gpu.h), one invocation
+ * per 32-bit word of a row */
+typedef struct {
+    uint32_t invocations, words, rows, height; /* invocations = rows * words; rows = batch * height */
+    uint32_t width, channels, n_instr, periodic;
+    uint32_t n_slots, stream, threshold, step;
+} vk_push_hard_step;
+_Static_assert(sizeof(vk_push_hard_step) == 48, "mirror of hard_step_push in glsl/common.glsl");
+
 #endif
