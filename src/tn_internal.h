@@ -122,7 +122,7 @@ tn_tensor *tn__record(tn_tensor *out, const tn_node *proto);
 /* Ops used by backward passes (grad mode off): */
 /* g summed over broadcast dims down to `shape`. */
 tn_tensor *tn__sum_to(tn_tensor *g, int ndim, const size_t *shape);
-/* Un-recorded binary kernel on same-shape a and b. */
+/* Un-recorded binary kernel with broadcasting. */
 tn_tensor *tn__binary(const char *op, tn_bfn fn, double s0, double s1, tn_tensor *a, tn_tensor *b);
 /* Un-recorded unary kernel. */
 tn_tensor *tn__unary(const char *op, tn_ufn fn, double s0, double s1, tn_tensor *a);

@@ -10,7 +10,7 @@
 
 /* ---- forward helpers (no recording) ---- */
 
-static tn_tensor *binary_any(const char *op, tn_bfn fn, double s0, double s1, tn_tensor *a, tn_tensor *b)
+tn_tensor *tn__binary(const char *op, tn_bfn fn, double s0, double s1, tn_tensor *a, tn_tensor *b)
 {
     size_t shape[TN_MAX_DIMS];
     int ndim;
@@ -33,11 +33,6 @@ static tn_tensor *binary_any(const char *op, tn_bfn fn, double s0, double s1, tn
         return NULL;
     }
     return y;
-}
-
-tn_tensor *tn__binary(const char *op, tn_bfn fn, double s0, double s1, tn_tensor *a, tn_tensor *b)
-{
-    return binary_any(op, fn, s0, s1, a, b);
 }
 
 tn_tensor *tn__unary(const char *op, tn_ufn fn, double s0, double s1, tn_tensor *a)
@@ -128,7 +123,7 @@ static int pow_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn_tensor **g
 
 static tn_tensor *binary_op(const char *op, tn_bfn fn, tn_backward_fn bwd, tn_tensor *a, tn_tensor *b)
 {
-    tn_tensor *y = binary_any(op, fn, 0, 0, a, b);
+    tn_tensor *y = tn__binary(op, fn, 0, 0, a, b);
     return tn__record(y, &(tn_node){.op = op, .backward = bwd, .n_in = 2, .in = {a, b}});
 }
 
@@ -156,7 +151,7 @@ static tn_tensor *unary_op(const char *op, tn_ufn fn, double s0, double s1, tn_t
     tn_node proto = {.op = op, .backward = pointwise_bwd, .n_in = 1, .in = {a}, .darg = {s0, s1}};
     proto.iarg[0] = (int)bfn;
     proto.iarg[1] = use_out;
-    return a ? tn__record(y, &proto) : y;
+    return tn__record(y, &proto);
 }
 
 tn_tensor *tn_exp(tn_tensor *a) { return unary_op("exp", TN_U_EXP, 0, 0, a, TN_B_MUL, 1); }
@@ -185,7 +180,7 @@ static int scaled_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn_tensor 
 static tn_tensor *scaled_op(const char *op, tn_ufn fn, double s, double scale, tn_tensor *a)
 {
     tn_tensor *y = tn__unary(op, fn, s, 0, a);
-    return a ? tn__record(y, &(tn_node){.op = op, .backward = scaled_bwd, .n_in = 1, .in = {a}, .darg = {scale}}) : y;
+    return tn__record(y, &(tn_node){.op = op, .backward = scaled_bwd, .n_in = 1, .in = {a}, .darg = {scale}});
 }
 
 tn_tensor *tn_neg(tn_tensor *a) { return scaled_op("neg", TN_U_NEG, 0, -1.0, a); }

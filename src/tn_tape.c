@@ -59,7 +59,8 @@ int tn_set_requires_grad(tn_tensor *t, int requires_grad)
 
 void tn_zero_grad(tn_tensor *t)
 {
-    if (t && t->grad) tn__backend_of(t->grad)->fill(t->grad, 0.0);
+    const tn_backend *be = t && t->grad ? tn__backend_of(t->grad) : NULL;
+    if (be) be->fill(t->grad, 0.0);
 }
 
 /* ---- backward ---- */

@@ -6,6 +6,7 @@
 #include "error.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Scatters g into zeros shaped like in, at the elements that `view` picks from in. */
 typedef tn_tensor *(*view_fn)(tn_tensor *base, const tn_node *n);
@@ -206,8 +207,9 @@ tn_tensor *tn_expand(tn_tensor *t, int ndim, const size_t *shape)
     int ns;
     char a[96], b[96];
     if (!t) return tn__null("expand"), NULL;
+    /* t broadcasts to shape exactly when broadcasting the two gives shape back */
     if (ndim < t->ndim || ndim > TN_MAX_DIMS || tn_broadcast_shape(t->ndim, t->shape, ndim, shape, &ns, s) != DLCA_OK ||
-        tn__numel(ns, s) != tn__numel(ndim, shape))
+        memcmp(s, shape, sizeof(size_t) * (size_t)ndim) != 0)
         return err_set(DLCA_ERR, "expand: cannot broadcast %s to %s", tn_shape_str(t, a, sizeof a),
                        tn__shape_text(ndim, shape, b, sizeof b)), NULL;
     tn_tensor v;
