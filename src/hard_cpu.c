@@ -25,7 +25,9 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->next = calloc(n, sizeof(uint64_t));
     e->left = calloc(n, sizeof(uint64_t));
     e->right = calloc(n, sizeof(uint64_t));
-    e->slots = calloc((size_t)e->program.n_slots * HARD_CPU_BLOCK, sizeof(uint64_t));
+    size_t slot_bytes = (size_t)e->program.n_slots * HARD_CPU_BLOCK * sizeof(uint64_t);
+    e->slots = aligned_alloc(64, slot_bytes); /* a multiple of 64: HARD_CPU_BLOCK is */
+    if (e->slots) memset(e->slots, 0, slot_bytes);
     if (!e->grid || !e->next || !e->left || !e->right || !e->slots) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
@@ -117,24 +119,29 @@ static void gather_lane(hard_cpu *e, size_t row, int w, int lane)
     }
 }
 
+/* Words as vectors of 4 (GCC/Clang vector extension: SSE2 pairs, or one AVX2 register). */
+typedef uint64_t hard_vec __attribute__((vector_size(32)));
+enum { HARD_VECS = HARD_CPU_BLOCK / 4 };
+_Static_assert(HARD_CPU_BLOCK % 4 == 0, "a block is whole vectors");
+
 /* Every instruction over HARD_CPU_BLOCK words: the switch picks the op's bitwise expression
- * once per instruction, and the loop under it has no branches (and vectorises). */
-static void run_program(const hard_program *p, uint64_t *s)
+ * once per instruction, and the loop under it has no branches. */
+static void run_program(const hard_program *p, uint64_t *slots)
 {
-    enum { N = HARD_CPU_BLOCK };
+    hard_vec *s = (hard_vec *)slots;
     for (int i = 0; i < p->n_instr; i++) {
         const hard_instr *in = &p->instr[i];
-        uint64_t *restrict d = s + (size_t)in->dst * N;
-        const uint64_t *a = s + (size_t)in->a * N, *b = s + (size_t)in->b * N;
+        hard_vec *restrict d = s + (size_t)in->dst * HARD_VECS;
+        const hard_vec *a = s + (size_t)in->a * HARD_VECS, *b = s + (size_t)in->b * HARD_VECS;
 #define HARD_LOOP(expr)                  \
-    for (int w = 0; w < N; w++) {        \
-        uint64_t x = a[w], y = b[w];     \
+    for (int w = 0; w < HARD_VECS; w++) { \
+        hard_vec x = a[w], y = b[w];     \
         (void)x, (void)y;                \
         d[w] = (expr);                   \
     }                                    \
     break
         switch (in->op) {
-        case GATE_FALSE: HARD_LOOP(0);
+        case GATE_FALSE: HARD_LOOP(x ^ x);
         case GATE_AND: HARD_LOOP(x & y);
         case GATE_A_AND_NOT_B: HARD_LOOP(x & ~y);
         case GATE_A: HARD_LOOP(x);
@@ -149,7 +156,7 @@ static void run_program(const hard_program *p, uint64_t *s)
         case GATE_NOT_A: HARD_LOOP(~x);
         case GATE_NOT_A_OR_B: HARD_LOOP(~x | y);
         case GATE_NAND: HARD_LOOP(~(x & y));
-        default: HARD_LOOP(~0ULL); /* GATE_TRUE */
+        default: HARD_LOOP(~(x ^ x)); /* GATE_TRUE */
         }
 #undef HARD_LOOP
     }

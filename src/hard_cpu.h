@@ -16,7 +16,7 @@
 
 /* Words evaluated together per program pass: enough to hide the per-instruction dispatch,
  * few enough that the slots stay in cache. */
-enum { HARD_CPU_BLOCK = 32 };
+enum { HARD_CPU_BLOCK = 128 };
 
 typedef struct {
     hard_program program;

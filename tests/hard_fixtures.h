@@ -10,6 +10,7 @@
 #include "gates.h"
 #include "rng.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,47 @@ static inline int hard_float_rollout(const ca_model *m, ca_shape shape, const do
     free(logits);
     ca_cpu_free(&engine);
     return DLCA_OK;
+}
+
+/* The float engine's hard step on neighbourhoods: each sample of a batch of 3x3 zero-boundary
+ * grids holds one ([count][C][9] bits in hoods, bit j = neighbour j), and its centre cell's new
+ * state is the circuit's output for it: out gets [count][C] bits. */
+static inline int hard_float_hoods(ca_model *m, const uint8_t *hoods, int count, uint8_t *out)
+{
+    const ca_config *c = &m->config;
+    ca_boundary saved = m->config.boundary;
+    int steps = m->config.steps;
+    ca_shape shape = {count, 3, 3, CA_BOUNDARY_ZERO};
+    size_t cells = ca_shape_cells(shape), C = (size_t)c->channels;
+    double *grids = malloc(2 * C * cells * sizeof(double));
+    if (!grids) return err_set(DLCA_ERR_NOMEM, "out of memory");
+    for (size_t s = 0; s < (size_t)count; s++)
+        for (size_t ch = 0; ch < C; ch++)
+            for (size_t j = 0; j < 9; j++) grids[ch * cells + s * 9 + j] = hoods[(s * C + ch) * 9 + j];
+    m->config.boundary = CA_BOUNDARY_ZERO, m->config.steps = 1;
+    int rc = hard_float_rollout(m, shape, grids, 0, grids);
+    m->config.boundary = saved, m->config.steps = steps;
+    for (size_t s = 0; !rc && s < (size_t)count; s++)
+        for (size_t ch = 0; ch < C; ch++) out[s * C + ch] = grids[(C + ch) * cells + s * 9 + 4] > 0.5;
+    free(grids);
+    return rc;
+}
+
+/* Whether the shell finds `tool`. */
+static inline int hard_have_tool(const char *tool)
+{
+    char command[256];
+    snprintf(command, sizeof command, "command -v %s >/dev/null 2>&1", tool);
+    return system(command) == 0;
+}
+
+/* Exit status of a test whose external tool is missing: a failure when DLCA_REQUIRE_TOOLS=1
+ * (CI installs the tools), else 77, which ctest reports as skipped. */
+static inline int hard_missing_tool(const char *test, const char *tool, const char *package)
+{
+    const char *required = getenv("DLCA_REQUIRE_TOOLS");
+    fprintf(stderr, "%s: %s not found (Debian package %s)\n", test, tool, package);
+    return required && required[0] == '1' ? 1 : 77;
 }
 
 #endif

@@ -21,31 +21,6 @@ static void hood_words(const hard_netlist *net, const uint8_t *hoods, int lanes,
         for (int in = 0; in < net->n_inputs; in++) inputs[in] |= (uint64_t)hoods[(size_t)i * (size_t)net->n_inputs + (size_t)in] << i;
 }
 
-/* Each sample of a batch of 3x3 zero-boundary grids holds one neighbourhood: the centre cell's
- * new state after one float hard step is the circuit's output for it. */
-static int float_outputs(ca_model *m, const uint8_t *hoods, int count, uint8_t *out)
-{
-    const ca_config *c = &m->config;
-    ca_boundary saved = m->config.boundary;
-    m->config.boundary = CA_BOUNDARY_ZERO;
-    ca_shape shape = {count, 3, 3, CA_BOUNDARY_ZERO};
-    double *grids = malloc(2 * (size_t)c->channels * ca_shape_cells(shape) * sizeof(double));
-    size_t cells = ca_shape_cells(shape);
-    for (int s = 0; s < count; s++)
-        for (int ch = 0; ch < c->channels; ch++)
-            for (int j = 0; j < 9; j++)
-                grids[(size_t)ch * cells + (size_t)s * 9 + (size_t)j] = hoods[((size_t)s * (size_t)c->channels + (size_t)ch) * 9 + (size_t)j];
-    int steps = m->config.steps;
-    m->config.steps = 1;
-    int rc = hard_float_rollout(m, shape, grids, 0, grids);
-    m->config.steps = steps, m->config.boundary = saved;
-    for (int s = 0; !rc && s < count; s++)
-        for (int ch = 0; ch < c->channels; ch++)
-            out[(size_t)s * (size_t)c->channels + (size_t)ch] = grids[((size_t)c->channels + (size_t)ch) * cells + (size_t)s * 9 + 4] > 0.5;
-    free(grids);
-    return rc;
-}
-
 /* Number of neighbourhoods (of `count`) where `net` disagrees with `want` ([count][C]). */
 static int netlist_mismatches(const hard_netlist *net, const uint8_t *hoods, int count, const uint8_t *want)
 {
@@ -161,7 +136,7 @@ static void test_model(ca_model *m, const char *name, uint64_t seed)
     uint8_t *want = malloc((size_t)count * (size_t)m->config.channels);
     hard_netlist raw, pruned;
     hard_stats stats;
-    if (float_outputs(m, hoods, count, want) || hard_circuit_extract(&raw, m)) {
+    if (hard_float_hoods(m, hoods, count, want) || hard_circuit_extract(&raw, m)) {
         CHECK(0, "%s: set-up: %s", name, err_message());
         free(hoods), free(want);
         return;
