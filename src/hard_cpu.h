@@ -14,19 +14,22 @@
 
 #include <stdint.h>
 
-/* Words evaluated together per program pass: enough to hide the per-instruction dispatch,
- * few enough that the slots stay in cache. */
-enum { HARD_CPU_BLOCK = 128 };
+/* Words evaluated together per program pass (`block`): as many as HARD_CPU_BLOCK_MAX to spread
+ * the per-instruction dispatch, as few as HARD_CPU_BLOCK_MIN so that the value slots
+ * (n_slots * block words) stay within HARD_CPU_SLOT_BYTES, about half a core's L2. */
+enum { HARD_CPU_BLOCK_MIN = 32, HARD_CPU_BLOCK_MAX = 256, HARD_CPU_SLOT_BYTES = 512 * 1024 };
 
 typedef struct {
     hard_program program;
     ca_shape shape;
     int channels, words; /* words: 64-bit words per row */
+    int block;           /* words per program pass; may be lowered to a multiple of 8 (tests do, to
+                          * cross block boundaries on small grids) */
     size_t rows;         /* batch * height */
     uint32_t fire_stream, fire_threshold;
     uint64_t *grid, *next;  /* [C][rows][words] */
     uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
-    uint64_t *slots;        /* [n_slots][HARD_CPU_BLOCK] */
+    uint64_t *slots;        /* [n_slots][block] */
 } hard_cpu;
 
 /* Words of `bits` bits needed for a row of `width` cells. */

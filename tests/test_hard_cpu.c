@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 typedef struct {
-    int channels, kernels, bits, height, width, batch;
+    int channels, kernels, bits, height, width, batch, block; /* block: 0 = the engine's choice */
 } shape_case;
 
 static int count_ones(const double *grid, size_t n)
@@ -23,8 +23,8 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
 {
     enum { STEPS = 6 };
     char name[160];
-    snprintf(name, sizeof name, "C%d K%d %d-bit %dx%d x%d %s fire %.1f ops %d", sc.channels, sc.kernels, sc.bits,
-             sc.height, sc.width, sc.batch, ca_boundary_name(boundary), fire_rate, (int)mode);
+    snprintf(name, sizeof name, "C%d K%d %d-bit %dx%d x%d block %d %s fire %.1f ops %d", sc.channels, sc.kernels,
+             sc.bits, sc.height, sc.width, sc.batch, sc.block, ca_boundary_name(boundary), fire_rate, (int)mode);
     ca_model model;
     if (hard_test_model(&model, sc.channels, sc.kernels, sc.bits, boundary, fire_rate, sc.height, sc.width, STEPS, seed)) {
         CHECK(0, "%s: model: %s", name, err_message());
@@ -49,6 +49,7 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
     uint32_t stream = (uint32_t)rng_next(&rng);
     rc = hard_float_rollout(&model, shape, grids, stream, grids);
     CHECK(rc == DLCA_OK, "%s: float rollout: %s", name, err_message());
+    if (sc.block) engine.block = sc.block;
     hard_cpu_set_fire_stream(&engine, stream);
     hard_cpu_pack(&engine, grids);
     int first_bad = -1;
@@ -95,12 +96,13 @@ static void test_fire_words(void)
 int main(void)
 {
     const shape_case shapes[] = {
-        {2, 2, 2, 5, 130, 2}, /* two full words and a partial one */
-        {1, 3, 1, 4, 64, 2},  /* exactly one word */
-        {3, 2, 1, 3, 67, 1},  /* a word and 3 bits */
-        {2, 2, 1, 1, 128, 2}, /* one row: y-1 and y+1 are the row itself (periodic) */
-        {1, 2, 2, 6, 1, 2},   /* one column */
-        {1, 2, 1, 9, 200, 1},
+        {2, 2, 2, 5, 130, 2, 0},  /* two full words and a partial one */
+        {1, 3, 1, 4, 64, 2, 0},   /* exactly one word */
+        {3, 2, 1, 3, 67, 1, 0},   /* a word and 3 bits */
+        {2, 2, 1, 1, 128, 2, 0},  /* one row: y-1 and y+1 are the row itself (periodic) */
+        {1, 2, 2, 6, 1, 2, 0},    /* one column */
+        {1, 2, 1, 9, 200, 1, 8},  /* 36 words in blocks of 8: blocks cross rows, the last is partial */
+        {2, 2, 1, 30, 300, 2, 0}, /* 300 words: more than one block of the engine's own size */
     };
     uint64_t seed = 100;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
