@@ -80,3 +80,16 @@ int hard_bench(const ca_model *model, int height, int width, int runs, int steps
     hard_cpu_free(&engine);
     return DLCA_OK;
 }
+
+void hard_bench_random_ops(ca_model *m, uint64_t seed)
+{
+    static const int two_input[10] = {GATE_AND, GATE_A_AND_NOT_B, GATE_NOT_A_AND_B, GATE_XOR, GATE_OR,
+                                      GATE_NOR, GATE_XNOR, GATE_A_OR_NOT_B, GATE_NOT_A_OR_B, GATE_NAND};
+    rng_state rng;
+    rng_init(&rng, seed, 7);
+    for (size_t g = 0; g < m->gate_count; g++) {
+        float *z = m->logits + g * GATE_OP_COUNT;
+        for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = 0.0f;
+        z[two_input[rng_below(&rng, 10)]] = 1.0f;
+    }
+}

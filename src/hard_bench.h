@@ -4,6 +4,7 @@
 
 #include "ca_model.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Prunes `model`'s hard circuit and times hard_cpu (single thread) on one height x width
@@ -12,5 +13,10 @@
  * circuit size and the median and best cell updates per second to `out` (may be NULL);
  * *median_rate (may be NULL) gets the median. */
 int hard_bench(const ca_model *model, int height, int width, int runs, int steps, FILE *out, double *median_rate);
+
+/* Sets every gate's logits so that its argmax is a random op that reads both inputs, drawn from
+ * `seed`: a stand-in for a trained model when timing (a fresh model is all pass-through and
+ * prunes to nothing). */
+void hard_bench_random_ops(ca_model *model, uint64_t seed);
 
 #endif

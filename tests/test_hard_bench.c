@@ -2,6 +2,7 @@
  * is measured by `dlca bench --hard`, not here). */
 #include "check.h"
 #include "hard_bench.h"
+#include "hard_circuit.h"
 #include "hard_fixtures.h"
 
 #include <stdio.h>
@@ -13,9 +14,12 @@ int main(void)
         CHECK(0, "model: %s", err_message());
         return test_finish("test_hard_bench");
     }
-    rng_state rng;
-    rng_init(&rng, 1, 1);
-    hard_random_ops(&m, &rng, HARD_OPS_TWO_INPUT);
+    hard_bench_random_ops(&m, 1);
+    hard_netlist net;
+    hard_stats stats;
+    CHECK(hard_circuit_build(&net, &m, &stats) == DLCA_OK && stats.constant == 0 && stats.wire == 0 && net.n_gates > 20,
+          "random two-input ops leave a live circuit: %d gates", net.n_gates);
+    hard_netlist_free(&net);
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
