@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""make_lizard_target.py: renders the lizard emoji (U+1F98E) as the 20x20 lizard target.
+
+Called by make_lizard_target.sh, which installs the font and Pillow and explains the steps.
+Usage: make_lizard_target.py NotoColorEmoji.ttf out.png
+"""
+import sys
+
+from PIL import Image, ImageDraw, ImageFont
+
+NATIVE_PX = 109  # the only bitmap strike in NotoColorEmoji's CBDT table
+SIZE = 20
+LIZARD = "\U0001F98E"
+
+
+def render(font_path):
+    font = ImageFont.truetype(font_path, NATIVE_PX)
+    canvas = Image.new("RGBA", (2 * NATIVE_PX, 2 * NATIVE_PX), (0, 0, 0, 0))
+    ImageDraw.Draw(canvas).text((NATIVE_PX // 4, NATIVE_PX // 4), LIZARD, font=font, embedded_color=True)
+    box = canvas.getchannel("A").getbbox()
+    if box is None:
+        sys.exit("make_lizard_target: the font drew nothing for U+1F98E")
+    return canvas.crop(box)
+
+
+def pad_square(glyph):
+    side = max(glyph.size)
+    square = Image.new("RGBA", (side, side), (0, 0, 0, 0))
+    square.paste(glyph, ((side - glyph.width) // 2, (side - glyph.height) // 2))
+    return square
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    square = pad_square(render(sys.argv[1]))
+    small = square.convert("RGBa").resize((SIZE, SIZE), Image.BOX)
+    r, g, b, _ = small.split()  # already multiplied by alpha
+    Image.merge("RGB", (r, g, b)).save(sys.argv[2], optimize=True)
+    print("make_lizard_target: wrote", sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()
