@@ -1,0 +1,321 @@
+/* image_png.c: PNG targets in and frames out through libpng (the loss-curve plot is in
+ * image_plot.c). libpng reports errors by calling a handler that must not return; ours keeps
+ * the message and longjmps back to the setjmp in the one function that drives libpng. Every
+ * value that function changes after setjmp lives in a struct owned by its caller, never in its
+ * own locals, so a longjmp cannot leave it stale and the caller always frees what was made. */
+#include "image_png.h"
+
+#include "error.h"
+
+#include <png.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { PNG_SIGNATURE_BYTES = 8, RGBA16_BYTES = 8 };
+
+/* PNG allows 2^31-1, but libpng's readers refuse more than a million by default. */
+#define IMAGE_MAX_SIDE 1000000
+
+/* Where libpng's error handler leaves its message. First member, so the error pointer works
+ * for both the reader and the writer below. */
+typedef struct {
+    char text[200];
+} image_libpng_message;
+
+static void on_libpng_error(png_structp png, png_const_charp message)
+{
+    image_libpng_message *m = png_get_error_ptr(png);
+    snprintf(m->text, sizeof m->text, "%s", message);
+    png_longjmp(png, 1);
+}
+
+/* Warnings (an odd colour profile, a bad ancillary chunk's CRC) do not affect the pixels,
+ * and library code does not print. */
+static void on_libpng_warning(png_structp png, png_const_charp message)
+{
+    (void)png;
+    (void)message;
+}
+
+/* ---------------------------------------------------------------- reading ---- */
+
+typedef struct {
+    image_libpng_message message;
+    const char *path;
+    FILE *file;
+    png_structp png;
+    png_infop info;
+    unsigned char *pixels; /* [height][width] RGBA, 16 bits a sample, big-endian */
+    png_bytep *rows;
+} image_reader;
+
+static void reader_free(image_reader *r)
+{
+    if (r->png) png_destroy_read_struct(&r->png, r->info ? &r->info : NULL, NULL);
+    if (r->file) fclose(r->file);
+    free(r->rows);
+    free(r->pixels);
+}
+
+/* Opens the file and checks the signature, so "not a PNG" is told apart from "corrupt". */
+static int reader_open(image_reader *r)
+{
+    unsigned char signature[PNG_SIGNATURE_BYTES];
+    size_t got;
+    r->file = fopen(r->path, "rb");
+    if (!r->file) return err_set(DLCA_ERR, "cannot open %s: %s", r->path, strerror(errno));
+    got = fread(signature, 1, sizeof signature, r->file);
+    if (ferror(r->file)) return err_set(DLCA_ERR, "cannot read %s: %s", r->path, strerror(errno));
+    if (got == 0) return err_set(DLCA_ERR, "%s: empty file, not a PNG", r->path);
+    if (got < sizeof signature || png_sig_cmp(signature, 0, sizeof signature))
+        return err_set(DLCA_ERR, "%s: not a PNG file (bad signature)", r->path);
+    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r->message, on_libpng_error, on_libpng_warning);
+    if (r->png) r->info = png_create_info_struct(r->png);
+    if (!r->png || !r->info) return err_set(DLCA_ERR_NOMEM, "%s: out of memory starting libpng", r->path);
+    return DLCA_OK;
+}
+
+/* Asks libpng for 16-bit RGBA whatever the file holds: palette and low bit depths expand,
+ * tRNS becomes alpha, grey is copied to R, G, B and opaque files get alpha = 1. Sixteen bits
+ * keep 16-bit files exact and 8-bit ones too (v * 257 / 65535 = v / 255). */
+static void reader_set_transforms(png_structp png, png_infop info)
+{
+    int colour = png_get_color_type(png, info);
+    png_set_expand(png);
+    png_set_expand_16(png);
+    if (!(colour & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
+    if (!(colour & PNG_COLOR_MASK_ALPHA) && !png_get_valid(png, info, PNG_INFO_tRNS))
+        png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+}
+
+/* Decodes the whole file into r->pixels. Changes only *r after setjmp (see the file comment). */
+static int reader_decode(image_reader *r, int height, int width)
+{
+    png_uint_32 w, h;
+    if (setjmp(png_jmpbuf(r->png)))
+        return err_set(DLCA_ERR, "%s: corrupt or truncated PNG: %s", r->path, r->message.text);
+    png_init_io(r->png, r->file);
+    png_set_sig_bytes(r->png, PNG_SIGNATURE_BYTES);
+    png_read_info(r->png, r->info);
+    w = png_get_image_width(r->png, r->info);
+    h = png_get_image_height(r->png, r->info);
+    if (w != (png_uint_32)width || h != (png_uint_32)height)
+        return err_set(DLCA_ERR, "%s: is %lux%lu, the preset needs %dx%d", r->path, (unsigned long)w,
+                       (unsigned long)h, width, height);
+    reader_set_transforms(r->png, r->info);
+    if (png_get_rowbytes(r->png, r->info) != (size_t)w * RGBA16_BYTES)
+        return err_set(DLCA_ERR, "%s: libpng did not give 16-bit RGBA rows", r->path);
+    r->pixels = malloc((size_t)h * (size_t)w * RGBA16_BYTES);
+    r->rows = malloc((size_t)h * sizeof *r->rows);
+    if (!r->pixels || !r->rows) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for %lux%lu pixels", r->path,
+                                                (unsigned long)w, (unsigned long)h);
+    for (png_uint_32 y = 0; y < h; y++) r->rows[y] = r->pixels + (size_t)y * w * RGBA16_BYTES;
+    png_read_image(r->png, r->rows);
+    png_read_end(r->png, NULL); /* reads up to IEND, so a file cut after the pixels is caught too */
+    return DLCA_OK;
+}
+
+static double sample16(const unsigned char *p) { return (double)((unsigned)p[0] << 8 | p[1]) / 65535.0; }
+
+/* Premultiplies by alpha and thresholds, per DESIGN.md section 2. */
+static void binarise(const unsigned char *pixels, size_t n, image_target_mode mode, double *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = pixels + i * RGBA16_BYTES;
+        double alpha = sample16(p + 6);
+        double rgb[3] = {sample16(p) * alpha, sample16(p + 2) * alpha, sample16(p + 4) * alpha};
+        if (mode == IMAGE_RGB_BITS) {
+            for (int c = 0; c < 3; c++) out[(size_t)c * n + i] = rgb[c] > 0.5 ? 1.0 : 0.0;
+        } else {
+            out[i] = rgb[0] > 0.26 || rgb[1] > 0.26 || rgb[2] > 0.26 ? 1.0 : 0.0;
+        }
+    }
+}
+
+int image_target_channels(image_target_mode mode) { return mode == IMAGE_RGB_BITS ? 3 : 1; }
+
+int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out)
+{
+    image_reader r = {.path = path};
+    int status;
+    if (!path || !out) return err_set(DLCA_ERR, "image_load_target: NULL path or output");
+    if (mode != IMAGE_RGB_BITS && mode != IMAGE_SILHOUETTE)
+        return err_set(DLCA_ERR, "%s: unknown target mode %d", path, (int)mode);
+    if (height < 1 || width < 1 || height > IMAGE_MAX_SIDE || width > IMAGE_MAX_SIDE)
+        return err_set(DLCA_ERR, "%s: asked for a %dx%d target", path, width, height);
+    status = reader_open(&r);
+    if (status == DLCA_OK) status = reader_decode(&r, height, width);
+    if (status == DLCA_OK) binarise(r.pixels, (size_t)height * (size_t)width, mode, out);
+    reader_free(&r);
+    return status;
+}
+
+int image_count_colours(const double *target, int pixels)
+{
+    int seen[8] = {0}, count = 0;
+    for (size_t i = 0; i < (size_t)(pixels > 0 ? pixels : 0); i++) {
+        int code = 0;
+        for (int c = 0; c < 3; c++) code |= (target[(size_t)c * (size_t)pixels + i] > 0.5) << c;
+        if (!seen[code]) count++;
+        seen[code] = 1;
+    }
+    return count;
+}
+
+/* ---------------------------------------------------------------- writing ---- */
+
+typedef struct {
+    image_libpng_message message;
+    const char *path;
+    FILE *file;
+    png_structp png;
+    png_infop info;
+} image_writer;
+
+/* Encodes rgb into w->file. Changes only *w after setjmp (see the file comment). */
+static int writer_encode(image_writer *w, const unsigned char *rgb, int width, int height)
+{
+    w->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w->message, on_libpng_error, on_libpng_warning);
+    if (w->png) w->info = png_create_info_struct(w->png);
+    if (!w->png || !w->info) return err_set(DLCA_ERR_NOMEM, "%s: out of memory starting libpng", w->path);
+    if (setjmp(png_jmpbuf(w->png))) return err_set(DLCA_ERR, "cannot write %s: %s", w->path, w->message.text);
+    png_init_io(w->png, w->file);
+    png_set_IHDR(w->png, w->info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(w->png, w->info);
+    for (int y = 0; y < height; y++) png_write_row(w->png, rgb + (size_t)y * (size_t)width * 3);
+    png_write_end(w->png, w->info);
+    return DLCA_OK;
+}
+
+/* Flushes to disk and closes; the file is closed whatever happens. */
+static int writer_close(image_writer *w, const char *temp)
+{
+    int failed = fflush(w->file) != 0 || fsync(fileno(w->file)) != 0;
+    int saved = errno;
+    if (fclose(w->file) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    w->file = NULL;
+    if (failed) return err_set(DLCA_ERR, "cannot write %s: %s", temp, strerror(saved));
+    return DLCA_OK;
+}
+
+/* Writes through a temporary file in the same folder, then renames it over `path`. */
+static int write_atomically(const char *path, const unsigned char *rgb, int width, int height)
+{
+    image_writer w = {.path = path};
+    size_t temp_size = strlen(path) + 32;
+    char *temp = malloc(temp_size);
+    int fd, status;
+    if (!temp) return err_set(DLCA_ERR_NOMEM, "cannot write %s: out of memory", path);
+    snprintf(temp, temp_size, "%s.tmp.%ld", path, (long)getpid());
+    fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || !(w.file = fdopen(fd, "wb"))) {
+        status = err_set(DLCA_ERR, "cannot create %s: %s", temp, strerror(errno));
+        if (fd >= 0) close(fd);
+        if (fd >= 0) unlink(temp);
+        free(temp);
+        return status;
+    }
+    status = writer_encode(&w, rgb, width, height);
+    if (w.png) png_destroy_write_struct(&w.png, w.info ? &w.info : NULL);
+    if (status == DLCA_OK) {
+        status = writer_close(&w, temp);
+    } else {
+        fclose(w.file);
+    }
+    if (status == DLCA_OK && rename(temp, path) != 0)
+        status = err_set(DLCA_ERR, "cannot rename %s to %s: %s", temp, path, strerror(errno));
+    if (status != DLCA_OK) unlink(temp);
+    free(temp);
+    return status;
+}
+
+int image_write_rgb(const char *path, const unsigned char *rgb, int width, int height)
+{
+    if (!path || !rgb) return err_set(DLCA_ERR, "image_write_rgb: NULL path or pixels");
+    if (width < 1 || height < 1 || width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE)
+        return err_set(DLCA_ERR, "%s: cannot write a %dx%d picture", path, width, height);
+    return write_atomically(path, rgb, width, height);
+}
+
+/* ----------------------------------------------------------------- frames ---- */
+
+enum { STRIP_SEPARATOR_GREY = 128 };
+
+static unsigned char to_byte(double v)
+{
+    if (!(v > 0.0)) return 0; /* also NaN */
+    if (v >= 1.0) return 255;
+    return (unsigned char)(v * 255.0 + 0.5);
+}
+
+/* Colour of one cell of grid [channels][cells]. */
+static void cell_colour(unsigned char rgb[3], const double *grid, size_t cells, size_t cell, image_view view)
+{
+    for (int c = 0; c < 3; c++) rgb[c] = to_byte(grid[(view == IMAGE_RGB ? (size_t)c : 0) * cells + cell]);
+}
+
+static int check_strip_args(const char *path, const double *frames, int count, int channels, ca_shape s, int sample,
+                            int scale, image_view view)
+{
+    if (!path || !frames) return err_set(DLCA_ERR, "image_write_strip: NULL path or frames");
+    if (count < 1 || channels < 1 || scale < 1)
+        return err_set(DLCA_ERR, "%s: need count, channels and scale >= 1 (got %d, %d, %d)", path, count, channels,
+                       scale);
+    if (s.batch < 1 || s.height < 1 || s.width < 1)
+        return err_set(DLCA_ERR, "%s: bad grid shape %dx%dx%d", path, s.batch, s.height, s.width);
+    if (sample < 0 || sample >= s.batch)
+        return err_set(DLCA_ERR, "%s: sample %d is outside the batch of %d", path, sample, s.batch);
+    if (view != IMAGE_CHANNEL0 && view != IMAGE_RGB) return err_set(DLCA_ERR, "%s: unknown view %d", path, (int)view);
+    if (view == IMAGE_RGB && channels < 3)
+        return err_set(DLCA_ERR, "%s: the RGB view needs 3 channels, the grid has %d", path, channels);
+    return DLCA_OK;
+}
+
+int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
+                      int scale, image_view view)
+{
+    size_t cells = ca_shape_cells(shape), frame_size, width, height;
+    unsigned char *rgb;
+    int status;
+    if (check_strip_args(path, frames, count, channels, shape, sample, scale, view)) return DLCA_ERR;
+    frame_size = (size_t)channels * cells;
+    width = (size_t)count * (size_t)shape.width * (size_t)scale + (size_t)count - 1;
+    height = (size_t)shape.height * (size_t)scale;
+    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE)
+        return err_set(DLCA_ERR, "%s: a strip of %zux%zu pixels is too large", path, width, height);
+    rgb = malloc(width * height * 3);
+    if (!rgb) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for a %zux%zu strip", path, width, height);
+    memset(rgb, STRIP_SEPARATOR_GREY, width * height * 3);
+    for (size_t py = 0; py < height; py++) {
+        size_t y = py / (size_t)scale;
+        for (int f = 0; f < count; f++) {
+            size_t left = (size_t)f * ((size_t)shape.width * (size_t)scale + 1);
+            for (size_t px = 0; px < (size_t)shape.width * (size_t)scale; px++) {
+                size_t cell = ((size_t)sample * (size_t)shape.height + y) * (size_t)shape.width + px / (size_t)scale;
+                cell_colour(rgb + (py * width + left + px) * 3, frames + (size_t)f * frame_size, cells, cell, view);
+            }
+        }
+    }
+    status = image_write_rgb(path, rgb, (int)width, (int)height);
+    free(rgb);
+    return status;
+}
+
+int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,
+                      image_view view)
+{
+    return image_write_strip(path, grid, 1, channels, shape, sample, scale, view);
+}

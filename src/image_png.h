@@ -1,0 +1,62 @@
+/* image_png.h: everything dlca does with pictures, through libpng: targets in (any PNG,
+ * binarised), frames and strips of frames out, and a loss-curve plot. Grids are [C][cells]
+ * doubles with cell = (b*H + y)*W + x, as in ca_cpu_layer.h. Every function returns DLCA_OK or
+ * a negative status with a one-line message in err_message() naming the file. Files are written
+ * to a temporary name beside the target and renamed, so a reader never sees half a PNG. */
+#ifndef DLCA_IMAGE_PNG_H
+#define DLCA_IMAGE_PNG_H
+
+#include "ca_cpu_layer.h"
+
+/* How a target picture becomes bits. Both premultiply R, G, B by alpha first. */
+typedef enum {
+    IMAGE_RGB_BITS,  /* out [3][H][W]: channel c is 1 where colour c > 0.5 (the image preset) */
+    IMAGE_SILHOUETTE /* out [1][H][W]: 1 where any of R, G, B > 0.26 (the lizard preset) */
+} image_target_mode;
+
+/* How grid channels become pixels. Values are clamped to [0, 1]; NaN shows as 0. */
+typedef enum {
+    IMAGE_CHANNEL0, /* channel 0 as grey */
+    IMAGE_RGB       /* channels 0, 1, 2 as R, G, B (needs C >= 3) */
+} image_view;
+
+/* Channels a target of `mode` has: 3 for IMAGE_RGB_BITS, 1 for IMAGE_SILHOUETTE. */
+int image_target_channels(image_target_mode mode);
+
+/* Reads the PNG at `path` (any colour type and bit depth, interlaced or not) and binarises it
+ * into out [image_target_channels(mode)][height][width], values 0.0 or 1.0. Fails with a message
+ * naming the file when it is missing or unreadable, not a PNG, corrupt or truncated, or not
+ * exactly width x height pixels. `out` may be partly written on failure. */
+int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out);
+
+/* Number of distinct colours (R, G, B each on where > 0.5) in a [3][pixels] target: at most 8. */
+int image_count_colours(const double *target, int pixels);
+
+/* Writes sample `sample` of `count` grids (frames: [count][channels][cells], cells from `shape`)
+ * left to right, one 1-pixel grey line between frames, each cell a scale x scale square.
+ * The PNG is 8-bit RGB, (count*W*scale + count-1) x (H*scale) pixels. */
+int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
+                      int scale, image_view view);
+
+/* image_write_strip for a single grid [channels][cells]. */
+int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,
+                      image_view view);
+
+/* Writes an 8-bit RGB PNG from rgb [height][width][3]. */
+int image_write_rgb(const char *path, const unsigned char *rgb, int width, int height);
+
+/* Plots soft (blue) and hard (orange) loss against steps as a width x height PNG (at least
+ * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT) with a log y axis: losses below 1e-6, hard loss 0
+ * included, are drawn at 1e-6; NaN and infinite points are skipped. Light lines mark the powers of
+ * ten, labelled 1e2, 1e0, 1e-2...; the x axis is labelled with the first and last step and a
+ * legend names the curves. steps may be NULL (0, 1, 2...); hard may be NULL (soft only). */
+int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
+                           int width, int height);
+
+enum { IMAGE_PLOT_MIN_WIDTH = 120, IMAGE_PLOT_MIN_HEIGHT = 80 };
+
+/* Soft and hard curve colours (R, G, B), so callers and tests can find them. */
+extern const unsigned char image_soft_colour[3];
+extern const unsigned char image_hard_colour[3];
+
+#endif
