@@ -1,0 +1,16 @@
+/* crc32.h: CRC-32 as zlib and PNG compute it (IEEE polynomial, reflected, inverted in and out),
+ * our own so the model file does not depend on zlib. */
+#ifndef DLCA_CRC32_H
+#define DLCA_CRC32_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The 256-entry lookup table, exposed so a test can rebuild it from the polynomial. */
+extern const uint32_t crc32_table[256];
+
+/* Extends `crc` (0 to start) over `size` bytes, like zlib's crc32(crc, data, size):
+ * crc32_update(crc32_update(0, a, n), b, m) equals the CRC of a followed by b. */
+uint32_t crc32_update(uint32_t crc, const void *data, size_t size);
+
+#endif
