@@ -1,4 +1,4 @@
-/* ca_model.c: building a model from its config and seed. */
+/* ca_model.c: building a model from its config and seed, or from given wirings (a model file). */
 #include "ca_model.h"
 
 #include "error.h"
@@ -32,41 +32,112 @@ static int layer_error(const char *part, int layer)
     return err_set(DLCA_ERR, "%s layer %d: %s", part, layer, reason);
 }
 
+/* Inputs and gates of layer l: perception layer 0 reads the 9 cells of a 3x3 neighbourhood,
+ * update layer 0 a cell's own C bits and its kernels' outputs, every other layer the one before. */
+static void layer_shape(const ca_config *c, int update, int l, int *n_in, int *n_out)
+{
+    if (update) {
+        *n_in = l == 0 ? ca_config_update_inputs(c) : c->update_widths[l - 1];
+        *n_out = c->update_widths[l];
+    } else {
+        *n_in = l == 0 ? 9 : c->perception_widths[l - 1];
+        *n_out = c->perception_widths[l];
+    }
+}
+
 static int build_wiring(ca_model *m)
 {
     const ca_config *c = &m->config;
     rng_state rng;
     rng_init(&rng, c->seed, RNG_STREAM_WIRING);
+    int n_in, n_out;
     for (int l = 0; l < c->perception_depth; l++) {
-        int n_in = l == 0 ? 9 : c->perception_widths[l - 1];
-        if (wiring_init(&m->perception[l], l == 0 ? WIRING_MOORE : WIRING_UNIQUE, n_in, c->perception_widths[l], &rng))
+        layer_shape(c, 0, l, &n_in, &n_out);
+        if (wiring_init(&m->perception[l], l == 0 ? WIRING_MOORE : WIRING_UNIQUE, n_in, n_out, &rng))
             return layer_error("perception", l);
     }
     for (int l = 0; l < c->update_depth; l++) {
-        int n_in = l == 0 ? ca_config_update_inputs(c) : c->update_widths[l - 1];
-        if (wiring_init(&m->update[l], c->update_wiring, n_in, c->update_widths[l], &rng))
-            return layer_error("update", l);
+        layer_shape(c, 1, l, &n_in, &n_out);
+        if (wiring_init(&m->update[l], c->update_wiring, n_in, n_out, &rng)) return layer_error("update", l);
     }
     return DLCA_OK;
 }
 
-int ca_model_init(ca_model *m, const ca_config *config)
+/* The moore layer reads b = the centre cell (4) and a = each of the 8 neighbours once. */
+static int check_moore(const wiring *w)
+{
+    int seen[9] = {0};
+    for (int g = 0; g < w->n_out; g++) {
+        int a = w->input_a[g];
+        if (w->input_b[g] != 4)
+            return err_set(DLCA_ERR, "gate %d reads b = %d, but moore wiring reads the centre cell 4", g, w->input_b[g]);
+        if (a < 0 || a > 8 || a == 4 || seen[a]++)
+            return err_set(DLCA_ERR, "gate %d reads a = %d, but moore wiring reads each of the 8 neighbours once", g, a);
+    }
+    return DLCA_OK;
+}
+
+/* Copies one given layer after checking its shape against the config. */
+static int copy_layer(wiring *dst, const wiring *src, const ca_config *c, int update, int l)
+{
+    int n_in, n_out;
+    layer_shape(c, update, l, &n_in, &n_out);
+    if (src->n_in != n_in || src->n_out != n_out)
+        return err_set(DLCA_ERR, "wiring is %d -> %d, but the config implies %d -> %d", src->n_in, src->n_out, n_in,
+                       n_out);
+    if (!update && l == 0 && check_moore(src)) return DLCA_ERR;
+    return wiring_init_from(dst, n_in, n_out, src->input_a, src->input_b);
+}
+
+static int copy_wiring(ca_model *m, const wiring *perception, const wiring *update)
+{
+    const ca_config *c = &m->config;
+    for (int l = 0; l < c->perception_depth; l++)
+        if (copy_layer(&m->perception[l], &perception[l], c, 0, l)) return layer_error("perception", l);
+    for (int l = 0; l < c->update_depth; l++)
+        if (copy_layer(&m->update[l], &update[l], c, 1, l)) return layer_error("update", l);
+    return DLCA_OK;
+}
+
+/* The part both constructors share: a checked copy of the config and the gate layout. */
+static int model_begin(ca_model *m, const ca_config *config)
 {
     memset(m, 0, sizeof *m);
     if (ca_config_check(config)) return DLCA_ERR;
     m->config = *config;
     layout_gates(m);
+    return DLCA_OK;
+}
+
+static int alloc_logits(ca_model *m)
+{
+    m->logits = calloc(m->gate_count * GATE_OP_COUNT, sizeof(float));
+    if (!m->logits) return err_set(DLCA_ERR_NOMEM, "out of memory for %zu gates' logits", m->gate_count);
+    return DLCA_OK;
+}
+
+int ca_model_init(ca_model *m, const ca_config *config)
+{
+    if (model_begin(m, config)) return DLCA_ERR;
     if (build_wiring(m)) {
         ca_model_free(m);
         return DLCA_ERR;
     }
-    m->logits = calloc(m->gate_count * GATE_OP_COUNT, sizeof(float));
-    if (!m->logits) {
+    if (alloc_logits(m)) {
         ca_model_free(m);
-        return err_set(DLCA_ERR_NOMEM, "out of memory for %zu gates' logits", m->gate_count);
+        return DLCA_ERR_NOMEM;
     }
     for (size_t g = 0; g < m->gate_count; g++) m->logits[g * GATE_OP_COUNT + GATE_A] = 10.0f;
     return DLCA_OK;
+}
+
+int ca_model_init_wired(ca_model *m, const ca_config *config, const wiring *perception, const wiring *update)
+{
+    if (model_begin(m, config)) return DLCA_ERR;
+    int status = copy_wiring(m, perception, update);
+    if (status == DLCA_OK) status = alloc_logits(m);
+    if (status != DLCA_OK) ca_model_free(m);
+    return status;
 }
 
 void ca_model_free(ca_model *m)

@@ -25,6 +25,11 @@ typedef struct {
  * (logit of op A = 10, the rest 0). */
 int ca_model_init(ca_model *model, const ca_config *config);
 
+/* Builds a model from given wirings (perception[0..depth), update[0..depth)), e.g. read from a
+ * file: checks each layer's n_in/n_out against the config and layer 0's moore shape, copies
+ * them, and zeroes the logits. The model owns its copies. */
+int ca_model_init_wired(ca_model *model, const ca_config *config, const wiring *perception, const wiring *update);
+
 void ca_model_free(ca_model *model);
 
 /* Copies the float logits into a double array of gate_count * 16 (the CPU engine's input). */
