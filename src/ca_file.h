@@ -1,0 +1,66 @@
+/* ca_file.h: the model file (.dlca), which train/resume, run, eval, the viewer and export share.
+ * Little-endian, written field by field (version 1):
+ *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image)
+ *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
+ *           perception_depth, perception_widths[depth], update_depth, update_widths[depth],
+ *           update_wiring, steps, f64 fire_rate, i32 loss_channels, start, target, batch,
+ *           train_steps, f64 learning_rate, u64 seed
+ *   u64 gate_count; per layer (perception, then update): u32 n_in, n_out, input_a[n_out], input_b[n_out]
+ *   f32 logits[gate_count][16]
+ *   flag 0: u64 step, f64 seconds, f32 moment1[gate_count*16], f32 moment2[gate_count*16]
+ *   flag 1: u32 channels, height, width, u8 bits[channels][height][width] (each 0 or 1)
+ *   u32 CRC-32 (zlib's) of every byte before it; nothing after it. */
+#ifndef DLCA_CA_FILE_H
+#define DLCA_CA_FILE_H
+
+#include "ca_model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { CA_FILE_VERSION = 1, CA_FILE_MAGIC_SIZE = 8 };
+enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1 };
+
+/* "DLCA\r\n\x1a\n": the CR-LF and ^Z catch text-mode transfers, as in PNG's signature. */
+extern const uint8_t ca_file_magic[CA_FILE_MAGIC_SIZE];
+
+/* Files larger than this are refused before they are read. */
+#define CA_FILE_MAX_SIZE ((size_t)1 << 30)
+
+/* AdamW state for resuming. moment1/moment2 are [gate_count * 16]; NULL after a load when the
+ * file has none. */
+typedef struct {
+    uint64_t step;   /* optimizer steps done */
+    double seconds;  /* training time so far */
+    float *moment1, *moment2;
+} ca_train_state;
+
+/* The training target as bits [channels][height][width] (height/width = the config's grid,
+ * 1 <= channels <= the config's C); bits is NULL after a load when the file has none. */
+typedef struct {
+    int channels, height, width;
+    uint8_t *bits;
+} ca_target_image;
+
+/* Writes `model` (and the optional state and target) to `path` atomically: a temp file in the
+ * same directory, fsync'd and renamed over `path`. On failure `path` is untouched. */
+int ca_file_save(const char *path, const ca_model *model, const ca_train_state *state, const ca_target_image *target);
+
+/* Reads and checks a model file into `model`; `state` / `target` may be NULL to skip them (they
+ * are still checked). On failure nothing is allocated, the outputs are zeroed and the message
+ * names the file and what is wrong. */
+int ca_file_load(const char *path, ca_model *model, ca_train_state *state, ca_target_image *target);
+
+/* ca_file_load on bytes already in memory; `name` stands for the file in messages. */
+int ca_file_load_memory(const uint8_t *data, size_t size, const char *name, ca_model *model, ca_train_state *state,
+                        ca_target_image *target);
+
+/* Serialises to a malloc'd buffer (what ca_file_save writes), for tests and tools that embed. */
+int ca_file_save_memory(uint8_t **data, size_t *size, const ca_model *model, const ca_train_state *state,
+                        const ca_target_image *target);
+
+/* Free what a load allocated and zero the struct; safe on a zeroed one. */
+void ca_train_state_free(ca_train_state *state);
+void ca_target_image_free(ca_target_image *target);
+
+#endif
