@@ -1,40 +1,24 @@
-/* main.c: the dlca command line. Only this file (and the viewer) prints errors and exits. */
+/* main.c: the dlca command line: dispatches to the subcommands in src/cmd_*.c. Only the
+ * commands (and the viewer) print errors and choose exit codes. */
 #include "ca_config.h"
+#include "cli.h"
+#include "commands.h"
 #include "error.h"
 #include "vk_context.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static void print_usage(FILE *out)
+static int cmd_devices(int argc, char **argv)
 {
-    fputs("usage: dlca [--help] [--version] <command> [options]\n"
-          "\n"
-          "Differentiable logic-gate cellular automata: train a circuit of 2-input logic gates\n"
-          "so that a grid of cells grows a pattern or learns a rule, on Vulkan or the CPU.\n"
-          "\n"
-          "commands:\n"
-          "  devices     list the Vulkan devices (index, type, memory); pick one with --device N\n"
-          "              or the environment variable DLCA_DEVICE\n"
-          "  presets     list the built-in experiments and their sizes\n"
-          "\n"
-          "environment:\n"
-          "  DLCA_DEVICE=N     Vulkan device index (see 'dlca devices')\n"
-          "  DLCA_VALIDATE=1   enable the Vulkan validation layers\n",
-          out);
-}
-
-static int command_devices(void)
-{
-    if (vk_list_devices(stdout) != DLCA_OK) {
-        fprintf(stderr, "dlca devices: %s\n", err_message());
-        return 1;
-    }
+    (void)argc, (void)argv;
+    if (vk_list_devices(stdout) != DLCA_OK) return cli_fail("devices", 0);
     return 0;
 }
 
-static int command_presets(void)
+static int cmd_presets(int argc, char **argv)
 {
+    (void)argc, (void)argv;
     printf("%-20s %-9s %-9s %4s %3s %6s %5s %6s %6s\n", "preset", "grid", "boundary", "C", "K", "layers", "T",
            "batch", "steps");
     for (int i = 0; ca_preset_names[i]; i++) {
@@ -48,6 +32,35 @@ static int command_presets(void)
     return 0;
 }
 
+static const cli_command commands[] = {
+    {"train", "train a preset (or resume a run) on the GPU or the CPU", cmd_train},
+    {"run", "run a trained model and write its frames as PNG", cmd_run},
+    {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
+    {"info", "a model file's config and training state", cmd_info},
+    {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},
+    {"presets", "list the built-in experiments and their sizes", cmd_presets},
+};
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: dlca [--help] [--version] <command> [options]\n"
+          "\n"
+          "Differentiable logic-gate cellular automata: train a circuit of 2-input logic gates\n"
+          "so that a grid of cells grows a pattern or learns a rule, on Vulkan or the CPU.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n'dlca <command> --help' describes each command's options.\n"
+          "\n"
+          "environment:\n"
+          "  DLCA_DEVICE=N     Vulkan device index (see 'dlca devices')\n"
+          "  DLCA_VALIDATE=1   enable the Vulkan validation layers\n"
+          "  DLCA_ASSETS=DIR   where the shipped targets and models are (default: the source tree's assets/)\n",
+          out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -58,8 +71,8 @@ int main(int argc, char **argv)
         printf("dlca %s\n", DLCA_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "devices") == 0) return command_devices();
-    if (strcmp(argv[1], "presets") == 0) return command_presets();
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "dlca: unknown command '%s' (try 'dlca --help')\n", argv[1]);
     return 2;
 }

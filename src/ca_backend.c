@@ -1,0 +1,33 @@
+/* ca_backend.c: device choice shared by train, run, eval, bench and the viewer. */
+#include "ca_backend.h"
+
+#include "error.h"
+
+#include <string.h>
+
+int ca_backend_open(const char *spec, vk_context *vk, ca_backend *backend)
+{
+    memset(vk, 0, sizeof *vk);
+    *backend = CA_BACKEND_CPU;
+    if (spec && strcmp(spec, "cpu") == 0) return DLCA_OK;
+    if (!spec || strcmp(spec, "auto") == 0) {
+        if (vk_context_init_spec(vk, "auto") != DLCA_OK) {
+            err_clear();
+            return DLCA_OK;
+        }
+        if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+            vk_context_free(vk);
+            return DLCA_OK;
+        }
+        *backend = CA_BACKEND_GPU;
+        return DLCA_OK;
+    }
+    if (vk_context_init_spec(vk, spec) != DLCA_OK) return DLCA_ERR;
+    *backend = CA_BACKEND_GPU;
+    return DLCA_OK;
+}
+
+const char *ca_backend_name(ca_backend backend, const vk_context *vk)
+{
+    return backend == CA_BACKEND_GPU ? vk->props.deviceName : "cpu";
+}

@@ -1,0 +1,196 @@
+/* ca_eval.c: evaluation of trained models: losses, Life accuracy, gates, generalisation. */
+#include "ca_eval.h"
+
+#include "ca_task.h"
+#include "error.h"
+#include "rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A hard (or soft) runner of one or more samples at height x width, with a fire rate. */
+static int open_runner(const ca_eval_context *x, ca_runner *r, int batch, int height, int width, int hard, double rate,
+                       uint64_t seed)
+{
+    return ca_runner_init(r, x->model, x->backend, x->vk, batch, height, width, hard, rate, seed);
+}
+
+static int run_steps(ca_runner *r, int steps)
+{
+    for (int t = 0; t < steps; t++)
+        if (ca_runner_step(r)) return DLCA_ERR;
+    return DLCA_OK;
+}
+
+/* Squared error of the grid's loss channels against target [loss_channels][cells]. */
+static double grid_loss(const ca_runner *r, const double *target)
+{
+    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape);
+    double loss = 0.0;
+    for (size_t i = 0; i < n; i++) loss += (r->grid[i] - target[i]) * (r->grid[i] - target[i]);
+    return loss;
+}
+
+static int task_loss(const ca_eval_context *x, int hard, double *loss)
+{
+    const ca_config *c = &x->model->config;
+    ca_runner r;
+    if (open_runner(x, &r, c->batch, c->height, c->width, hard, c->fire_rate, c->seed)) return DLCA_ERR;
+    double *target = malloc((size_t)c->loss_channels * ca_shape_cells(r.shape) * sizeof(double));
+    int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
+    if (!rc) rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, c->steps);
+    if (!rc) *loss = grid_loss(&r, target);
+    free(target);
+    ca_runner_free(&r);
+    return rc;
+}
+
+int ca_eval_losses(const ca_eval_context *x, double *soft, double *hard)
+{
+    return task_loss(x, 0, soft) || task_loss(x, 1, hard);
+}
+
+int ca_eval_life_accuracy(const ca_eval_context *x, double *accuracy)
+{
+    ca_runner r;
+    if (x->model->config.channels != 1) return err_set(DLCA_ERR, "Life accuracy needs a 1-channel model");
+    if (open_runner(x, &r, 512, 3, 3, 1, 1.0, 1)) return DLCA_ERR;
+    double next[512 * 9];
+    for (int b = 0; b < 512; b++) ca_task_board(r.grid, r.shape, b, b);
+    ca_task_life_step(next, r.grid, r.shape);
+    int rc = ca_runner_step(&r), right = 0;
+    for (int b = 0; !rc && b < 512; b++) right += r.grid[b * 9 + 4] == next[b * 9 + 4];
+    *accuracy = right / 512.0;
+    ca_runner_free(&r);
+    return rc;
+}
+
+void ca_eval_gate_histogram(const ca_model *m, int histogram[16], size_t *active)
+{
+    memset(histogram, 0, 16 * sizeof(int));
+    *active = 0;
+    for (size_t g = 0; g < m->gate_count; g++) {
+        double z[GATE_OP_COUNT];
+        for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[g * GATE_OP_COUNT + (size_t)i];
+        int op = gate_argmax(z);
+        histogram[op]++;
+        *active += op != GATE_A && op != GATE_B;
+    }
+}
+
+static void add_check(ca_check *checks, int *count, const char *name, double error)
+{
+    ca_check *c = &checks[(*count)++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->error = error;
+    c->passed = error == 0.0;
+}
+
+/* Fraction of cells whose channel 0 differs from `expected` [cells]. */
+static double wrong_fraction(const ca_runner *r, const double *expected)
+{
+    size_t cells = ca_shape_cells(r->shape), wrong = 0;
+    for (size_t i = 0; i < cells; i++) wrong += (r->grid[i] > 0.5) != (expected[i] > 0.5);
+    return (double)wrong / (double)cells;
+}
+
+/* The learned rule against Life itself on a 128x128 soup, and a glider's full lap on 32x32. */
+static int life_checks(const ca_eval_context *x, ca_check *checks, int *count)
+{
+    ca_runner r;
+    if (open_runner(x, &r, 1, 128, 128, 1, 1.0, 7)) return DLCA_ERR;
+    double *expected = malloc(128 * 128 * sizeof(double));
+    rng_state rng;
+    rng_init(&rng, 7, 0);
+    for (size_t i = 0; i < 128 * 128; i++) r.grid[i] = (double)(rng_next(&rng) >> 63);
+    double worst = 0.0;
+    int rc = expected ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory");
+    for (int t = 0; !rc && t < 64; t++) {
+        ca_task_life_step(expected, r.grid, r.shape);
+        rc = ca_runner_step(&r);
+        double error = rc ? 1.0 : wrong_fraction(&r, expected);
+        worst = error > worst ? error : worst;
+    }
+    ca_runner_free(&r);
+    free(expected);
+    if (rc) return rc;
+    add_check(checks, count, "Life on a 128x128 soup, 64 steps", worst);
+    if (open_runner(x, &r, 1, 32, 32, 1, 1.0, 7)) return DLCA_ERR;
+    static const int glider[5][2] = {{0, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}};
+    double start[32 * 32] = {0};
+    for (int i = 0; i < 5; i++) start[(glider[i][0] + 4) * 32 + glider[i][1] + 4] = 1.0;
+    memcpy(r.grid, start, sizeof start);
+    rc = run_steps(&r, 4 * 32); /* a glider moves one cell diagonally every 4 steps: a full lap */
+    if (!rc) add_check(checks, count, "glider laps a 32x32 torus in 128 steps", wrong_fraction(&r, start));
+    ca_runner_free(&r);
+    return rc;
+}
+
+/* Grows the pattern at height x width from the preset's start, optionally damages a square
+ * and grows on, and compares channel 0..loss-1 with the target pattern. */
+static int pattern_check(const ca_eval_context *x, ca_check *checks, int *count, const char *name, int size,
+                         int steps, double rate, int damage, int heal_steps)
+{
+    const ca_config *c = &x->model->config;
+    ca_runner r;
+    if (open_runner(x, &r, 1, size, size, 1, rate, 11)) return DLCA_ERR;
+    size_t cells = ca_shape_cells(r.shape);
+    double *target = malloc((size_t)c->loss_channels * cells * sizeof(double));
+    int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory");
+    if (!rc) rc = ca_round_inputs(c, r.shape, 0, NULL, r.grid, target);
+    if (!rc) rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, steps);
+    if (!rc && damage) {
+        ca_runner_paint(&r, (size - damage) / 2, (size - damage) / 2, damage, damage, 0.0);
+        rc = run_steps(&r, heal_steps);
+    }
+    if (!rc) add_check(checks, count, name, wrong_fraction(&r, target));
+    free(target);
+    ca_runner_free(&r);
+    return rc;
+}
+
+/* The lizard grown on a 40x40 torus from a centre seed must match the target around the seed
+ * and leave the rest empty. */
+static int lizard_check(const ca_eval_context *x, ca_check *checks, int *count)
+{
+    const ca_config *c = &x->model->config;
+    int size = 2 * c->height, offset = size / 2 - c->height / 2;
+    ca_runner r;
+    if (!x->image) return DLCA_OK;
+    if (open_runner(x, &r, 1, size, size, 1, c->fire_rate, 11)) return DLCA_ERR;
+    int rc = ca_task_start(c, r.shape, 0, r.grid);
+    if (!rc) rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, c->steps);
+    size_t wrong = 0;
+    for (int y = 0; !rc && y < size; y++)
+        for (int xx = 0; xx < size; xx++) {
+            int ty = y - offset, tx = xx - offset, inside = ty >= 0 && ty < c->height && tx >= 0 && tx < c->width;
+            double want = inside ? x->image[(size_t)ty * (size_t)c->width + (size_t)tx] : 0.0;
+            wrong += (r.grid[(size_t)y * (size_t)size + (size_t)xx] > 0.5) != (want > 0.5);
+        }
+    if (!rc) add_check(checks, count, "lizard grows on a 40x40 torus", (double)wrong / ((double)size * size));
+    ca_runner_free(&r);
+    return rc;
+}
+
+int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)
+{
+    const ca_config *c = &x->model->config;
+    *count = 0;
+    if (c->target == CA_TARGET_LIFE) return life_checks(x, checks, count);
+    if (c->target == CA_TARGET_CHECKERBOARD && c->fire_rate >= 1.0)
+        return pattern_check(x, checks, count, "checkerboard on 64x64 after 80 steps", 64, 80, 1.0, 0, 0) ||
+               pattern_check(x, checks, count, "heals a zeroed 20x20 centre (64x64, 80 + 80 steps)", 64, 80, 1.0,
+                             20, 80);
+    if (c->target == CA_TARGET_CHECKERBOARD)
+        return pattern_check(x, checks, count, "async inference (fire rate 0.6) on 32x32, 100 steps", 32, 100,
+                             c->fire_rate, 0, 0) ||
+               pattern_check(x, checks, count, "async survives a zeroed 8x8 centre (32x32, 100 + 100 steps)", 32,
+                             100, c->fire_rate, 8, 100);
+    if (c->loss_channels == 1) return lizard_check(x, checks, count);
+    return DLCA_OK;
+}

@@ -1,0 +1,38 @@
+/* ca_eval.h: how good a trained model is: its losses on its own task, Game of Life accuracy,
+ * gate statistics, and the generalisation checks the paper reports (DESIGN.md section 2). */
+#ifndef DLCA_CA_EVAL_H
+#define DLCA_CA_EVAL_H
+
+#include "ca_runner.h"
+
+enum { CA_EVAL_MAX_CHECKS = 8 };
+
+/* One pass/fail check with its error (fraction of wrong cells unless said otherwise). */
+typedef struct {
+    char name[96];
+    int passed;
+    double error;
+} ca_check;
+
+/* Where evaluation runs, and the target picture (NULL unless the preset has one). */
+typedef struct {
+    const ca_model *model;
+    ca_backend backend;
+    vk_context *vk;
+    const double *image;
+} ca_eval_context;
+
+/* Soft and hard loss on the model's own task: training round 0, its batch, grid and T. */
+int ca_eval_losses(const ca_eval_context *context, double *soft, double *hard);
+
+/* Fraction of the 512 3x3 boards whose next centre state the hard circuit gets right
+ * (the model must be 1-channel). */
+int ca_eval_life_accuracy(const ca_eval_context *context, double *accuracy);
+
+/* Hard ops by count over all gates, and the active ones: every gate except pass-through A or B. */
+void ca_eval_gate_histogram(const ca_model *model, int histogram[16], size_t *active);
+
+/* The preset's generalisation checks (bigger grids, damage, async inference). */
+int ca_eval_checks(const ca_eval_context *context, ca_check *checks, int *count);
+
+#endif

@@ -1,0 +1,97 @@
+/* ca_runner.c: step-by-step inference on either engine. */
+#include "ca_runner.h"
+
+#include "ca_task.h"
+#include "error.h"
+#include "rng.h"
+#include "vk_command.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int prepare_coefficients(ca_runner *r)
+{
+    size_t n = r->view.gate_count * GATE_OP_COUNT;
+    if (r->backend == CA_BACKEND_GPU) {
+        VkCommandBuffer cmd;
+        if (vk_cmd_begin(r->vk, &cmd)) return DLCA_ERR;
+        if (ca_gpu_coefficients(&r->gpu, cmd, r->hard)) return vk_cmd_free(r->vk, cmd), DLCA_ERR;
+        return vk_cmd_finish(r->vk, cmd);
+    }
+    double *logits = malloc(n * sizeof(double));
+    if (!logits) return err_set(DLCA_ERR_NOMEM, "out of memory for the logits");
+    ca_model_logits_to_double(&r->view, logits);
+    ca_cpu_coefficients(&r->cpu, logits, r->hard);
+    free(logits);
+    return DLCA_OK;
+}
+
+int ca_runner_init(ca_runner *r, const ca_model *model, ca_backend backend, vk_context *vk, int batch, int height,
+                   int width, int hard, double fire_rate, uint64_t seed)
+{
+    memset(r, 0, sizeof *r);
+    r->view = *model;
+    r->view.config.steps = 1;
+    r->view.config.fire_rate = fire_rate;
+    r->backend = backend, r->vk = vk, r->hard = hard, r->seed = seed;
+    r->shape = (ca_shape){batch, height, width, model->config.boundary};
+    r->grid_values = (size_t)model->config.channels * ca_shape_cells(r->shape);
+    r->grid = calloc(r->grid_values, sizeof(double));
+    if (!r->grid) return err_set(DLCA_ERR_NOMEM, "out of memory for a %dx%d grid", height, width);
+    int rc = backend == CA_BACKEND_GPU ? ca_gpu_init(&r->gpu, vk, &r->view, batch, height, width, CA_CACHE_FULL)
+                                       : ca_cpu_init(&r->cpu, &r->view, batch, height, width);
+    if (!rc) rc = prepare_coefficients(r);
+    if (rc) ca_runner_free(r);
+    return rc;
+}
+
+void ca_runner_free(ca_runner *r)
+{
+    if (r->backend == CA_BACKEND_GPU)
+        ca_gpu_free(&r->gpu);
+    else
+        ca_cpu_free(&r->cpu);
+    free(r->grid);
+    memset(r, 0, sizeof *r);
+}
+
+int ca_runner_grid_changed(ca_runner *r)
+{
+    if (r->hard) ca_task_binarize(r->grid, r->grid_values);
+    return DLCA_OK;
+}
+
+static int gpu_step(ca_runner *r)
+{
+    VkCommandBuffer cmd;
+    if (ca_gpu_upload_grid(&r->gpu, 0, r->grid) || vk_cmd_begin(r->vk, &cmd)) return DLCA_ERR;
+    if (ca_step_forward_gpu(&r->gpu, cmd, 0)) return vk_cmd_free(r->vk, cmd), DLCA_ERR;
+    if (vk_cmd_finish(r->vk, cmd)) return DLCA_ERR;
+    return ca_gpu_download_grid(&r->gpu, 1, r->grid);
+}
+
+int ca_runner_step(ca_runner *r)
+{
+    uint32_t stream = rng_fire_stream(r->seed, r->t);
+    r->t++;
+    if (r->backend == CA_BACKEND_GPU) {
+        ca_gpu_set_fire_stream(&r->gpu, stream);
+        return gpu_step(r);
+    }
+    ca_cpu_set_fire_stream(&r->cpu, stream);
+    memcpy(ca_cpu_grid(&r->cpu, 0), r->grid, r->grid_values * sizeof(double));
+    ca_step_forward(&r->cpu, 0);
+    memcpy(r->grid, ca_cpu_grid(&r->cpu, 1), r->grid_values * sizeof(double));
+    return DLCA_OK;
+}
+
+void ca_runner_paint(ca_runner *r, int x, int y, int width, int height, double value)
+{
+    ca_shape s = r->shape;
+    size_t cells = ca_shape_cells(s), plane = (size_t)s.height * (size_t)s.width;
+    for (int ch = 0; ch < r->view.config.channels; ch++)
+        for (int b = 0; b < s.batch; b++)
+            for (int yy = y < 0 ? 0 : y; yy < y + height && yy < s.height; yy++)
+                for (int xx = x < 0 ? 0 : x; xx < x + width && xx < s.width; xx++)
+                    r->grid[(size_t)ch * cells + (size_t)b * plane + (size_t)yy * (size_t)s.width + (size_t)xx] = value;
+}

@@ -1,0 +1,40 @@
+/* ca_runner.h: inference without training: advance a grid one step at a time, as long as
+ * wanted, on the CPU or the GPU, soft or hard. Used by `dlca run`, `dlca eval` and the viewer.
+ * The engines hold one step of activations, so a run of any length takes the memory of one. */
+#ifndef DLCA_CA_RUNNER_H
+#define DLCA_CA_RUNNER_H
+
+#include "ca_cpu.h"
+#include "ca_gpu.h"
+#include "ca_train.h"
+
+typedef struct {
+    ca_model view;       /* the model with T = 1 and the run's fire rate; shares wiring and logits */
+    ca_backend backend;
+    vk_context *vk;
+    ca_cpu cpu;
+    ca_gpu gpu;
+    ca_shape shape;
+    size_t grid_values;  /* C * cells */
+    double *grid;        /* the current grid [C][cells]; edit it, then ca_runner_grid_changed */
+    uint64_t seed, t;    /* fire masks are drawn from (seed, t) */
+    int hard;
+} ca_runner;
+
+/* Prepares a run of `model` on `batch` samples of height x width, soft or hard, with fire rate
+ * `fire_rate` (1 = synchronous). The grid starts at zero. */
+int ca_runner_init(ca_runner *runner, const ca_model *model, ca_backend backend, vk_context *vk, int batch,
+                   int height, int width, int hard, double fire_rate, uint64_t seed);
+
+void ca_runner_free(ca_runner *runner);
+
+/* Call after writing runner->grid (a new start, damage): hard runs round it to bits. */
+int ca_runner_grid_changed(ca_runner *runner);
+
+/* Advances the grid one CA step. */
+int ca_runner_step(ca_runner *runner);
+
+/* Zeroes (value 0) or sets (value 1) every channel of the cells in a rectangle of every sample. */
+void ca_runner_paint(ca_runner *runner, int x, int y, int width, int height, double value);
+
+#endif

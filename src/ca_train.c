@@ -1,0 +1,202 @@
+/* ca_train.c: the training step on either engine, and AdamW for the CPU path. */
+#include "ca_train.h"
+
+#include "ca_task.h"
+#include "error.h"
+#include "gates.h"
+#include "rng.h"
+#include "vk_command.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+ca_adamw ca_adamw_default(const ca_config *config)
+{
+    return (ca_adamw){.learning_rate = (float)config->learning_rate, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f,
+                      .weight_decay = 1e-2f, .clip = 100.0f};
+}
+
+int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const double *image, double *start,
+                    double *target)
+{
+    if (ca_task_start(c, shape, round, start)) return DLCA_ERR;
+    return ca_task_target(c, shape, start, image, target);
+}
+
+int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
+                    ca_cache cache)
+{
+    const ca_config *c = &model->config;
+    memset(t, 0, sizeof *t);
+    t->model = model, t->backend = backend, t->image = image, t->vk = vk;
+    t->adamw = ca_adamw_default(c);
+    t->gate_values = model->gate_count * GATE_OP_COUNT;
+    if (c->target == CA_TARGET_IMAGE && !image)
+        return err_set(DLCA_ERR, "preset '%s' trains towards a picture: give --target PNG", c->preset);
+    size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width;
+    t->moment1 = calloc(t->gate_values, sizeof(float));
+    t->moment2 = calloc(t->gate_values, sizeof(float));
+    t->start = malloc((size_t)c->channels * cells * sizeof(double));
+    t->target = malloc((size_t)c->loss_channels * cells * sizeof(double));
+    if (!t->moment1 || !t->moment2 || !t->start || !t->target) {
+        ca_trainer_free(t);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the trainer");
+    }
+    int rc;
+    if (backend == CA_BACKEND_GPU) {
+        rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, cache);
+    } else {
+        rc = ca_cpu_init(&t->cpu, model, c->batch, 0, 0);
+        t->logits = malloc(t->gate_values * sizeof(double));
+        t->dlogits = malloc(t->gate_values * sizeof(double));
+        if (!rc && (!t->logits || !t->dlogits)) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the trainer");
+    }
+    if (rc) ca_trainer_free(t);
+    return rc;
+}
+
+void ca_trainer_free(ca_trainer *t)
+{
+    free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->logits), free(t->dlogits);
+    if (t->backend == CA_BACKEND_GPU)
+        ca_gpu_free(&t->gpu);
+    else
+        ca_cpu_free(&t->cpu);
+    memset(t, 0, sizeof *t);
+}
+
+int ca_trainer_resume(ca_trainer *t, uint64_t step, const float *moment1, const float *moment2)
+{
+    t->step = step;
+    memcpy(t->moment1, moment1, t->gate_values * sizeof(float));
+    memcpy(t->moment2, moment2, t->gate_values * sizeof(float));
+    if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
+    if (ca_gpu_upload_logits(&t->gpu, t->model->logits, 0)) return DLCA_ERR;
+    size_t bytes = t->gate_values * sizeof(float);
+    if (vk_buffer_upload(t->vk, &t->gpu.moment1, 0, moment1, bytes)) return DLCA_ERR;
+    return vk_buffer_upload(t->vk, &t->gpu.moment2, 0, moment2, bytes);
+}
+
+/* AdamW on float parameters and moments, computed in double, as adamw.comp does in float. */
+static void adamw_cpu(ca_trainer *t, const double *grad)
+{
+    const ca_adamw *a = &t->adamw;
+    double correction1 = 1.0 - pow(a->beta1, (double)t->step), correction2 = 1.0 - pow(a->beta2, (double)t->step);
+    float *param = t->model->logits;
+    for (size_t i = 0; i < t->gate_values; i++) {
+        double g = fmax(-a->clip, fmin(a->clip, grad[i]));
+        double m = a->beta1 * (double)t->moment1[i] + (1.0 - a->beta1) * g;
+        double v = a->beta2 * (double)t->moment2[i] + (1.0 - a->beta2) * g * g;
+        t->moment1[i] = (float)m, t->moment2[i] = (float)v;
+        double p = (double)param[i] * (1.0 - (double)a->learning_rate * a->weight_decay);
+        param[i] = (float)(p - a->learning_rate * (m / correction1) / (sqrt(v / correction2) + a->eps));
+    }
+}
+
+static double cpu_rollout(ca_trainer *t, int hard)
+{
+    ca_cpu *e = &t->cpu;
+    size_t n_grid = (size_t)t->model->config.channels * e->cells;
+    ca_cpu_coefficients(e, t->logits, hard);
+    memcpy(ca_cpu_grid(e, 0), t->start, n_grid * sizeof(double));
+    if (hard) ca_task_binarize(ca_cpu_grid(e, 0), n_grid);
+    ca_cpu_forward(e);
+    return ca_loss_forward(e, t->target);
+}
+
+static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+{
+    ca_model_logits_to_double(t->model, t->logits);
+    if (hard_loss) *hard_loss = cpu_rollout(t, 1);
+    *soft_loss = cpu_rollout(t, 0);
+    ca_loss_backward(&t->cpu, t->target);
+    ca_cpu_backward(&t->cpu);
+    ca_cpu_logits_gradient(&t->cpu, t->logits, t->dlogits);
+    for (size_t i = 0; i < t->gate_values; i++)
+        if (!isfinite(t->dlogits[i])) return err_set(DLCA_ERR, "gradient is not finite at step %llu", (unsigned long long)t->step);
+    t->step++;
+    adamw_cpu(t, t->dlogits);
+    return DLCA_OK;
+}
+
+/* Records the whole training step in one command buffer: the soft rollout, its loss
+ * (slot 0), BPTT, the logit gradient and AdamW. */
+static int gpu_record_step(ca_trainer *t, VkCommandBuffer cmd)
+{
+    ca_gpu *g = &t->gpu;
+    return ca_gpu_coefficients(g, cmd, 0) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 0) ||
+           ca_gpu_backward(g, cmd) || ca_gpu_logits_gradient(g, cmd) || ca_gpu_adamw(g, cmd, &t->adamw);
+}
+
+static int gpu_submit(ca_trainer *t)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
+    if (gpu_record_step(t, cmd)) {
+        vk_cmd_free(t->vk, cmd);
+        return DLCA_ERR;
+    }
+    return vk_cmd_finish(t->vk, cmd);
+}
+
+static int gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+{
+    ca_gpu *g = &t->gpu;
+    size_t n_grid = (size_t)t->model->config.channels * g->cells;
+    if (hard_loss) {
+        /* Hard rollout first, from the binarised start; it needs its own submission only
+         * because the start grid differs. */
+        double *binary = malloc(n_grid * sizeof(double));
+        if (!binary) return err_set(DLCA_ERR_NOMEM, "out of memory");
+        memcpy(binary, t->start, n_grid * sizeof(double));
+        ca_task_binarize(binary, n_grid);
+        int rc = ca_gpu_upload_grid(g, 0, binary);
+        free(binary);
+        VkCommandBuffer cmd;
+        if (rc || vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
+        if (ca_gpu_coefficients(g, cmd, 1) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 1)) {
+            vk_cmd_free(t->vk, cmd);
+            return DLCA_ERR;
+        }
+        if (vk_cmd_finish(t->vk, cmd)) return DLCA_ERR;
+    }
+    if (ca_gpu_upload_grid(g, 0, t->start)) return DLCA_ERR;
+    ca_gpu_set_adamw_step(g, &t->adamw, t->step + 1);
+    if (gpu_submit(t)) return DLCA_ERR;
+    t->step++;
+    float losses[2];
+    if (ca_gpu_read_losses(g, losses, 2)) return DLCA_ERR;
+    *soft_loss = losses[0];
+    if (hard_loss) *hard_loss = losses[1];
+    return DLCA_OK;
+}
+
+int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+{
+    const ca_config *c = &t->model->config;
+    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
+    if (ca_round_inputs(c, shape, t->step, t->image, t->start, t->target)) return DLCA_ERR;
+    uint32_t stream = rng_fire_stream(c->seed, t->step);
+    int rc;
+    if (t->backend == CA_BACKEND_GPU) {
+        ca_gpu_set_fire_stream(&t->gpu, stream);
+        rc = ca_gpu_upload_target(&t->gpu, t->target);
+        if (!rc) rc = gpu_step(t, soft_loss, hard_loss);
+    } else {
+        ca_cpu_set_fire_stream(&t->cpu, stream);
+        rc = cpu_step(t, soft_loss, hard_loss);
+    }
+    if (!rc && !isfinite(*soft_loss))
+        rc = err_set(DLCA_ERR, "loss is not finite at step %llu", (unsigned long long)t->step);
+    return rc;
+}
+
+int ca_trainer_sync(ca_trainer *t)
+{
+    if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
+    size_t bytes = t->gate_values * sizeof(float);
+    if (ca_gpu_download_logits(&t->gpu, t->model->logits)) return DLCA_ERR;
+    if (vk_buffer_download(t->vk, &t->gpu.moment1, 0, t->moment1, bytes)) return DLCA_ERR;
+    return vk_buffer_download(t->vk, &t->gpu.moment2, 0, t->moment2, bytes);
+}

@@ -1,0 +1,53 @@
+/* ca_train.h: one training loop for both engines. Step s (0-based) trains on round s: its
+ * start states and fire mask are drawn from (seed, s), so a run resumed at step s sees
+ * exactly what an uninterrupted run would. The loss is the sum of squared errors; the update
+ * clips each gradient element, then applies AdamW (DESIGN.md section 1). */
+#ifndef DLCA_CA_TRAIN_H
+#define DLCA_CA_TRAIN_H
+
+#include "ca_cpu.h"
+#include "ca_gpu.h"
+#include "ca_model.h"
+
+typedef enum { CA_BACKEND_CPU, CA_BACKEND_GPU } ca_backend;
+
+typedef struct {
+    ca_model *model;
+    ca_backend backend;
+    ca_adamw adamw;
+    uint64_t step;             /* optimizer steps done */
+    float *moment1, *moment2;  /* AdamW state [gates][16] (the GPU keeps its own copy while training) */
+    const double *image;       /* target picture [loss_channels][H][W], or NULL */
+    double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells] */
+    size_t gate_values;        /* gates * 16 */
+    ca_cpu cpu;                /* CPU backend */
+    double *logits, *dlogits;  /* CPU backend: double copies */
+    vk_context *vk;            /* GPU backend */
+    ca_gpu gpu;
+} ca_trainer;
+
+/* The paper's optimizer settings with the config's learning rate. */
+ca_adamw ca_adamw_default(const ca_config *config);
+
+/* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
+ * with the given cache mode. `image` is needed for image targets. */
+int ca_trainer_init(ca_trainer *trainer, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
+                    ca_cache cache);
+
+void ca_trainer_free(ca_trainer *trainer);
+
+/* Continues from a saved state: `step` steps done, AdamW moments [gates][16] (copied). */
+int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, const float *moment2);
+
+/* One training step on round trainer->step: soft loss before the update, and with
+ * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates). */
+int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
+
+/* Brings the logits and AdamW moments back from the GPU into model->logits and moment1/2. */
+int ca_trainer_sync(ca_trainer *trainer);
+
+/* Fills the start grid and target of round `round` for `batch` samples of `shape`. */
+int ca_round_inputs(const ca_config *config, ca_shape shape, uint64_t round, const double *image, double *start,
+                    double *target);
+
+#endif

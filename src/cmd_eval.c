@@ -1,0 +1,140 @@
+/* cmd_eval.c: `dlca eval MODEL` (how good a model is) and `dlca info MODEL` (what it is). */
+#include "ca_backend.h"
+#include "ca_eval.h"
+#include "ca_file.h"
+#include "ca_target.h"
+#include "cli.h"
+#include "commands.h"
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MODEL plus an optional --device; `allow_device` 0 for info. */
+static int parse_model_args(int argc, char **argv, const char *command, int allow_device, const char **model,
+                            const char **device, int *help)
+{
+    *model = NULL, *device = "auto";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (allow_device && strcmp(argv[i], "--device") == 0) {
+            if (cli_value(argc, argv, &i, device)) return DLCA_ERR;
+        } else if (strncmp(argv[i], "--", 2) == 0) {
+            return err_set(DLCA_ERR, "unknown option '%s' (see dlca %s --help)", argv[i], command);
+        } else if (*model) {
+            return err_set(DLCA_ERR, "unexpected argument '%s' (one MODEL only)", argv[i]);
+        } else {
+            *model = argv[i];
+        }
+    }
+    if (!*model && !*help) return err_set(DLCA_ERR, "no MODEL given (see dlca %s --help)", command);
+    return DLCA_OK;
+}
+
+static void print_gates(const ca_model *m)
+{
+    int histogram[16];
+    size_t active;
+    ca_eval_gate_histogram(m, histogram, &active);
+    printf("gates: %zu, active %zu (not counting pass-through A/B)\nops:", m->gate_count, active);
+    for (int op = 0; op < GATE_OP_COUNT; op++)
+        if (histogram[op]) printf(" %s %d", gate_op_names[op], histogram[op]);
+    printf("\n");
+}
+
+static int evaluate(const ca_eval_context *x)
+{
+    double soft, hard;
+    if (ca_eval_losses(x, &soft, &hard)) return DLCA_ERR;
+    printf("loss on its task (round 0): soft %.6g, hard %.6g\n", soft, hard);
+    if (x->model->config.target == CA_TARGET_LIFE) {
+        double accuracy;
+        if (ca_eval_life_accuracy(x, &accuracy)) return DLCA_ERR;
+        printf("Game of Life: %.2f%% of the 512 neighbourhoods right (%d wrong)\n", 100.0 * accuracy,
+               (int)(512.0 * (1.0 - accuracy) + 0.5));
+    }
+    print_gates(x->model);
+    ca_check checks[CA_EVAL_MAX_CHECKS];
+    int count, failed = 0;
+    if (ca_eval_checks(x, checks, &count)) return DLCA_ERR;
+    for (int i = 0; i < count; i++) {
+        printf("%s  %s (error %.4g)\n", checks[i].passed ? "pass" : "FAIL", checks[i].name, checks[i].error);
+        failed += !checks[i].passed;
+    }
+    printf("%d of %d checks passed\n", count - failed, count);
+    return DLCA_OK;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *path, *device;
+    int help = 0;
+    if (parse_model_args(argc, argv, "eval", 1, &path, &device, &help)) return cli_fail("eval", 1);
+    if (help) {
+        printf("usage: dlca eval MODEL [--device D]\n\n"
+               "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
+               "neighbourhoods, active gates and a histogram of ops, and the preset's\n"
+               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n");
+        return 0;
+    }
+    ca_model model;
+    ca_target_image target;
+    vk_context vk;
+    ca_backend backend = CA_BACKEND_CPU;
+    if (ca_file_load(path, &model, NULL, &target)) return cli_fail("eval", 0);
+    double *image = target.bits ? ca_target_values(&target) : NULL;
+    int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory") : DLCA_OK;
+    if (!rc) rc = ca_backend_open(device, &vk, &backend);
+    if (!rc) {
+        ca_eval_context context = {&model, backend, &vk, image};
+        printf("%s: preset %s on %s\n", path, model.config.preset, ca_backend_name(backend, &vk));
+        rc = evaluate(&context);
+    }
+    if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
+    free(image);
+    ca_target_image_free(&target);
+    ca_model_free(&model);
+    return rc ? cli_fail("eval", 0) : 0;
+}
+
+static void print_widths(const char *name, const int *widths, int depth)
+{
+    printf("%-16s", name);
+    for (int i = 0; i < depth; i++) printf("%s%d", i ? "," : "", widths[i]);
+    printf("\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path, *device;
+    int help = 0;
+    if (parse_model_args(argc, argv, "info", 0, &path, &device, &help)) return cli_fail("info", 1);
+    if (help) return printf("usage: dlca info MODEL\n\nThe model's config and training state.\n"), 0;
+    ca_model m;
+    ca_train_state state;
+    ca_target_image target;
+    if (ca_file_load(path, &m, &state, &target)) return cli_fail("info", 0);
+    const ca_config *c = &m.config;
+    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", c->preset, "grid", c->height, c->width,
+           ca_boundary_name(c->boundary), "channels", c->channels);
+    printf("%-16s%d\n", "kernels", c->kernels);
+    print_widths("perception", c->perception_widths, c->perception_depth);
+    print_widths("update", c->update_widths, c->update_depth);
+    printf("%-16s%s\n%-16s%zu\n%-16s%d\n", "update wiring", wiring_kind_name(c->update_wiring), "gates", m.gate_count,
+           "T", c->steps);
+    printf("%-16s%g%s\n%-16s0..%d\n", "fire rate", c->fire_rate, c->fire_rate < 1.0 ? " (async)" : " (sync)",
+           "loss channels", c->loss_channels - 1);
+    printf("%-16s%d\n%-16s%d\n%-16s%g\n%-16s%llu\n", "batch", c->batch, "train steps", c->train_steps, "learning rate",
+           c->learning_rate, "seed", (unsigned long long)c->seed);
+    if (state.moment1)
+        printf("%-16s%llu of %d steps, %.1f s\n", "trained", (unsigned long long)state.step, c->train_steps,
+               state.seconds);
+    else
+        printf("%-16sno training state (cannot be resumed)\n", "trained");
+    if (target.bits) printf("%-16s%d channel(s), %dx%d\n", "target", target.channels, target.height, target.width);
+    ca_train_state_free(&state);
+    ca_target_image_free(&target);
+    ca_model_free(&m);
+    return 0;
+}

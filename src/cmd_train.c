@@ -1,0 +1,261 @@
+/* cmd_train.c: `dlca train`: a preset (with overrides) trained on the CPU or a GPU, with
+ * progress, a CSV log and a loss-curve PNG, atomic checkpoints, Ctrl-C and resume. */
+#include "ca_backend.h"
+#include "ca_file.h"
+#include "ca_target.h"
+#include "cli.h"
+#include "commands.h"
+#include "error.h"
+#include "train_log.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *preset, *target, *device, *out, *log, *resume;
+    ca_cache cache;
+    long long every;
+    /* Overrides of the preset: set when given. */
+    long long steps, batch, T, seed;
+    double lr, fire_rate;
+    int height, width, boundary;
+    int has_steps, has_batch, has_T, has_seed, has_lr, has_rate, has_grid, has_boundary;
+} train_options;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int signal_number)
+{
+    (void)signal_number;
+    stop_requested = 1;
+}
+
+static void print_help(void)
+{
+    printf("usage: dlca train [--preset NAME] [options]\n"
+           "\n"
+           "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
+           "\n"
+           "  --preset NAME      gol, checkerboard, checkerboard-async, lizard, image (default checkerboard)\n"
+           "  --steps N          training steps (default: the preset's)\n"
+           "  --batch N          samples per step (preset)\n"
+           "  --lr X             AdamW learning rate (preset)\n"
+           "  --T N              CA steps per rollout (preset)\n"
+           "  --grid HxW         grid size (preset)\n"
+           "  --boundary B       periodic or zero (preset)\n"
+           "  --async RATE       fire rate in (0, 1]; 1 = synchronous (preset)\n"
+           "  --seed N           fixes every random choice: wiring, starts, fire masks (default 1)\n"
+           "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
+           "  --device D         auto, cpu, a Vulkan device index or part of its name (default auto:\n"
+           "                     a real GPU when there is one, else the CPU engine)\n"
+           "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
+           "  --out FILE         model file, written atomically (default <preset>.dlca)\n"
+           "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
+           "                     the loss curve goes beside it as <log>-loss.png\n"
+           "  --every N          log, plot and checkpoint every N steps (default 25)\n"
+           "  --resume FILE      continue a saved run; --steps sets the new total\n"
+           "\n"
+           "Ctrl-C writes a checkpoint and exits 0; --resume continues with exactly the losses an\n"
+           "uninterrupted run would have had.\n");
+}
+
+static int parse_cache(const char *text, ca_cache *cache)
+{
+    if (strcmp(text, "full") == 0) *cache = CA_CACHE_FULL;
+    else if (strcmp(text, "checkpoint") == 0) *cache = CA_CACHE_CHECKPOINT;
+    else return err_set(DLCA_ERR, "--cache: '%s' is not full or checkpoint", text);
+    return DLCA_OK;
+}
+
+static int parse_boundary(const char *text, int *boundary)
+{
+    if (strcmp(text, "periodic") == 0) *boundary = CA_BOUNDARY_PERIODIC;
+    else if (strcmp(text, "zero") == 0) *boundary = CA_BOUNDARY_ZERO;
+    else return err_set(DLCA_ERR, "--boundary: '%s' is not periodic or zero", text);
+    return DLCA_OK;
+}
+
+/* One flag with its value; returns DLCA_ERR with the message set. */
+static int parse_flag(train_options *o, const char *flag, const char *v)
+{
+    if (strcmp(flag, "--preset") == 0) o->preset = v;
+    else if (strcmp(flag, "--target") == 0) o->target = v;
+    else if (strcmp(flag, "--device") == 0) o->device = v;
+    else if (strcmp(flag, "--out") == 0) o->out = v;
+    else if (strcmp(flag, "--log") == 0) o->log = v;
+    else if (strcmp(flag, "--resume") == 0) o->resume = v;
+    else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
+    else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
+    else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 100000000, &o->steps);
+    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
+    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, 10000, &o->T);
+    else if (strcmp(flag, "--seed") == 0) return o->has_seed = 1, cli_int(flag, v, 0, INT64_MAX, &o->seed);
+    else if (strcmp(flag, "--lr") == 0) return o->has_lr = 1, cli_double(flag, v, 1e-8, 100.0, &o->lr);
+    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, 1e-6, 1.0, &o->fire_rate);
+    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, 4096, &o->height, &o->width);
+    else if (strcmp(flag, "--boundary") == 0) return o->has_boundary = 1, parse_boundary(v, &o->boundary);
+    else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
+    return DLCA_OK;
+}
+
+static int parse_options(int argc, char **argv, train_options *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = "checkerboard", o->device = "auto", o->every = 25, o->cache = CA_CACHE_FULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        const char *value;
+        if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
+        if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
+    }
+    if (o->resume && (o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
+                      o->has_boundary || o->target))
+        return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
+                                 "--out, --log and --every may be given with it");
+    return DLCA_OK;
+}
+
+static void apply_overrides(ca_config *c, const train_options *o)
+{
+    if (o->has_steps) c->train_steps = (int)o->steps;
+    if (o->has_batch) c->batch = (int)o->batch;
+    if (o->has_T) c->steps = (int)o->T;
+    if (o->has_seed) c->seed = (uint64_t)o->seed;
+    if (o->has_lr) c->learning_rate = o->lr;
+    if (o->has_rate) c->fire_rate = o->fire_rate;
+    if (o->has_grid) c->height = o->height, c->width = o->width;
+    if (o->has_boundary) c->boundary = (ca_boundary)o->boundary;
+}
+
+/* The run being trained: model, saved state and target, as the model file holds them. */
+typedef struct {
+    ca_model model;
+    ca_train_state state;
+    ca_target_image target;
+    double *image;
+} training_run;
+
+static void run_free(training_run *r)
+{
+    ca_model_free(&r->model), ca_train_state_free(&r->state), ca_target_image_free(&r->target);
+    free(r->image);
+}
+
+static int run_prepare(training_run *r, const train_options *o)
+{
+    memset(r, 0, sizeof *r);
+    if (o->resume) {
+        if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
+        if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
+        if (o->has_steps) r->model.config.train_steps = (int)o->steps;
+    } else {
+        ca_config config;
+        if (ca_config_preset(&config, o->preset)) return DLCA_ERR;
+        apply_overrides(&config, o);
+        if (ca_model_init(&r->model, &config)) return DLCA_ERR;
+        char path[4096];
+        const char *target = o->target ? o->target : ca_target_default_path(&config, path, sizeof path);
+        if (!target && o->target) return err_set(DLCA_ERR, "--target: preset '%s' has no picture target", o->preset);
+        if (target && ca_target_load_png(&config, target, &r->target)) return DLCA_ERR;
+    }
+    if (r->target.bits && !(r->image = ca_target_values(&r->target)))
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    return DLCA_OK;
+}
+
+static int save_checkpoint(const char *path, ca_trainer *t, training_run *r, double seconds)
+{
+    if (ca_trainer_sync(t)) return DLCA_ERR;
+    ca_train_state state = {t->step, seconds, t->moment1, t->moment2};
+    return ca_file_save(path, &r->model, &state, r->target.bits ? &r->target : NULL);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The loop: every step a progress update, every `every` steps (and at the end) the hard loss, a
+ * log row, the plot and a checkpoint. Stops early, saving, on SIGINT or SIGTERM. */
+static int train_loop(ca_trainer *t, training_run *r, const train_options *o, const char *out, train_log *log)
+{
+    const ca_config *c = &r->model.config;
+    double start = now_seconds(), before = r->state.seconds;
+    uint64_t first = t->step, total = (uint64_t)c->train_steps;
+    while (t->step < total && !stop_requested) {
+        int logged = (t->step + 1) % (uint64_t)o->every == 0 || t->step + 1 == total;
+        double soft, hard = -1.0, seconds;
+        if (ca_trainer_step(t, &soft, logged ? &hard : NULL)) return DLCA_ERR;
+        seconds = before + now_seconds() - start;
+        train_log_progress(log, t->step, total, soft, hard, (double)(t->step - first) / (now_seconds() - start));
+        if (!logged) continue;
+        if (train_log_row(log, t->step, soft, hard, seconds)) return DLCA_ERR;
+        if (save_checkpoint(out, t, r, seconds)) return DLCA_ERR;
+    }
+    if (stop_requested) {
+        train_log_message(log, "interrupted at step %llu: saving %s", (unsigned long long)t->step, out);
+        return save_checkpoint(out, t, r, before + now_seconds() - start);
+    }
+    return DLCA_OK;
+}
+
+static void default_paths(const train_options *o, const training_run *r, char *out, char *log, size_t size)
+{
+    if (o->out) snprintf(out, size, "%s", o->out);
+    else if (o->resume) snprintf(out, size, "%s", o->resume);
+    else snprintf(out, size, "%s.dlca", r->model.config.preset);
+    if (o->log) snprintf(log, size, "%s", o->log);
+    else snprintf(log, size, "%.*s.csv", (int)(strlen(out) > 5 && strcmp(out + strlen(out) - 5, ".dlca") == 0
+                                                ? strlen(out) - 5 : strlen(out)), out);
+}
+
+static int train(const train_options *o)
+{
+    training_run r;
+    vk_context vk;
+    ca_backend backend;
+    ca_trainer trainer;
+    train_log log;
+    char out[4096], log_path[4096];
+    memset(&trainer, 0, sizeof trainer), memset(&log, 0, sizeof log), memset(&vk, 0, sizeof vk);
+    int rc = run_prepare(&r, o);
+    if (!rc) default_paths(o, &r, out, log_path, sizeof out);
+    if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
+    if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, o->cache);
+    if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
+    if (!rc) rc = train_log_open(&log, log_path, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
+    if (!rc) {
+        const ca_config *c = &r.model.config;
+        train_log_message(&log, "training %s: %zu gates, %dx%d grid, T=%d, batch %d, %d steps on %s -> %s",
+                          c->preset, r.model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
+                          ca_backend_name(backend, &vk), out);
+        rc = train_loop(&trainer, &r, o, out, &log);
+        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? out : NULL);
+    }
+    train_log_close(&log);
+    ca_trainer_free(&trainer);
+    if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
+    run_free(&r);
+    return rc;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    train_options options;
+    int help = 0;
+    if (parse_options(argc, argv, &options, &help)) return cli_fail("train", 1);
+    if (help) return print_help(), 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    return train(&options) ? cli_fail("train", 0) : 0;
+}

@@ -1,0 +1,11 @@
+/* commands.h: the dlca subcommands; each takes argv from its own name on and returns the
+ * process exit status (0 ok, 1 failed, 2 bad usage), printing its own errors. */
+#ifndef DLCA_COMMANDS_H
+#define DLCA_COMMANDS_H
+
+int cmd_train(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif
