@@ -7,5 +7,6 @@ int cmd_train(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

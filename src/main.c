@@ -37,6 +37,7 @@ static const cli_command commands[] = {
     {"run", "run a trained model and write its frames as PNG", cmd_run},
     {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
     {"info", "a model file's config and training state", cmd_info},
+    {"export", "write a model's pruned hard circuit as C, Verilog or Graphviz", cmd_export},
     {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},
     {"presets", "list the built-in experiments and their sizes", cmd_presets},
 };

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs what dlca needs to build, test and run on Debian or Ubuntu. Safe to run again.
 # Run as root, or as a user with sudo. DLCA_APT_UPDATE=0 skips 'apt-get update'.
+# Tests only: mesa-vulkan-drivers (lavapipe), vulkan-validationlayers, dataset-fashion-mnist,
+# iverilog (the Verilog export) and graphviz (circuit pictures).
 set -eu
 
 packages="build-essential cmake pkg-config libvulkan-dev glslang-tools libpng-dev libsdl2-dev \
-mesa-vulkan-drivers vulkan-tools vulkan-validationlayers dataset-fashion-mnist"
+mesa-vulkan-drivers vulkan-tools vulkan-validationlayers dataset-fashion-mnist iverilog graphviz"
 
 if [ "$(id -u)" -eq 0 ]; then
     as_root=""

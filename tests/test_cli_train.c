@@ -1,0 +1,205 @@
+/* test_cli_train: `dlca train`, `run`, `eval` and `info` as a user calls them: gol trains to
+ * hard loss 0 on the CPU; a resumed run logs exactly the losses of an uninterrupted one; the
+ * CPU and Vulkan engines give the same loss curve within 1e-3; the CSV, plot, model and frames
+ * are written; bad input gives one clear line, a non-zero exit and no output file. */
+#include "ca_eval.h"
+#include "ca_file.h"
+#include "check.h"
+#include "error.h"
+#include "vk_context.h"
+
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dlca[1024], scratch[256];
+
+/* Runs `dlca <args>` with stderr captured in `err` (its first line); returns the exit status. */
+static int run_dlca(char *err, size_t err_size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static int run_dlca(char *err, size_t err_size, const char *format, ...)
+{
+    char args[4096], command[8192], err_path[512];
+    va_list list;
+    va_start(list, format);
+    vsnprintf(args, sizeof args, format, list);
+    va_end(list);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", scratch);
+    snprintf(command, sizeof command, "'%s' %s > '%s/stdout.txt' 2> '%s'", dlca, args, scratch, err_path);
+    int status = system(command);
+    if (err) {
+        err[0] = '\0';
+        FILE *f = fopen(err_path, "r");
+        if (f) {
+            size_t n = fread(err, 1, err_size - 1, f);
+            err[n] = '\0';
+            fclose(f);
+        }
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Rows of a training CSV: step, soft, hard. */
+static int read_csv(const char *path, double rows[][3], int max_rows)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int n = 0;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f) && n < max_rows)
+        if (sscanf(line, "%lf,%lf,%lf", &rows[n][0], &rows[n][1], &rows[n][2]) == 3) n++;
+    fclose(f);
+    return n;
+}
+
+static void test_gol_to_zero(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err, "train --preset gol --device cpu --every 500 --out '%s/gol.dlca'", scratch);
+    CHECK(status == 0, "gol training exits 0 (status %d): %s", status, err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/gol.csv", scratch);
+    double rows[64][3];
+    int n = read_csv(path, rows, 64);
+    CHECK(n == 6 && rows[n - 1][0] == 3000, "gol.csv has a row every 500 steps (%d rows)", n);
+    CHECK(n > 0 && rows[n - 1][2] == 0.0, "hard loss 0 at the end (%g)", n > 0 ? rows[n - 1][2] : -1.0);
+    snprintf(path, sizeof path, "%s/gol-loss.png", scratch);
+    CHECK(exists(path), "the loss curve %s is written", path);
+    ca_model model;
+    snprintf(path, sizeof path, "%s/gol.dlca", scratch);
+    if (ca_file_load(path, &model, NULL, NULL)) {
+        CHECK(0, "load: %s", err_message());
+        return;
+    }
+    ca_eval_context context = {&model, CA_BACKEND_CPU, NULL, NULL};
+    double accuracy = 0.0;
+    CHECK(ca_eval_life_accuracy(&context, &accuracy) == DLCA_OK && accuracy == 1.0,
+          "the trained circuit is Life on all 512 neighbourhoods (%.4f)", accuracy);
+    ca_model_free(&model);
+    status = run_dlca(err, sizeof err, "eval '%s/gol.dlca' --device cpu", scratch);
+    CHECK(status == 0, "dlca eval exits 0: %s", err);
+    status = run_dlca(err, sizeof err, "run '%s/gol.dlca' --device cpu --grid 24x24 --steps 8 --out '%s/gol_run.png'",
+                      scratch, scratch);
+    snprintf(path, sizeof path, "%s/gol_run.png", scratch);
+    CHECK(status == 0 && exists(path), "dlca run writes the strip: %s", err);
+}
+
+/* Same losses for 2N steps in one go and for N steps, then resumed to 2N. */
+static void test_resume(const char *preset, const char *extra)
+{
+    char err[4096], a[512], b[512];
+    int s1 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 12 --every 2 --out '%s/whole.dlca'",
+                      preset, extra, scratch);
+    int s2 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 6 --every 2 --out '%s/part.dlca'",
+                      preset, extra, scratch);
+    int s3 = run_dlca(err, sizeof err, "train --resume '%s/part.dlca' --steps 12 --every 2 --device cpu", scratch);
+    CHECK(s1 == 0 && s2 == 0 && s3 == 0, "%s: train, train, resume exit 0 (%d %d %d): %s", preset, s1, s2, s3, err);
+    snprintf(a, sizeof a, "%s/whole.csv", scratch);
+    snprintf(b, sizeof b, "%s/part.csv", scratch);
+    double whole[16][3], part[16][3];
+    int n = read_csv(a, whole, 16), m = read_csv(b, part, 16);
+    CHECK(n == 6 && m == 6, "%s: 6 rows each (%d, %d)", preset, n, m);
+    int same = n == m;
+    for (int i = 0; same && i < n; i++) same = memcmp(whole[i], part[i], sizeof whole[i]) == 0;
+    CHECK(same, "%s: the resumed run logs exactly the uninterrupted losses", preset);
+}
+
+static void test_cpu_matches_vulkan(void)
+{
+    vk_context vk;
+    if (vk_context_init(&vk, -1) != DLCA_OK) {
+        CHECK(getenv("DLCA_REQUIRE_VULKAN") == NULL, "no Vulkan device: %s", err_message());
+        return;
+    }
+    int index = vk.device_index;
+    vk_context_free(&vk);
+    char err[4096], path[512];
+    const char *common = "--preset checkerboard --grid 8x8 --T 6 --steps 8 --every 1";
+    int s1 = run_dlca(err, sizeof err, "train %s --device cpu --out '%s/cpu.dlca'", common, scratch);
+    int s2 = run_dlca(err, sizeof err, "train %s --device %d --out '%s/gpu.dlca'", common, index, scratch);
+    CHECK(s1 == 0 && s2 == 0, "checkerboard on cpu and Vulkan exit 0 (%d %d): %s", s1, s2, err);
+    double cpu[16][3], gpu[16][3];
+    snprintf(path, sizeof path, "%s/cpu.csv", scratch);
+    int n = read_csv(path, cpu, 16);
+    snprintf(path, sizeof path, "%s/gpu.csv", scratch);
+    int m = read_csv(path, gpu, 16);
+    CHECK(n == 8 && m == 8, "8 rows each (%d, %d)", n, m);
+    for (int i = 0; i < n && i < m; i++) {
+        CHECK_CLOSE(gpu[i][1], cpu[i][1], 0.0, 1e-3, "soft loss at step %g", cpu[i][0]);
+        CHECK_CLOSE(gpu[i][2], cpu[i][2], 0.0, 1e-3, "hard loss at step %g", cpu[i][0]);
+    }
+    CHECK(n == 8 && cpu[7][1] < cpu[0][1], "the loss falls (%g -> %g)", cpu[0][1], n == 8 ? cpu[7][1] : 0.0);
+}
+
+/* A bad call: non-zero exit, one line naming `needle`, and no model file `left`. */
+static void expect_refused(const char *needle, const char *left, const char *args)
+{
+    char err[4096], path[512] = "";
+    int status = run_dlca(err, sizeof err, "%s", args);
+    size_t lines = 0;
+    for (const char *p = err; *p; p++) lines += *p == '\n';
+    CHECK(status != 0, "'%s' exits non-zero", args);
+    CHECK(lines == 1, "'%s' prints one line, got %zu: %s", args, lines, err);
+    CHECK(strstr(err, needle) != NULL, "'%s': message '%s' names '%s'", args, err, needle);
+    if (left) snprintf(path, sizeof path, "%s/%s", scratch, left);
+    CHECK(!left || !exists(path), "'%s' leaves no %s", args, left);
+}
+
+static void test_bad_input(void)
+{
+    char args[4096], png[512];
+    snprintf(png, sizeof png, "%s/garbage.png", scratch);
+    FILE *f = fopen(png, "w");
+    if (f) fputs("not a png", f), fclose(f);
+    expect_refused("--bogus", NULL, "train --bogus 1");
+    expect_refused("--steps", NULL, "train --steps 0");
+    expect_refused("--grid", NULL, "train --grid 0x5");
+    expect_refused("--lr", NULL, "train --lr fast");
+    expect_refused("--cache", NULL, "train --cache some");
+    expect_refused("preset", NULL, "train --preset glider");
+    snprintf(args, sizeof args, "train --preset image --target '%s/lizard20.png' --out '%s/x.dlca' --device cpu",
+             DLCA_ASSET_DIR, scratch);
+    expect_refused("16x16", "x.dlca", args);
+    snprintf(args, sizeof args, "train --preset lizard --target '%s' --out '%s/x.dlca' --device cpu", png, scratch);
+    expect_refused("not a PNG", "x.dlca", args);
+    snprintf(args, sizeof args, "train --resume '%s/missing.dlca' --out '%s/x.dlca'", scratch, scratch);
+    expect_refused("missing.dlca", "x.dlca", args);
+    snprintf(args, sizeof args, "train --resume '%s/gol.dlca' --batch 4", scratch);
+    expect_refused("--resume", NULL, args);
+    snprintf(args, sizeof args, "run '%s' --out '%s/x.png'", png, scratch);
+    expect_refused("garbage.png", "x.png", args);
+    snprintf(args, sizeof args, "eval '%s/nothing.dlca'", scratch);
+    expect_refused("nothing.dlca", NULL, args);
+    snprintf(args, sizeof args, "run '%s/gol.dlca' --damage 1,2,3@4 --out '%s/x.png'", scratch, scratch);
+    expect_refused("--damage", "x.png", args);
+    expect_refused("unknown command", NULL, "frobnicate");
+}
+
+int main(int argc, char **argv)
+{
+    char self[900];
+    snprintf(self, sizeof self, "%s", argv[0]);
+    snprintf(dlca, sizeof dlca, "%s/dlca", dirname(self));
+    snprintf(scratch, sizeof scratch, "/tmp/dlca_cli_XXXXXX");
+    if (!mkdtemp(scratch)) return fprintf(stderr, "cannot make a scratch folder\n"), 1;
+    (void)argc;
+    test_gol_to_zero();
+    test_resume("gol", "");
+    test_resume("checkerboard-async", "--grid 6x6 --T 4");
+    test_cpu_matches_vulkan();
+    test_bad_input();
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf '%s'", scratch);
+    if (!getenv("DLCA_TEST_KEEP") && system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);
+    return test_finish("test_cli_train");
+}
