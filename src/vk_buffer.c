@@ -185,7 +185,7 @@ int vk_buffer_upload(vk_context *vk, vk_buffer *buf, VkDeviceSize offset, const 
         memcpy((char *)buf->mapped + offset, data, bytes);
         return DLCA_OK;
     }
-    vk_buffer *staging;
+    vk_buffer *staging = NULL;
     if ((rc = staging_get(vk, bytes, &staging))) return rc;
     for (VkDeviceSize done = 0; done < bytes && !rc;) {
         VkDeviceSize n = bytes - done < staging->size ? bytes - done : staging->size;
@@ -204,7 +204,7 @@ int vk_buffer_download(vk_context *vk, const vk_buffer *buf, VkDeviceSize offset
         memcpy(data, (const char *)buf->mapped + offset, bytes);
         return DLCA_OK;
     }
-    vk_buffer *staging;
+    vk_buffer *staging = NULL;
     if ((rc = staging_get(vk, bytes, &staging))) return rc;
     for (VkDeviceSize done = 0; done < bytes && !rc;) {
         VkDeviceSize n = bytes - done < staging->size ? bytes - done : staging->size;
