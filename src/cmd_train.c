@@ -41,7 +41,7 @@ static void print_help(void)
            "\n"
            "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
            "\n"
-           "  --preset NAME      gol, checkerboard, checkerboard-async, lizard, image (default checkerboard)\n"
+           "  --preset NAME      gol, checkerboard, checkerboard-async, lizard, image (default gol)\n"
            "  --steps N          training steps (default: the preset's)\n"
            "  --batch N          samples per step (preset)\n"
            "  --lr X             AdamW learning rate (preset)\n"
@@ -106,7 +106,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "checkerboard", o->device = "auto", o->every = 25, o->cache = CA_CACHE_FULL;
+    o->preset = "gol", o->device = "auto", o->every = 25, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         const char *value;
