@@ -43,6 +43,9 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
  * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates). */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 
+/* The GPU half of ca_trainer_step, for round trainer->step (inputs already in trainer->start/target). */
+int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
+
 /* Brings the logits and AdamW moments back from the GPU into model->logits and moment1/2. */
 int ca_trainer_sync(ca_trainer *trainer);
 
