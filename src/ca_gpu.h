@@ -51,7 +51,21 @@ typedef struct {
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses */
     uint32_t partial_count;
     uint32_t fire_stream, fire_threshold;
+    int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
+    uint32_t profile_first; /* ... at vk->timestamps queries profile_first + mark */
 } ca_gpu;
+
+/* Instrumentation (dlca bench): with engine->profile set, a recorded training step writes these
+ * GPU timestamps. The coefficients reset the range first, so a hard rollout submitted before the
+ * soft step leaves nothing stale. */
+typedef enum {
+    CA_GPU_MARK_START,          /* before the coefficients */
+    CA_GPU_MARK_FORWARD_END,    /* after the T forward steps */
+    CA_GPU_MARK_BACKWARD_START, /* after the loss, before BPTT */
+    CA_GPU_MARK_BACKWARD_END,   /* after BPTT */
+    CA_GPU_MARK_END,            /* after AdamW */
+    CA_GPU_MARK_COUNT
+} ca_gpu_mark;
 
 enum { CA_GPU_LOSS_SLOTS = 64 };
 

@@ -33,8 +33,18 @@ static int dispatch(ca_gpu *e, VkCommandBuffer cmd, vk_pipeline_id id, const vk_
     return rc;
 }
 
+/* Instrumentation (dlca bench): one timestamp, only when the engine profiles. */
+static int mark(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which)
+{
+    if (!e->profile) return DLCA_OK;
+    if (which == CA_GPU_MARK_START && vk_cmd_timestamps_reset(e->vk, cmd, e->profile_first, CA_GPU_MARK_COUNT))
+        return DLCA_ERR;
+    return vk_cmd_timestamp(e->vk, cmd, e->profile_first + (uint32_t)which);
+}
+
 int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)
 {
+    if (mark(e, cmd, CA_GPU_MARK_START)) return DLCA_ERR;
     vk_push_gate_coefficients push = {(uint32_t)e->model->gate_count, hard ? 1u : 0u};
     vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeffs)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_COEFFICIENTS, views, 2, &push, sizeof push, e->model->gate_count);
@@ -116,7 +126,7 @@ int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
     for (int t = 0; t < config_of(e)->steps; t++)
         if (ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
-    return DLCA_OK;
+    return mark(e, cmd, CA_GPU_MARK_FORWARD_END);
 }
 
 int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
@@ -181,12 +191,13 @@ int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
+    if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
     vk_cmd_barrier_compute_to_transfer(cmd);
     if (vk_buffer_zero(cmd, vk_view_all(&e->coeff_grad))) return DLCA_ERR;
     vk_cmd_barrier_transfer_to_compute(cmd);
     for (int t = config_of(e)->steps - 1; t >= 0; t--)
         if (ca_step_backward_gpu(e, cmd, t)) return DLCA_ERR;
-    return DLCA_OK;
+    return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
 }
 
 int ca_gpu_logits_gradient(ca_gpu *e, VkCommandBuffer cmd)
@@ -214,5 +225,5 @@ int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
                        vk_view_all(&e->moment2), vk_view_all(&e->step_values)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW, views, 5, &push, sizeof push, count);
     if (!rc) vk_cmd_barrier(cmd);
-    return rc;
+    return rc ? rc : mark(e, cmd, CA_GPU_MARK_END);
 }

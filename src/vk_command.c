@@ -40,6 +40,7 @@ int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
         .pCommandBuffers = &cmd,
     };
     VK_CHECK(vkQueueSubmit(vk->queue, 1, &submit, vk->fence));
+    vk->submissions++; /* instrumentation for dlca bench */
     VkResult r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, vk->timeout_ns);
     if (r == VK_TIMEOUT) {
         vk->hung = 1;

@@ -36,6 +36,8 @@ typedef struct vk_context {
     struct vk_buffer *staging;      /* host-visible bounce buffer for uploads and downloads */
     size_t device_bytes;            /* bytes of device-local buffers alive now */
     size_t peak_device_bytes;       /* highest device_bytes so far */
+    uint64_t dispatches;            /* instrumentation (dlca bench): vk_dispatch calls recorded so far */
+    uint64_t submissions;           /* instrumentation (dlca bench): queue submissions so far */
     int validate;                   /* validation layer on (DLCA_VALIDATE=1) */
     int validation_errors;          /* warnings + errors reported by the layer; kept by vk_context_free */
 } vk_context;

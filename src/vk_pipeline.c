@@ -247,6 +247,7 @@ int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk
     vk->cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n_views, writes);
     if (push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
     vkCmdDispatch(cmd, groups_x, groups_y, groups_z);
+    vk->dispatches++; /* instrumentation for dlca bench */
     return DLCA_OK;
 }
 
