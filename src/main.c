@@ -38,6 +38,7 @@ static const cli_command commands[] = {
     {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
     {"info", "a model file's config and training state", cmd_info},
     {"export", "write a model's pruned hard circuit as C, Verilog or Graphviz", cmd_export},
+    {"bench", "time training steps (GPU timestamps, gate evals/s) or the hard engine", cmd_bench},
     {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},
     {"presets", "list the built-in experiments and their sizes", cmd_presets},
 };

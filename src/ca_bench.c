@@ -1,0 +1,143 @@
+/* ca_bench.c: timing training steps on either engine (see ca_bench.h). */
+#include "ca_bench.h"
+
+#include "error.h"
+#include "vk_command.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Per-step samples, one array of `steps` doubles per quantity. */
+enum { SAMPLE_WALL, SAMPLE_GPU, SAMPLE_FORWARD, SAMPLE_LOSS, SAMPLE_BACKWARD, SAMPLE_OPTIMIZER, SAMPLE_COUNT };
+
+/* Wall clock, not CPU time: GPU work and waiting on the fence are what the step costs. */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, int n, double q)
+{
+    double at = q * (double)(n - 1);
+    int below = (int)at;
+    if (below >= n - 1) return sorted[n - 1];
+    return sorted[below] + (at - (double)below) * (sorted[below + 1] - sorted[below]);
+}
+
+ca_bench_spread ca_bench_spread_of(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return (ca_bench_spread){quantile(values, n, 0.5), quantile(values, n, 0.1), quantile(values, n, 0.9), values[0],
+                             values[n - 1]};
+}
+
+double ca_bench_evals_per_second(const ca_bench_result *r, double ms)
+{
+    return ms > 0.0 ? 2.0 * r->forward_evals / (1e-3 * ms) : 0.0;
+}
+
+/* Sizes that do not depend on timing: what one step computes and (GPU) the memory it holds. */
+static void describe(const ca_trainer *t, ca_bench_result *r)
+{
+    const ca_config *c = &t->model->config;
+    r->model_gates = t->model->gate_count;
+    r->T = c->steps;
+    if (t->backend == CA_BACKEND_GPU) {
+        r->evals_per_cell = t->gpu.step_rows, r->cells = t->gpu.cells;
+        r->engine_device_bytes = ca_gpu_memory_bytes(t->model, c->batch, 0, 0, t->gpu.cache);
+    } else {
+        r->evals_per_cell = t->cpu.step_rows, r->cells = t->cpu.cells;
+    }
+    r->forward_evals = (double)r->evals_per_cell * (double)r->cells * (double)r->T;
+}
+
+/* The GPU intervals of the last step from the engine's marks, in ms. */
+static int read_marks(ca_trainer *t, double *samples[SAMPLE_COUNT], int i)
+{
+    uint64_t ns[CA_GPU_MARK_COUNT];
+    if (vk_timestamps_read(t->vk, t->gpu.profile_first, CA_GPU_MARK_COUNT, ns)) return DLCA_ERR;
+    samples[SAMPLE_GPU][i] = 1e-6 * (double)(ns[CA_GPU_MARK_END] - ns[CA_GPU_MARK_START]);
+    samples[SAMPLE_FORWARD][i] = 1e-6 * (double)(ns[CA_GPU_MARK_FORWARD_END] - ns[CA_GPU_MARK_START]);
+    samples[SAMPLE_LOSS][i] = 1e-6 * (double)(ns[CA_GPU_MARK_BACKWARD_START] - ns[CA_GPU_MARK_FORWARD_END]);
+    samples[SAMPLE_BACKWARD][i] = 1e-6 * (double)(ns[CA_GPU_MARK_BACKWARD_END] - ns[CA_GPU_MARK_BACKWARD_START]);
+    samples[SAMPLE_OPTIMIZER][i] = 1e-6 * (double)(ns[CA_GPU_MARK_END] - ns[CA_GPU_MARK_BACKWARD_END]);
+    return DLCA_OK;
+}
+
+/* The training step as `dlca train` runs it between log rows: no hard loss. */
+static int one_step(ca_trainer *t)
+{
+    double soft;
+    return ca_trainer_step(t, &soft, NULL);
+}
+
+static int measure(ca_trainer *t, int steps, double *samples[SAMPLE_COUNT], ca_bench_result *r)
+{
+    int gpu = t->backend == CA_BACKEND_GPU;
+    uint64_t dispatches = gpu ? t->vk->dispatches : 0, submissions = gpu ? t->vk->submissions : 0;
+    for (int i = 0; i < steps; i++) {
+        double start = now_ms();
+        if (one_step(t)) return DLCA_ERR;
+        samples[SAMPLE_WALL][i] = now_ms() - start;
+        if (r->has_gpu_times && read_marks(t, samples, i)) return DLCA_ERR;
+    }
+    if (gpu) {
+        r->dispatches_per_step = (double)(t->vk->dispatches - dispatches) / steps;
+        r->submissions_per_step = (double)(t->vk->submissions - submissions) / steps;
+        r->peak_device_bytes = t->vk->peak_device_bytes;
+    }
+    return DLCA_OK;
+}
+
+static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result *r)
+{
+    ca_bench_spread *out[SAMPLE_COUNT] = {&r->wall_ms, &r->gpu_ms, &r->forward_ms, &r->loss_ms, &r->backward_ms,
+                                          &r->optimizer_ms};
+    for (int k = 0; k < SAMPLE_COUNT; k++)
+        if (k == SAMPLE_WALL || r->has_gpu_times) *out[k] = ca_bench_spread_of(samples[k], steps);
+}
+
+int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (warmup < 0 || steps < 1) return err_set(DLCA_ERR, "bench: %d warm-up and %d measured steps", warmup, steps);
+    r->warmup = warmup, r->steps = steps;
+    describe(t, r);
+    int gpu = t->backend == CA_BACKEND_GPU;
+    r->has_gpu_times = gpu && t->vk->timestamps != VK_NULL_HANDLE;
+    if (r->has_gpu_times) {
+        /* The top of the pool, out of the way of anything else that profiles. */
+        t->gpu.profile = 1, t->gpu.profile_first = VK_TIMESTAMP_COUNT - CA_GPU_MARK_COUNT;
+    }
+    double *block = malloc((size_t)SAMPLE_COUNT * (size_t)steps * sizeof(double)), *samples[SAMPLE_COUNT];
+    if (!block) return err_set(DLCA_ERR_NOMEM, "out of memory for %d samples", steps);
+    for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
+    int rc = DLCA_OK;
+    for (int i = 0; i < warmup && !rc; i++) rc = one_step(t);
+    if (!rc) rc = measure(t, steps, samples, r);
+    if (!rc) summarise(samples, steps, r);
+    t->gpu.profile = 0;
+    free(block);
+    return rc;
+}
+
+void ca_bench_driver(const vk_context *vk, char *text, size_t size)
+{
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &driver};
+    vkGetPhysicalDeviceProperties2(vk->physical, &props);
+    if (driver.driverName[0])
+        snprintf(text, size, "%s %s", driver.driverName, driver.driverInfo);
+    else
+        snprintf(text, size, "driver version 0x%08x", vk->props.driverVersion);
+}

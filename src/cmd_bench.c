@@ -1,0 +1,427 @@
+/* cmd_bench.c: `dlca bench`: the speed of a training step on the GPU or the CPU engine (median
+ * and spread of wall clock and GPU timestamps, gate evaluations per second, dispatches and
+ * submissions per step, device memory), or with --hard of the bit-packed hard engine. Prints a
+ * table; --json writes every number, flat, one key per line, for tools/bench_table.sh. */
+#include "ca_backend.h"
+#include "ca_bench.h"
+#include "ca_file.h"
+#include "ca_target.h"
+#include "cli.h"
+#include "commands.h"
+#include "error.h"
+#include "hard_bench.h"
+#include "hard_circuit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { HARD_SIZE = 512 }; /* the hard engine runs on HARD_SIZE x HARD_SIZE cells */
+
+typedef struct {
+    const char *preset, *device, *json, *hard_model;
+    ca_cache cache;
+    long long batch, T, steps, warmup;
+    int has_preset, has_batch, has_T, has_steps, has_warmup, hard;
+} bench_options;
+
+static void print_help(void)
+{
+    printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--device D] [--cache full|checkpoint]\n"
+           "                  [--steps N] [--warmup N] [--json FILE] [--hard [MODEL]]\n"
+           "\n"
+           "Times training steps (the step `dlca train` runs between log rows: forward, loss, BPTT,\n"
+           "logit gradient, AdamW, with its uploads and loss read-back) after a warm-up, and prints the\n"
+           "median, p10, p90, min and max of the wall clock and, on a GPU, of the GPU timestamps of the\n"
+           "whole step and of its forward (coefficients + T steps), loss, backward (BPTT) and optimizer\n"
+           "parts. Gate evaluations per second count forward and backward once each: 2 x (gate\n"
+           "evaluations per cell and CA step) x cells x T per step, where perception gates count once per\n"
+           "channel. Also: dispatches and queue submissions per step, and peak device memory.\n"
+           "\n"
+           "  --preset P       gol, checkerboard, checkerboard-async, lizard, image (default checkerboard)\n"
+           "  --batch N        samples per step (default: the preset's)\n"
+           "  --T N            CA steps per rollout (default: the preset's); with --hard, CA steps per\n"
+           "                   timed run (default 20)\n"
+           "  --device D       auto, cpu, a Vulkan device index or part of its name (default auto: a real\n"
+           "                   GPU when there is one, else the CPU engine)\n"
+           "  --cache C        full or checkpoint: GPU activation memory (default full)\n"
+           "  --steps N        measured steps (default 20 on a GPU, 5 on the CPU engine); with --hard,\n"
+           "                   timed runs (default 5)\n"
+           "  --warmup N       untimed steps first (default 3 on a GPU, 1 on the CPU engine)\n"
+           "  --json FILE      also write every number (and device, driver, preset, batch, T, cache) as\n"
+           "                   one flat JSON object; times in ms, memory in bytes, null when not measured\n"
+           "  --hard [MODEL]   time the bit-packed hard engine instead (one CPU thread, thread CPU time)\n"
+           "                   on a %dx%d periodic grid: MODEL's pruned circuit, or without MODEL the\n"
+           "                   gol preset (or --preset P) with random two-input ops; reports cell updates/s\n"
+           "\n"
+           "The trainer's logits really change during the run; nothing is saved.\n",
+           HARD_SIZE, HARD_SIZE);
+}
+
+static int parse_cache(const char *text, ca_cache *cache)
+{
+    if (strcmp(text, "full") == 0) *cache = CA_CACHE_FULL;
+    else if (strcmp(text, "checkpoint") == 0) *cache = CA_CACHE_CHECKPOINT;
+    else return err_set(DLCA_ERR, "--cache: '%s' is not full or checkpoint", text);
+    return DLCA_OK;
+}
+
+static int parse_flag(bench_options *o, const char *flag, const char *v)
+{
+    if (strcmp(flag, "--preset") == 0) o->preset = v, o->has_preset = 1;
+    else if (strcmp(flag, "--device") == 0) o->device = v;
+    else if (strcmp(flag, "--json") == 0) o->json = v;
+    else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
+    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
+    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, 10000, &o->T);
+    else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 1000000, &o->steps);
+    else if (strcmp(flag, "--warmup") == 0) return o->has_warmup = 1, cli_int(flag, v, 0, 1000000, &o->warmup);
+    else return err_set(DLCA_ERR, "unknown option '%s' (see dlca bench --help)", flag);
+    return DLCA_OK;
+}
+
+static int parse_options(int argc, char **argv, bench_options *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = "checkerboard", o->device = "auto", o->cache = CA_CACHE_FULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (strcmp(argv[i], "--hard") == 0) {
+            /* MODEL is optional: the next argument, unless it is a flag. */
+            o->hard = 1;
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) o->hard_model = argv[++i];
+            continue;
+        }
+        const char *value;
+        if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
+        if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
+    }
+    if (o->hard && (o->has_batch || strcmp(o->device, "auto") != 0 || o->cache != CA_CACHE_FULL || o->has_warmup))
+        return err_set(DLCA_ERR, "--hard times the CPU hard engine: --batch, --device, --cache and --warmup do not "
+                                 "apply (use --steps, --T, --preset, --json)");
+    return DLCA_OK;
+}
+
+/* ---- JSON: one flat object, one "key": value per line ---- */
+
+typedef struct {
+    FILE *f;
+    int count;
+} json_writer;
+
+static void json_key(json_writer *w, const char *key)
+{
+    fprintf(w->f, "%s\n  \"%s\": ", w->count++ ? "," : "{", key);
+}
+
+static void json_string(json_writer *w, const char *key, const char *value)
+{
+    json_key(w, key);
+    if (!value) {
+        fputs("null", w->f);
+        return;
+    }
+    fputc('"', w->f);
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(w->f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(w->f, "\\u%04x", *p);
+        else fputc(*p, w->f);
+    }
+    fputc('"', w->f);
+}
+
+/* A number, or null when `known` is 0. */
+static void json_number(json_writer *w, const char *key, double value, int known)
+{
+    json_key(w, key);
+    if (known) fprintf(w->f, "%.9g", value);
+    else fputs("null", w->f);
+}
+
+static void json_spread(json_writer *w, const char *name, const ca_bench_spread *s, int known)
+{
+    const char *suffix[] = {"median", "p10", "p90", "min", "max"};
+    double value[] = {s->median, s->p10, s->p90, s->min, s->max};
+    char key[64];
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "%s_%s", name, suffix[i]);
+        json_number(w, key, value[i], known);
+    }
+}
+
+/* Where it ran: shared by both modes. */
+typedef struct {
+    const char *engine, *device, *device_type, *driver;
+    char host[256], date[32], cpu[256], driver_text[512], api[32];
+} bench_machine;
+
+/* The CPU's model name from /proc/cpuinfo, or "cpu". */
+static void cpu_name(char *name, size_t size)
+{
+    snprintf(name, size, "cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        snprintf(name, size, "%s", colon + 2);
+        name[strcspn(name, "\n")] = '\0';
+        break;
+    }
+    if (f) fclose(f);
+}
+
+static void machine_describe(bench_machine *m, ca_backend backend, const vk_context *vk)
+{
+    time_t now = time(NULL);
+    struct tm utc;
+    gmtime_r(&now, &utc);
+    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    if (gethostname(m->host, sizeof m->host)) snprintf(m->host, sizeof m->host, "unknown");
+    m->host[sizeof m->host - 1] = '\0';
+    cpu_name(m->cpu, sizeof m->cpu);
+    m->engine = "cpu", m->device = m->cpu, m->device_type = "host", m->driver = NULL, m->api[0] = '\0';
+    if (backend != CA_BACKEND_GPU) return;
+    ca_bench_driver(vk, m->driver_text, sizeof m->driver_text);
+    snprintf(m->api, sizeof m->api, "%u.%u.%u", VK_API_VERSION_MAJOR(vk->props.apiVersion),
+             VK_API_VERSION_MINOR(vk->props.apiVersion), VK_API_VERSION_PATCH(vk->props.apiVersion));
+    m->engine = "gpu", m->device = vk->props.deviceName, m->device_type = vk_device_type_name(vk->props.deviceType);
+    m->driver = m->driver_text;
+}
+
+static void json_machine(json_writer *w, const bench_machine *m, const char *mode)
+{
+    json_string(w, "dlca_version", DLCA_VERSION);
+    json_string(w, "mode", mode);
+    json_string(w, "date", m->date);
+    json_string(w, "host", m->host);
+    json_string(w, "cpu", m->cpu);
+    json_string(w, "engine", m->engine);
+    json_string(w, "device", m->device);
+    json_string(w, "device_type", m->device_type);
+    json_string(w, "driver", m->driver);
+    json_string(w, "vulkan_api", m->api[0] ? m->api : NULL);
+}
+
+/* Opens FILE, lets `body` write the members, closes the object; reports write errors. */
+static int json_write(const char *path, void (*body)(json_writer *, const void *), const void *data)
+{
+    json_writer w = {fopen(path, "w"), 0};
+    if (!w.f) return err_set(DLCA_ERR, "--json: cannot write %s", path);
+    body(&w, data);
+    fputs("\n}\n", w.f);
+    int failed = ferror(w.f);
+    if (fclose(w.f) || failed) return err_set(DLCA_ERR, "--json: writing %s failed", path);
+    return DLCA_OK;
+}
+
+/* ---- training bench ---- */
+
+typedef struct {
+    const bench_options *options;
+    const bench_machine *machine;
+    const ca_config *config;
+    ca_backend backend;
+    ca_bench_result result;
+} train_report;
+
+static void json_train(json_writer *w, const void *data)
+{
+    const train_report *t = data;
+    const ca_bench_result *r = &t->result;
+    const ca_config *c = t->config;
+    int gpu = t->backend == CA_BACKEND_GPU, ts = r->has_gpu_times;
+    json_machine(w, t->machine, "train");
+    json_string(w, "preset", c->preset);
+    json_number(w, "batch", c->batch, 1);
+    json_number(w, "T", c->steps, 1);
+    json_number(w, "height", c->height, 1);
+    json_number(w, "width", c->width, 1);
+    json_number(w, "channels", c->channels, 1);
+    json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
+    json_number(w, "warmup", r->warmup, 1);
+    json_number(w, "steps", r->steps, 1);
+    json_number(w, "model_gates", (double)r->model_gates, 1);
+    json_number(w, "gate_evals_per_cell_step", (double)r->evals_per_cell, 1);
+    json_number(w, "cells", (double)r->cells, 1);
+    json_number(w, "forward_gate_evals", r->forward_evals, 1);
+    json_number(w, "gate_evals_per_step", 2.0 * r->forward_evals, 1);
+    json_spread(w, "wall_ms", &r->wall_ms, 1);
+    json_spread(w, "gpu_ms", &r->gpu_ms, ts);
+    json_spread(w, "forward_ms", &r->forward_ms, ts);
+    json_spread(w, "loss_ms", &r->loss_ms, ts);
+    json_spread(w, "backward_ms", &r->backward_ms, ts);
+    json_spread(w, "optimizer_ms", &r->optimizer_ms, ts);
+    json_number(w, "gate_evals_per_s_wall", ca_bench_evals_per_second(r, r->wall_ms.median), 1);
+    json_number(w, "gate_evals_per_s_gpu", ca_bench_evals_per_second(r, r->gpu_ms.median), ts);
+    json_number(w, "forward_gate_evals_per_s", 0.5 * ca_bench_evals_per_second(r, r->forward_ms.median), ts);
+    json_number(w, "backward_gate_evals_per_s", 0.5 * ca_bench_evals_per_second(r, r->backward_ms.median), ts);
+    json_number(w, "dispatches_per_step", r->dispatches_per_step, gpu);
+    json_number(w, "submissions_per_step", r->submissions_per_step, gpu);
+    json_number(w, "peak_device_bytes", (double)r->peak_device_bytes, gpu);
+    json_number(w, "engine_device_bytes", (double)r->engine_device_bytes, gpu);
+}
+
+static void print_spread(const char *name, const ca_bench_spread *s)
+{
+    printf("  %-20s %11.3f %11.3f %11.3f %11.3f %11.3f\n", name, s->median, s->p10, s->p90, s->min, s->max);
+}
+
+static void print_train(const train_report *t)
+{
+    const ca_bench_result *r = &t->result;
+    const ca_config *c = t->config;
+    const bench_machine *m = t->machine;
+    printf("dlca bench: %s on %s%s%s\n", c->preset, m->device, m->driver ? ", " : " (CPU engine)",
+           m->driver ? m->driver : "");
+    printf("  %dx%d grid x batch %d = %zu cells, C %d, T %d%s; %zu model gates, %zu gate evaluations per cell "
+           "and CA step\n",
+           c->height, c->width, c->batch, r->cells, c->channels, c->steps,
+           t->backend != CA_BACKEND_GPU ? "" : t->options->cache == CA_CACHE_FULL ? ", cache full" : ", cache checkpoint",
+           r->model_gates, r->evals_per_cell);
+    printf("  %d measured steps after %d warm-up; each step evaluates 2 x %.4g gates (forward + backward)\n\n",
+           r->steps, r->warmup, r->forward_evals);
+    printf("  %-20s %11s %11s %11s %11s %11s\n", "ms per step", "median", "p10", "p90", "min", "max");
+    print_spread("wall clock", &r->wall_ms);
+    if (r->has_gpu_times) {
+        print_spread("GPU", &r->gpu_ms);
+        print_spread("  forward", &r->forward_ms);
+        print_spread("  loss", &r->loss_ms);
+        print_spread("  backward", &r->backward_ms);
+        print_spread("  optimizer", &r->optimizer_ms);
+    } else if (t->backend == CA_BACKEND_GPU) {
+        printf("  (this queue has no timestamps: no GPU times)\n");
+    }
+    printf("\n  gate evals/s: %.4g by wall clock", ca_bench_evals_per_second(r, r->wall_ms.median));
+    if (r->has_gpu_times)
+        printf(", %.4g by GPU time (forward %.4g, backward %.4g)", ca_bench_evals_per_second(r, r->gpu_ms.median),
+               0.5 * ca_bench_evals_per_second(r, r->forward_ms.median),
+               0.5 * ca_bench_evals_per_second(r, r->backward_ms.median));
+    printf("\n");
+    if (t->backend != CA_BACKEND_GPU) return;
+    printf("  per step: %.4g dispatches, %.4g queue submissions (the recorded step is one; the rest are\n"
+           "            synchronous uploads of the start grid and target and the loss read-back)\n",
+           r->dispatches_per_step, r->submissions_per_step);
+    printf("  device memory: peak %.2f MiB (engine buffers %.2f MiB)\n", (double)r->peak_device_bytes / 1048576.0,
+           (double)r->engine_device_bytes / 1048576.0);
+}
+
+/* Everything the training bench allocates, freed in one place. */
+typedef struct {
+    ca_model model;
+    ca_target_image target;
+    double *image;
+    vk_context vk;
+    ca_backend backend;
+    ca_trainer trainer;
+} train_setup;
+
+static int setup_model(train_setup *s, const bench_options *o)
+{
+    ca_config c;
+    if (ca_config_preset(&c, o->preset)) return DLCA_ERR;
+    if (o->has_batch) c.batch = (int)o->batch;
+    if (o->has_T) c.steps = (int)o->T;
+    if (ca_model_init(&s->model, &c)) return DLCA_ERR;
+    char path[4096];
+    const char *target = ca_target_default_path(&c, path, sizeof path);
+    if (target && ca_target_load_png(&c, target, &s->target)) return DLCA_ERR;
+    if (s->target.bits && !(s->image = ca_target_values(&s->target)))
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    return DLCA_OK;
+}
+
+static void setup_free(train_setup *s)
+{
+    ca_trainer_free(&s->trainer);
+    if (s->backend == CA_BACKEND_GPU) vk_context_free(&s->vk);
+    ca_model_free(&s->model), ca_target_image_free(&s->target);
+    free(s->image);
+}
+
+static int bench_train(const bench_options *o)
+{
+    train_setup s;
+    bench_machine machine;
+    memset(&s, 0, sizeof s);
+    int rc = setup_model(&s, o);
+    if (!rc) rc = ca_backend_open(o->device, &s.vk, &s.backend);
+    if (!rc) rc = ca_trainer_init(&s.trainer, &s.model, s.image, s.backend, &s.vk, o->cache);
+    if (rc) return setup_free(&s), rc;
+    int gpu = s.backend == CA_BACKEND_GPU;
+    int steps = o->has_steps ? (int)o->steps : gpu ? 20 : 5, warmup = o->has_warmup ? (int)o->warmup : gpu ? 3 : 1;
+    train_report report = {o, &machine, &s.model.config, s.backend, {0}};
+    machine_describe(&machine, s.backend, &s.vk);
+    rc = ca_bench_train(&s.trainer, warmup, steps, &report.result);
+    if (!rc) print_train(&report);
+    if (!rc && o->json) rc = json_write(o->json, json_train, &report);
+    setup_free(&s);
+    return rc;
+}
+
+/* ---- hard engine bench ---- */
+
+typedef struct {
+    const bench_machine *machine;
+    const char *model_name;
+    int runs, steps;
+    hard_stats stats;
+    double rate;
+} hard_report;
+
+static void json_hard(json_writer *w, const void *data)
+{
+    const hard_report *h = data;
+    json_machine(w, h->machine, "hard");
+    json_string(w, "model", h->model_name);
+    json_number(w, "height", HARD_SIZE, 1);
+    json_number(w, "width", HARD_SIZE, 1);
+    json_number(w, "runs", h->runs, 1);
+    json_number(w, "steps_per_run", h->steps, 1);
+    json_number(w, "model_gates", (double)h->stats.model_gates, 1);
+    json_number(w, "pruned_gates", (double)h->stats.after.total, 1);
+    json_number(w, "cell_updates_per_s", h->rate, 1);
+}
+
+static int load_hard_model(const bench_options *o, ca_model *model)
+{
+    if (o->hard_model) return ca_file_load(o->hard_model, model, NULL, NULL);
+    ca_config c;
+    if (ca_config_preset(&c, o->has_preset ? o->preset : "gol") || ca_model_init(model, &c)) return DLCA_ERR;
+    hard_bench_random_ops(model, 1); /* a fresh model is all pass-through and prunes to nothing */
+    return DLCA_OK;
+}
+
+static int bench_hard(const bench_options *o)
+{
+    bench_machine machine;
+    ca_model model;
+    memset(&model, 0, sizeof model);
+    machine_describe(&machine, CA_BACKEND_CPU, NULL);
+    machine.engine = "hard_cpu";
+    char name[128];
+    snprintf(name, sizeof name, "%s preset, random two-input ops", o->has_preset ? o->preset : "gol");
+    hard_report h = {&machine, o->hard_model ? o->hard_model : name,
+                     o->has_steps ? (int)o->steps : 5, o->has_T ? (int)o->T : 20, {0}, 0.0};
+    if (load_hard_model(o, &model)) return DLCA_ERR;
+    hard_netlist net;
+    int rc = hard_circuit_build(&net, &model, &h.stats);
+    if (!rc) hard_netlist_free(&net);
+    if (!rc) printf("dlca bench --hard: %s on %s\n", h.model_name, machine.cpu);
+    if (!rc) rc = hard_bench(&model, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
+    if (!rc && o->json) rc = json_write(o->json, json_hard, &h);
+    ca_model_free(&model);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_options options;
+    int help = 0;
+    if (parse_options(argc, argv, &options, &help)) return cli_fail("bench", 1);
+    if (help) return print_help(), 0;
+    int rc = options.hard ? bench_hard(&options) : bench_train(&options);
+    return rc ? cli_fail("bench", 0) : 0;
+}
