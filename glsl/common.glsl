@@ -140,4 +140,11 @@ struct hard_step_push {
     uint width, channels, n_instr, periodic;
     uint n_slots, stream, threshold, step;
 };
+// glsl/task_round.comp
+struct task_push {
+    uint cells, pitch, height, width;
+    uint channels, loss_channels, start, target;
+    uint stream, periodic;
+};
+
 #endif

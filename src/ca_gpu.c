@@ -62,7 +62,7 @@ static int upload_wiring(ca_gpu *e)
 
 /* Sizes in bytes of the per-engine buffers, in the order ca_gpu_init creates them. */
 typedef struct {
-    size_t gates16, gates4, grids, act, dact, dgrid, target, partials;
+    size_t gates16, gates4, grids, act, dact, dgrid, target, partials, image;
 } gpu_sizes;
 
 static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
@@ -84,6 +84,7 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
         .dgrid = (size_t)c->channels * p * f,
         .target = (size_t)c->loss_channels * p * f,
         .partials = (size_t)*partials * f,
+        .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
     };
 }
 
@@ -91,7 +92,7 @@ size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, 
 {
     uint32_t pitch, partials;
     gpu_sizes s = engine_sizes(m, batch, height, width, cache, &pitch, &partials);
-    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials;
+    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image;
 }
 
 static int create_buffers(ca_gpu *e, const gpu_sizes *s)
@@ -103,10 +104,12 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
         {&e->logits, s->gates16}, {&e->dlogits, s->gates16},  {&e->moment1, s->gates16}, {&e->moment2, s->gates16},
         {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},     {&e->act, s->act},
         {&e->dact, s->dact},      {&e->dgrid, s->dgrid},       {&e->target, s->target},   {&e->partials, s->partials},
-        {&e->losses, CA_GPU_LOSS_SLOTS * sizeof(float)},
+        {&e->image, s->image},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    /* Host-visible: written by the host between steps, or read by it after the fence. */
+    if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
     return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
 }
 
@@ -175,7 +178,7 @@ void ca_gpu_free(ca_gpu *e)
 {
     vk_buffer *list[] = {&e->logits, &e->coeffs, &e->coeff_grad, &e->dlogits, &e->moment1, &e->moment2,
                          &e->step_values, &e->wiring, &e->grids, &e->act, &e->dact, &e->dgrid,
-                         &e->target, &e->partials, &e->losses};
+                         &e->target, &e->partials, &e->losses, &e->image};
     for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
     memset(e, 0, sizeof *e);
 }
@@ -246,6 +249,18 @@ int ca_gpu_upload_target(ca_gpu *e, const double *target)
 }
 
 void ca_gpu_set_fire_stream(ca_gpu *e, uint32_t stream) { e->fire_stream = stream; }
+
+int ca_gpu_upload_image(ca_gpu *e, const double *image)
+{
+    const ca_config *c = &e->model->config;
+    size_t n = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width;
+    float *staged = malloc(n * sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory staging the target picture");
+    for (size_t i = 0; i < n; i++) staged[i] = (float)image[i];
+    int rc = vk_buffer_upload(e->vk, &e->image, 0, staged, n * sizeof(float));
+    free(staged);
+    return rc;
+}
 
 int ca_gpu_read_losses(ca_gpu *e, float *losses, uint32_t count)
 {

@@ -48,7 +48,8 @@ typedef struct {
     vk_buffer dgrid;       /* [C][pitch] */
     vk_buffer target;      /* [loss_channels][pitch] */
     vk_buffer partials;    /* per-workgroup sums of squared errors */
-    vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses */
+    vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
+    vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
     uint32_t partial_count;
     uint32_t fire_stream, fire_threshold;
     int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
@@ -94,6 +95,13 @@ int ca_gpu_download_dgrid(ca_gpu *engine, double *dgrid);
 
 /* Target [loss_channels][cells] doubles to the device. */
 int ca_gpu_upload_target(ca_gpu *engine, const double *target);
+
+/* The target picture ([loss_channels][H][W] doubles) for ca_gpu_task_round. */
+int ca_gpu_upload_image(ca_gpu *engine, const double *image);
+
+/* Records the start grid (grid 0) and target of training round `round`, the same values
+ * ca_round_inputs computes on the CPU. */
+int ca_gpu_task_round(ca_gpu *engine, VkCommandBuffer cmd, uint64_t round);
 
 /* Fire-mask stream for the next rollouts (async mode only). */
 void ca_gpu_set_fire_stream(ca_gpu *engine, uint32_t stream);

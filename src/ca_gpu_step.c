@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "gates.h"
+#include "rng.h"
 #include "vk_command.h"
 #include "vk_pipeline.h"
 
@@ -40,6 +41,26 @@ static int mark(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which)
     if (which == CA_GPU_MARK_START && vk_cmd_timestamps_reset(e->vk, cmd, e->profile_first, CA_GPU_MARK_COUNT))
         return DLCA_ERR;
     return vk_cmd_timestamp(e->vk, cmd, e->profile_first + (uint32_t)which);
+}
+
+_Static_assert(CA_START_BOARDS == 0 && CA_START_RANDOM == 1 && CA_START_ZEROS == 2 && CA_START_SEED_CELL == 3,
+               "start kinds as task_round.comp numbers them");
+_Static_assert(CA_TARGET_LIFE == 0 && CA_TARGET_CHECKERBOARD == 1 && CA_TARGET_IMAGE == 2,
+               "target kinds as task_round.comp numbers them");
+
+int ca_gpu_task_round(ca_gpu *e, VkCommandBuffer cmd, uint64_t round)
+{
+    const ca_config *c = config_of(e);
+    if (c->start == CA_START_BOARDS && (e->shape.height != 3 || e->shape.width != 3))
+        return err_set(DLCA_ERR, "board starts need a 3x3 grid, not %dx%d", e->shape.height, e->shape.width);
+    vk_push_task push = {e->cells, e->pitch, (uint32_t)e->shape.height, (uint32_t)e->shape.width,
+                         (uint32_t)c->channels, (uint32_t)c->loss_channels, (uint32_t)c->start, (uint32_t)c->target,
+                         rng_task_stream(c->seed, round), e->shape.boundary == CA_BOUNDARY_PERIODIC};
+    vk_view views[] = {grid_view(e, 0), vk_view_all(&e->target), vk_view_all(&e->image)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_TASK_ROUND, views, 3, &push, sizeof push,
+                            (uint64_t)c->channels * e->cells);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
 }
 
 int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-enum { RNG_STREAM_START = 2 };
-
 void ca_task_board(double *grid, ca_shape s, int sample, int board)
 {
     size_t plane = (size_t)s.height * (size_t)s.width;
@@ -19,16 +17,15 @@ void ca_task_board(double *grid, ca_shape s, int sample, int board)
 int ca_task_start(const ca_config *c, ca_shape s, uint64_t round, double *grid)
 {
     size_t cells = ca_shape_cells(s), plane = (size_t)s.height * (size_t)s.width, n = (size_t)c->channels * cells;
-    rng_state rng;
-    rng_init(&rng, c->seed, RNG_STREAM_START + 2 * round);
+    uint32_t stream = rng_task_stream(c->seed, round);
     memset(grid, 0, n * sizeof(double));
     switch (c->start) {
     case CA_START_BOARDS:
         if (s.height != 3 || s.width != 3) return err_set(DLCA_ERR, "board starts need a 3x3 grid, not %dx%d", s.height, s.width);
-        for (int b = 0; b < s.batch; b++) ca_task_board(grid, s, b, (int)rng_below(&rng, 512));
+        for (int b = 0; b < s.batch; b++) ca_task_board(grid, s, b, (int)(rng_task_draw(stream, (uint32_t)b) % 512));
         return DLCA_OK;
     case CA_START_RANDOM:
-        for (size_t i = 0; i < n; i++) grid[i] = (double)(rng_next(&rng) >> 63);
+        for (size_t i = 0; i < n; i++) grid[i] = (double)(rng_task_draw(stream, (uint32_t)i) >> 31);
         return DLCA_OK;
     case CA_START_ZEROS: return DLCA_OK;
     case CA_START_SEED_CELL: {

@@ -46,6 +46,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     int rc;
     if (backend == CA_BACKEND_GPU) {
         rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, cache);
+        if (!rc && image) rc = ca_gpu_upload_image(&t->gpu, image);
     } else {
         rc = ca_cpu_init(&t->cpu, model, c->batch, 0, 0);
         t->logits = malloc(t->gate_values * sizeof(double));
@@ -124,16 +125,16 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     const ca_config *c = &t->model->config;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
-    if (ca_round_inputs(c, shape, t->step, t->image, t->start, t->target)) return DLCA_ERR;
     uint32_t stream = rng_fire_stream(c->seed, t->step);
     int rc;
     if (t->backend == CA_BACKEND_GPU) {
+        /* The GPU draws the round's start and target itself (task_round.comp). */
         ca_gpu_set_fire_stream(&t->gpu, stream);
-        rc = ca_gpu_upload_target(&t->gpu, t->target);
-        if (!rc) rc = ca_trainer_gpu_step(t, soft_loss, hard_loss);
+        rc = ca_trainer_gpu_step(t, soft_loss, hard_loss);
     } else {
+        rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
         ca_cpu_set_fire_stream(&t->cpu, stream);
-        rc = cpu_step(t, soft_loss, hard_loss);
+        if (!rc) rc = cpu_step(t, soft_loss, hard_loss);
     }
     if (!rc && !isfinite(*soft_loss))
         rc = err_set(DLCA_ERR, "loss is not finite at step %llu", (unsigned long long)t->step);

@@ -56,3 +56,10 @@ uint32_t rng_fire_threshold(double rate)
     if (rate >= 1.0) return 1u << 24;
     return (uint32_t)(rate * (double)(1u << 24) + 0.5);
 }
+
+uint32_t rng_task_stream(uint64_t seed, uint64_t round)
+{
+    /* A different constant from rng_fire_stream keeps start bits and fire masks independent. */
+    uint64_t mix = seed ^ (round * 0xc2b2ae3d27d4eb4fULL) ^ 0x165667b19e3779f9ULL;
+    return (uint32_t)(splitmix64(&mix) >> 32);
+}

@@ -49,4 +49,15 @@ static inline int rng_fires(uint32_t stream, uint32_t t, uint32_t cell, uint32_t
     return (rng_hash32(rng_hash32(stream ^ rng_hash32(t)) ^ cell) >> 8) < threshold;
 }
 
+/* Start-state stream for training round `round`: what every random start bit of that round is
+ * drawn from, on the CPU and (glsl/task_round.comp) the GPU alike. */
+uint32_t rng_task_stream(uint64_t seed, uint64_t round);
+
+/* 32 random bits for item `index` of a stream: bit 31 gives a random cell bit, and the value
+ * modulo 512 a uniform 3x3 board (2^32 is a multiple of 512). */
+static inline uint32_t rng_task_draw(uint32_t stream, uint32_t index)
+{
+    return rng_hash32(stream ^ rng_hash32(index + 0x9e3779b9U));
+}
+
 #endif

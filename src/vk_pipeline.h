@@ -37,6 +37,7 @@
     X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
+    X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)
 
 typedef enum {

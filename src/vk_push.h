@@ -78,4 +78,12 @@ typedef struct {
 } vk_push_hard_step;
 _Static_assert(sizeof(vk_push_hard_step) == 48, "mirror of hard_step_push in glsl/common.glsl");
 
+/* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
+typedef struct {
+    uint32_t cells, pitch, height, width;
+    uint32_t channels, loss_channels, start, target;
+    uint32_t stream, periodic;
+} vk_push_task;
+_Static_assert(sizeof(vk_push_task) == 40, "mirror of task_push in glsl/common.glsl");
+
 #endif

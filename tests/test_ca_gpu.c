@@ -8,6 +8,7 @@
 #include "ca_fixtures.h"
 #include "ca_gpu.h"
 #include "ca_task.h"
+#include "ca_train.h"
 #include "check.h"
 #include "error.h"
 #include "vk_command.h"
@@ -251,6 +252,42 @@ static void check_adamw(void)
     pair_free(&p);
 }
 
+/* task_round.comp draws the same start grid and target as ca_round_inputs, for every kind. */
+static int stage_task_round(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_task_round(e, cmd, 5); }
+
+static void check_task_round(const char *preset)
+{
+    ca_config config;
+    small_preset(&config, preset);
+    pair p;
+    if (pair_init(&p, &config, CA_CACHE_FULL, 3)) {
+        CHECK(0, "%s task set-up: %s", preset, err_message());
+        pair_free(&p);
+        return;
+    }
+    size_t cells = p.cpu.cells, plane = (size_t)config.height * (size_t)config.width;
+    size_t n_target = (size_t)config.loss_channels * cells;
+    double *image = malloc((size_t)config.loss_channels * plane * sizeof(double));
+    double *start = malloc(p.n_grid * sizeof(double)), *target = malloc(n_target * sizeof(double));
+    double *gpu = malloc(p.n_grid * sizeof(double));
+    float *rows = malloc((size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    rng_state rng;
+    rng_init(&rng, 17, 0);
+    for (size_t i = 0; i < (size_t)config.loss_channels * plane; i++) image[i] = (double)(rng_next(&rng) >> 63);
+    ca_gpu_upload_image(&p.gpu, image);
+    ca_round_inputs(&config, p.cpu.shape, 5, image, start, target);
+    CHECK(run_gpu(&p.gpu, stage_task_round) == DLCA_OK, "%s task round: %s", preset, err_message());
+    ca_gpu_download_grid(&p.gpu, 0, gpu);
+    CHECK(memcmp(gpu, start, p.n_grid * sizeof(double)) == 0, "%s: GPU start grid equals the CPU's", preset);
+    vk_buffer_download(&vk, &p.gpu.target, 0, rows, (size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    int same = 1;
+    for (int ch = 0; ch < config.loss_channels; ch++)
+        for (size_t x = 0; x < cells; x++) same &= rows[(size_t)ch * p.gpu.pitch + x] == target[(size_t)ch * cells + x];
+    CHECK(same, "%s: GPU target equals the CPU's", preset);
+    free(image), free(start), free(target), free(gpu), free(rows);
+    pair_free(&p);
+}
+
 int main(void)
 {
     if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
@@ -271,6 +308,7 @@ int main(void)
                 check_case(&config, label);
             }
     check_adamw();
+    for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
     int validation_errors = vk.validation_errors;
     vk_context_free(&vk);
     CHECK(validation_errors == 0, "%d Vulkan validation messages", validation_errors);

@@ -29,7 +29,8 @@ static int run_dlca(char *err, size_t err_size, const char *format, ...)
     vsnprintf(args, sizeof args, format, list);
     va_end(list);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", scratch);
-    snprintf(command, sizeof command, "'%s' %s > '%s/stdout.txt' 2> '%s'", dlca, args, scratch, err_path);
+    snprintf(command, sizeof command, "%s'%s' %s > '%s/stdout.txt' 2> '%s'",
+             strstr(args, "chk.dlca") ? "DLCA_CHECK_STAGES=1 " : "", dlca, args, scratch, err_path);
     int status = system(command);
     if (err) {
         err[0] = '\0';
@@ -139,6 +140,11 @@ static void test_cpu_matches_vulkan(void)
         CHECK_CLOSE(gpu[i][2], cpu[i][2], 0.0, 1e-3, "hard loss at step %g", cpu[i][0]);
     }
     CHECK(n == 8 && cpu[7][1] < cpu[0][1], "the loss falls (%g -> %g)", cpu[0][1], n == 8 ? cpu[7][1] : 0.0);
+    /* The debug switch: every stage of the GPU step checked against the CPU engine. */
+    int s3 = run_dlca(err, sizeof err,
+                      "train --preset checkerboard-async --grid 6x6 --T 3 --steps 2 --every 1 --device %d --out '%s/chk.dlca'",
+                      index, scratch);
+    CHECK(s3 == 0, "DLCA_CHECK_STAGES=1 training passes every stage check: %s", err);
 }
 
 /* A bad call: non-zero exit, one line naming `needle`, and no model file `left`. */

@@ -11,9 +11,9 @@ summary="$out/summary.md"
 echo "| preset | steps | final soft loss | final hard loss | active gates | checks passed | wall time | device |" > "$summary"
 echo "|---|---|---|---|---|---|---|---|" >> "$summary"
 for preset in gol checkerboard checkerboard-async lizard image; do
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     "$dlca" train --preset "$preset" --device "$device" --every 50 --out "$out/$preset.dlca" "$@" 2>&1 | tr '\r' '\n' | tail -n 3
-    seconds=$(echo "$(date +%s.%N) - $start" | bc)
+    seconds=$(( ($(date +%s%N) - start) / 1000000000 ))
     "$dlca" eval "$out/$preset.dlca" --device "$device" | tee "$out/$preset-eval.txt"
     view=grey; [ "$preset" = image ] && view=rgb
     "$dlca" run "$out/$preset.dlca" --device "$device" --view $view --scale 6 --out "$out/$preset-run.png" > /dev/null
@@ -21,7 +21,7 @@ for preset in gol checkerboard checkerboard-async lizard image; do
     active=$(sed -n 's/.*active \([0-9]*\).*/\1/p' "$out/$preset-eval.txt")
     checks=$(sed -n 's/^\([0-9]* of [0-9]*\) checks passed/\1/p' "$out/$preset-eval.txt")
     name=$(sed -n 's/.* on \(.*\)$/\1/p' "$out/$preset-eval.txt" | head -n 1)
-    printf '| %s | %s | %s | %s | %s | %s | %.0f s | %s |\n' "$preset" "$(cut -d, -f1 <<<"$last")" \
+    printf '| %s | %s | %s | %s | %s | %s | %d s | %s |\n' "$preset" "$(cut -d, -f1 <<<"$last")" \
         "$(cut -d, -f2 <<<"$last")" "$(cut -d, -f3 <<<"$last")" "$active" "$checks" "$seconds" "$name" >> "$summary"
 done
 cat "$summary"
