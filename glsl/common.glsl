@@ -140,6 +140,20 @@ struct hard_step_push {
     uint width, channels, n_instr, periodic;
     uint n_slots, stream, threshold, step;
 };
+// glsl/fused_step_forward.comp, glsl/fused_step_backward.comp: one CA step per dispatch; a
+// workgroup owns `tile` cells and walks the layer table (ca_fused.glsl).
+struct fused_push {
+    uint cells, pitch, tile, layer_count;
+    uint height, width, periodic, channels;
+    uint proposed_row, stream, threshold, step;
+    uint gate_count;
+};
+
+// glsl/sums_reduce.comp
+struct sums_reduce_push {
+    uint gate_count, tiles;
+};
+
 // glsl/task_round.comp
 struct task_push {
     uint cells, pitch, height, width;

@@ -62,8 +62,10 @@ static int upload_wiring(ca_gpu *e)
 
 /* Sizes in bytes of the per-engine buffers, in the order ca_gpu_init creates them. */
 typedef struct {
-    size_t gates16, gates4, grids, act, dact, dgrid, target, partials, image;
+    size_t gates16, gates4, grids, act, dact, dgrid, target, partials, image, layers, sum_partials;
 } gpu_sizes;
+
+enum { FUSED_TILE = 16 }; /* cells per workgroup of the fused kernels */
 
 static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
                               uint32_t *partials)
@@ -85,6 +87,8 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
         .target = (size_t)c->loss_channels * p * f,
         .partials = (size_t)*partials * f,
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
+        .layers = ((size_t)c->perception_depth + (size_t)c->update_depth) * 16 * sizeof(uint32_t),
+        .sum_partials = (cells + FUSED_TILE - 1) / FUSED_TILE * m->gate_count * 4 * f,
     };
 }
 
@@ -92,7 +96,8 @@ size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, 
 {
     uint32_t pitch, partials;
     gpu_sizes s = engine_sizes(m, batch, height, width, cache, &pitch, &partials);
-    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image;
+    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image + s.layers +
+           s.sum_partials;
 }
 
 static int create_buffers(ca_gpu *e, const gpu_sizes *s)
@@ -104,7 +109,7 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
         {&e->logits, s->gates16}, {&e->dlogits, s->gates16},  {&e->moment1, s->gates16}, {&e->moment2, s->gates16},
         {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},     {&e->act, s->act},
         {&e->dact, s->dact},      {&e->dgrid, s->dgrid},       {&e->target, s->target},   {&e->partials, s->partials},
-        {&e->image, s->image},
+        {&e->image, s->image},          {&e->layers, s->layers},         {&e->sum_partials, s->sum_partials},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
@@ -146,6 +151,18 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
     }
 }
 
+/* The fused kernels' layer table, and whether they run (env DLCA_UNFUSED=1 turns them off). */
+static int upload_layers(ca_gpu *e)
+{
+    const char *unfused = getenv("DLCA_UNFUSED");
+    uint32_t rows[2 * CA_MAX_LAYERS * 16];
+    e->fused = !(unfused && unfused[0] == '1');
+    e->tile = FUSED_TILE;
+    e->tiles = (e->cells + FUSED_TILE - 1) / FUSED_TILE;
+    e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
+    return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
+}
+
 int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
 {
     const ca_config *c = &model->config;
@@ -169,6 +186,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
         rc = DLCA_ERR;
     }
     if (!rc) rc = upload_wiring(e);
+    if (!rc) rc = upload_layers(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);
     return rc;
@@ -178,7 +196,7 @@ void ca_gpu_free(ca_gpu *e)
 {
     vk_buffer *list[] = {&e->logits, &e->coeffs, &e->coeff_grad, &e->dlogits, &e->moment1, &e->moment2,
                          &e->step_values, &e->wiring, &e->grids, &e->act, &e->dact, &e->dgrid,
-                         &e->target, &e->partials, &e->losses, &e->image};
+                         &e->target, &e->partials, &e->losses, &e->image, &e->layers, &e->sum_partials};
     for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
     memset(e, 0, sizeof *e);
 }

@@ -51,6 +51,12 @@ typedef struct {
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
     uint32_t partial_count;
+    int fused;             /* 1: one dispatch per CA step forward, two backward (default); 0: one per layer
+                              (env DLCA_UNFUSED=1), kept as the kernel-by-kernel reference */
+    uint32_t tile, tiles;  /* fused: cells per workgroup, workgroups per step */
+    uint32_t layer_count;  /* fused: rows of the layer table */
+    vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer */
+    vk_buffer sum_partials; /* fused: S per tile [tiles][gates][4], summed by sums_reduce.comp */
     uint32_t fire_stream, fire_threshold;
     int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
     uint32_t profile_first; /* ... at vk->timestamps queries profile_first + mark */
@@ -120,6 +126,16 @@ int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
 
 /* Records one step back (recomputing its activations first in checkpoint mode). */
 int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
+
+/* Zeroes the coefficient sums S (the per-tile partial sums on the fused path). */
+int ca_gpu_sums_zero(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Fused path: S = the sum of the per-tile partial sums so far; nothing on the per-layer path. */
+int ca_gpu_sums_finish(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Fills `rows` (16 uints a layer, perception then update layers) with the fused layer table;
+ * returns the number of layers. */
+int ca_gpu_fused_layers(const ca_gpu *engine, uint32_t *rows);
 
 /* Records BPTT over all T steps from dgrid; zeroes S first. */
 int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);

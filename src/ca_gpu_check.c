@@ -63,12 +63,12 @@ static int stage_loss(checker *k, VkCommandBuffer cmd, int slot) { return ca_gpu
 static int stage_zero_sums(checker *k, VkCommandBuffer cmd, int arg)
 {
     (void)arg;
-    vk_cmd_barrier_compute_to_transfer(cmd);
-    int rc = vk_buffer_zero(cmd, vk_view_all(&k->t->gpu.coeff_grad));
-    vk_cmd_barrier_transfer_to_compute(cmd);
-    return rc;
+    return ca_gpu_sums_zero(&k->t->gpu, cmd);
 }
-static int stage_backward(checker *k, VkCommandBuffer cmd, int t) { return ca_step_backward_gpu(&k->t->gpu, cmd, t); }
+static int stage_backward(checker *k, VkCommandBuffer cmd, int t)
+{
+    return ca_step_backward_gpu(&k->t->gpu, cmd, t) || ca_gpu_sums_finish(&k->t->gpu, cmd);
+}
 static int stage_logits(checker *k, VkCommandBuffer cmd, int arg)
 {
     (void)arg;

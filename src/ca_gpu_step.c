@@ -9,6 +9,7 @@
 #include "vk_pipeline.h"
 
 #include <math.h>
+#include <string.h>
 
 static const ca_config *config_of(const ca_gpu *e) { return &e->model->config; }
 
@@ -127,9 +128,12 @@ static int layer_forward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer pu
                     push.units * push.n_out);
 }
 
+static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t);
+
 int ca_step_forward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
+    if (e->fused) return fused_forward(e, cmd, t);
     vk_push_moore moore = moore_push(e);
     vk_view moore_views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), block_view(e, t)};
     int rc = dispatch(e, cmd, VK_PIPE_MOORE_FORWARD, moore_views, 4, &moore, sizeof moore, cell_groups(e),
@@ -179,6 +183,16 @@ static int layer_backward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer p
                     push.units * push.n_in);
 }
 
+/* The moore layer's gradient into the grid: its own centre slot and its neighbours' reads. */
+static int moore_grid_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    vk_push_moore moore = moore_push(e);
+    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->dact),
+                       vk_view_all(&e->dgrid)};
+    return dispatch(e, cmd, VK_PIPE_MOORE_BACKWARD, views, 5, &moore, sizeof moore, cell_groups(e),
+                    (uint32_t)config_of(e)->channels);
+}
+
 static int moore_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
@@ -188,16 +202,92 @@ static int moore_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
         .unit_channels = (uint32_t)c->channels, .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base,
         .wiring_a = moore.wiring_a, .moore = 1, .height = moore.height, .width = moore.width, .periodic = moore.periodic};
     if (layer_backward(e, cmd, t, sums)) return DLCA_ERR;
-    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->dact),
-                       vk_view_all(&e->dgrid)};
-    return dispatch(e, cmd, VK_PIPE_MOORE_BACKWARD, views, 5, &moore, sizeof moore, cell_groups(e),
-                    (uint32_t)c->channels);
+    return moore_grid_backward(e, cmd, t);
+}
+
+/* ---- the fused path: one dispatch per CA step forward, two backward ---- */
+
+static vk_push_fused fused_push(const ca_gpu *e, int t)
+{
+    const ca_config *c = config_of(e);
+    return (vk_push_fused){
+        .cells = e->cells, .pitch = e->pitch, .tile = e->tile, .layer_count = e->layer_count,
+        .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
+        .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
+        .proposed_row = (uint32_t)e->update_row[c->update_depth - 1], .stream = e->fire_stream,
+        .threshold = e->fire_threshold, .step = (uint32_t)t, .gate_count = (uint32_t)e->model->gate_count};
+}
+
+/* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
+static void layer_row(uint32_t *row, uint32_t kind, const vk_push_layer *p)
+{
+    uint32_t fields[16] = {kind, p->n_in, p->n_out, p->units, p->unit_channels, p->in_split, p->in_base, p->in_stride,
+                           p->out_base, p->out_stride, p->coeff_base, p->coeff_stride, p->wiring_a, p->wiring_b,
+                           p->reverse_start, p->reverse_entry};
+    memcpy(row, fields, sizeof fields);
+}
+
+int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
+{
+    const ca_config *c = config_of(e);
+    vk_push_moore moore = moore_push(e);
+    vk_push_layer first = {.n_in = 9, .n_out = 8, .units = moore.channels * moore.kernels, .unit_channels = moore.channels,
+                           .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base, .coeff_stride = 8,
+                           .wiring_a = moore.wiring_a};
+    uint32_t n = 0;
+    layer_row(rows + 16 * n++, 0, &first);
+    for (int l = 1; l < c->perception_depth; l++) {
+        vk_push_layer p = perception_push(e, l);
+        layer_row(rows + 16 * n++, 1, &p);
+    }
+    for (int l = 0; l < c->update_depth; l++) {
+        vk_push_layer p = update_push(e, l);
+        layer_row(rows + 16 * n++, 1, &p);
+    }
+    return (int)n;
+}
+
+static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    vk_push_fused push = fused_push(e, t);
+    vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       vk_view_all(&e->layers), grid_view(e, t + 1)};
+    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_FORWARD, views, 6, &push, sizeof push, e->tiles, 1);
+}
+
+static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    vk_push_fused push = fused_push(e, t);
+    vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), vk_view_all(&e->dact),
+                       vk_view_all(&e->sum_partials)};
+    if (dispatch(e, cmd, VK_PIPE_FUSED_STEP_BACKWARD, views, 8, &push, sizeof push, e->tiles, 1)) return DLCA_ERR;
+    return moore_grid_backward(e, cmd, t);
+}
+
+int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
+{
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    int rc = vk_buffer_zero(cmd, vk_view_all(e->fused ? &e->sum_partials : &e->coeff_grad));
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    return rc;
+}
+
+int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
+{
+    if (!e->fused) return DLCA_OK;
+    vk_push_sums_reduce push = {(uint32_t)e->model->gate_count, e->tiles};
+    vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_all(&e->coeff_grad)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_SUMS_REDUCE, views, 2, &push, sizeof push, e->model->gate_count);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
 }
 
 int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
     if (e->cache == CA_CACHE_CHECKPOINT && ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
+    if (e->fused) return fused_backward(e, cmd, t);
     vk_push_fire fire = fire_push(e, t);
     vk_view fire_views[] = {vk_view_all(&e->dgrid), vk_view_all(&e->dact)};
     if (dispatch(e, cmd, VK_PIPE_STEP_FIRE_BACKWARD, fire_views, 2, &fire, sizeof fire, cell_groups(e),
@@ -212,12 +302,10 @@ int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
-    vk_cmd_barrier_compute_to_transfer(cmd);
-    if (vk_buffer_zero(cmd, vk_view_all(&e->coeff_grad))) return DLCA_ERR;
-    vk_cmd_barrier_transfer_to_compute(cmd);
+    if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START) || ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
     for (int t = config_of(e)->steps - 1; t >= 0; t--)
         if (ca_step_backward_gpu(e, cmd, t)) return DLCA_ERR;
+    if (ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
     return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
 }
 

@@ -38,6 +38,9 @@
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
+    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 6, 256)           \
+    X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
+    X(SUMS_REDUCE, sums_reduce, vk_push_sums_reduce, 2, 64)                    \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)
 
 typedef enum {

@@ -91,10 +91,8 @@ static int stage_forward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward
 static int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_loss(e, cmd, 3); }
 static int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    vk_cmd_barrier_compute_to_transfer(cmd);
-    vk_buffer_zero(cmd, vk_view_all(&e->coeff_grad));
-    vk_cmd_barrier_transfer_to_compute(cmd);
-    return ca_step_backward_gpu(e, cmd, e->model->config.steps - 1);
+    return ca_gpu_sums_zero(e, cmd) || ca_step_backward_gpu(e, cmd, e->model->config.steps - 1) ||
+           ca_gpu_sums_finish(e, cmd);
 }
 static int stage_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
@@ -182,29 +180,32 @@ static void check_loss_and_backward(pair *p, const char *label, double *dlogits_
     free(values), free(cpu_dlogits);
 }
 
-/* Full and checkpoint caches give the same bits; so does a second run. */
+/* Full and checkpoint caches give the same bits; so does a second run. A fourth run takes the
+ * per-layer kernels instead of the fused ones: both are checked against the CPU engine. */
 static void check_case(const ca_config *config, const char *label)
 {
-    pair full, again, checkpoint;
+    pair runs[4];
     size_t n = 0;
-    double *dlogits[3] = {0};
-    pair *runs[3] = {&full, &again, &checkpoint};
-    for (int r = 0; r < 3; r++) {
-        if (pair_init(runs[r], config, r == 2 ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
+    double *dlogits[4] = {0};
+    for (int r = 0; r < 4; r++) {
+        if (pair_init(&runs[r], config, r == 2 ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
             CHECK(0, "%s set-up: %s", label, err_message());
-            for (int k = 0; k <= r; k++) pair_free(runs[k]);
+            for (int k = 0; k <= r; k++) pair_free(&runs[k]);
+            for (int k = 0; k < r; k++) free(dlogits[k]);
             return;
         }
-        n = runs[r]->model.gate_count * 16;
+        runs[r].gpu.fused = r != 3;
+        n = runs[r].model.gate_count * 16;
         dlogits[r] = malloc(n * sizeof(double));
-        check_forward(runs[r], label);
-        check_loss_and_backward(runs[r], label, dlogits[r]);
+        check_forward(&runs[r], label);
+        check_loss_and_backward(&runs[r], label, dlogits[r]);
     }
     CHECK(memcmp(dlogits[0], dlogits[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
     CHECK(memcmp(dlogits[0], dlogits[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
           label);
-    printf("%s: %zu gates, %zu cells, compared\n", label, full.model.gate_count, full.cpu.cells);
-    for (int r = 0; r < 3; r++) free(dlogits[r]), pair_free(runs[r]);
+    printf("%s: %zu gates, %zu cells, %u tiles, compared fused and per-layer\n", label, runs[0].model.gate_count,
+           runs[0].cpu.cells, runs[0].gpu.tiles);
+    for (int r = 0; r < 4; r++) free(dlogits[r]), pair_free(&runs[r]);
 }
 
 /* A few AdamW steps on the GPU against the same steps in double. */
