@@ -161,4 +161,36 @@ struct task_push {
     uint stream, periodic;
 };
 
+// ---- tn tensors on the device (mirrors of the vk_push_tn_* structs; see tn_common.glsl) ----
+// glsl/tn_unary.comp, glsl/tn_binary.comp
+struct tn_ew_push {
+    uint op, count;
+    float s0, s1;
+};
+// glsl/tn_reduce.comp
+struct tn_reduce_push {
+    uint n_out, n_red, mode;
+};
+// glsl/tn_matmul.comp
+struct tn_matmul_push {
+    uint n, k, m, batch;
+};
+// glsl/tn_softmax.comp
+struct tn_softmax_push {
+    uint lines, len, mode;
+};
+// glsl/tn_take.comp, glsl/tn_put_add.comp
+struct tn_index_push {
+    uint count, dst_offset, src_offset;
+};
+// glsl/tn_optim.comp
+struct tn_optim_push {
+    uint count, kind, nesterov, first;
+    float momentum, dampening, weight_decay, beta1, beta2, eps;
+};
+// glsl/tn_clip_norm.comp
+struct tn_clip_push {
+    uint count;
+    float max_norm;
+};
 #endif

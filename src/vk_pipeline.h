@@ -41,7 +41,16 @@
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 6, 256)           \
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
     X(SUMS_REDUCE, sums_reduce, vk_push_sums_reduce, 2, 64)                    \
-    X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)
+    X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
+    X(TN_UNARY, tn_unary, vk_push_tn_ew, 3, 256)                               \
+    X(TN_BINARY, tn_binary, vk_push_tn_ew, 4, 256)                             \
+    X(TN_REDUCE, tn_reduce, vk_push_tn_reduce, 4, 64)                          \
+    X(TN_MATMUL, tn_matmul, vk_push_tn_matmul, 4, 256)                         \
+    X(TN_SOFTMAX, tn_softmax, vk_push_tn_softmax, 4, 64)                       \
+    X(TN_TAKE, tn_take, vk_push_tn_index, 3, 256)                              \
+    X(TN_PUT_ADD, tn_put_add, vk_push_tn_index, 3, 64)                         \
+    X(TN_OPTIM, tn_optim, vk_push_tn_optim, 5, 256)                            \
+    X(TN_CLIP_NORM, tn_clip_norm, vk_push_tn_clip, 2, 256)
 
 typedef enum {
 #define VK_PIPELINE_ENUM(id, shader, push, bindings, local) VK_PIPE_##id,

@@ -101,4 +101,53 @@ typedef struct {
 } vk_push_task;
 _Static_assert(sizeof(vk_push_task) == 40, "mirror of task_push in glsl/common.glsl");
 
+/* ---- tn tensors on the device (src/tn_vk_kernels.c, src/tn_vk_optim.c); shapes and strides
+ * travel in a metadata buffer, see glsl/tn_common.glsl ---- */
+
+/* glsl/tn_unary.comp, glsl/tn_binary.comp: op is a tn_ufn / tn_bfn (src/tn_internal.h) or
+ * TN_VK_FILL; count elements */
+typedef struct {
+    uint32_t op, count;
+    float s0, s1;
+} vk_push_tn_ew;
+_Static_assert(sizeof(vk_push_tn_ew) == 16, "mirror of tn_ew_push in glsl/common.glsl");
+
+/* glsl/tn_reduce.comp: n_out outputs of n_red elements each; mode 0 sum, 1 max, 2 sum of squares */
+typedef struct {
+    uint32_t n_out, n_red, mode;
+} vk_push_tn_reduce;
+_Static_assert(sizeof(vk_push_tn_reduce) == 12, "mirror of tn_reduce_push in glsl/common.glsl");
+
+/* glsl/tn_matmul.comp: [batch][n][k] x [batch][k][m] */
+typedef struct {
+    uint32_t n, k, m, batch;
+} vk_push_tn_matmul;
+_Static_assert(sizeof(vk_push_tn_matmul) == 16, "mirror of tn_matmul_push in glsl/common.glsl");
+
+/* glsl/tn_softmax.comp: mode 0 softmax, 1 log_softmax, 2 and 3 their backward */
+typedef struct {
+    uint32_t lines, len, mode;
+} vk_push_tn_softmax;
+_Static_assert(sizeof(vk_push_tn_softmax) == 12, "mirror of tn_softmax_push in glsl/common.glsl");
+
+/* glsl/tn_take.comp, glsl/tn_put_add.comp: offsets in elements into the bound storages */
+typedef struct {
+    uint32_t count, dst_offset, src_offset;
+} vk_push_tn_index;
+_Static_assert(sizeof(vk_push_tn_index) == 12, "mirror of tn_index_push in glsl/common.glsl");
+
+/* glsl/tn_optim.comp: kind 0 SGD, 1 Adam; lr and bias corrections come from a step buffer */
+typedef struct {
+    uint32_t count, kind, nesterov, first;
+    float momentum, dampening, weight_decay, beta1, beta2, eps;
+} vk_push_tn_optim;
+_Static_assert(sizeof(vk_push_tn_optim) == 40, "mirror of tn_optim_push in glsl/common.glsl");
+
+/* glsl/tn_clip_norm.comp */
+typedef struct {
+    uint32_t count;
+    float max_norm;
+} vk_push_tn_clip;
+_Static_assert(sizeof(vk_push_tn_clip) == 8, "mirror of tn_clip_push in glsl/common.glsl");
+
 #endif
