@@ -77,8 +77,11 @@ typedef struct tn_backend {
     int (*take)(tn_tensor *out, const tn_tensor *a, const int64_t *idx);
     int (*put_add)(tn_tensor *dst, const tn_tensor *src, const int64_t *idx);
 } tn_backend;
+/* Kernels may be asynchronous (a device records them and runs them later): only download
+ * promises host data, and every operand stays alive at least until the kernel returns. */
 
 extern const tn_backend tn_cpu_backend;
+extern const tn_backend tn_vk_backend; /* tn_vk_kernels.c; float32 only */
 
 /* The one dispatch point: the table for t's device, or NULL with a message when that
  * device has no backend yet. */

@@ -14,13 +14,16 @@
 static const tn_backend *backend_for(tn_device device)
 {
     if (device == TN_CPU) return &tn_cpu_backend;
+    if (device == TN_VULKAN) return &tn_vk_backend;
     return NULL;
 }
+
+static const char *device_name(tn_device device) { return device == TN_CPU ? "cpu" : "vulkan"; }
 
 const tn_backend *tn__backend_of(const tn_tensor *t)
 {
     const tn_backend *be = backend_for(t->device);
-    if (!be) err_set(DLCA_ERR, "tn: device %d has no backend yet (only the CPU is built)", (int)t->device);
+    if (!be) err_set(DLCA_ERR, "tn: device %d has no backend", (int)t->device);
     return be;
 }
 
@@ -118,7 +121,9 @@ int tn__check_pair(const char *op, const tn_tensor *a, const tn_tensor *b)
     if (a->dtype != b->dtype)
         return err_set(DLCA_ERR, "%s: dtypes differ (%s vs %s)", op, a->dtype == TN_F32 ? "f32" : "f64",
                        b->dtype == TN_F32 ? "f32" : "f64");
-    if (a->device != b->device) return err_set(DLCA_ERR, "%s: tensors are on different devices", op);
+    if (a->device != b->device)
+        return err_set(DLCA_ERR, "%s: tensors are on different devices (%s and %s); copy one with tn_to_device or "
+                       "tn_to_cpu", op, device_name(a->device), device_name(b->device));
     return DLCA_OK;
 }
 
@@ -130,7 +135,7 @@ static tn_storage *storage_new(tn_dtype dtype, tn_device device, size_t numel)
     tn_storage *s = calloc(1, sizeof *s);
     if (!be) {
         free(s);
-        err_set(DLCA_ERR, "tn: device %d has no backend yet (only the CPU is built)", (int)device);
+        err_set(DLCA_ERR, "tn: device %d has no backend", (int)device);
         return NULL;
     }
     if (!s) {
@@ -314,7 +319,6 @@ static ptrdiff_t element_offset(const tn_tensor *t, size_t i)
 static int host_index_ok(const char *op, const tn_tensor *t, size_t i)
 {
     if (!t) return tn__null(op);
-    if (t->device != TN_CPU) return err_set(DLCA_ERR, "%s: tensor is not on the CPU", op);
     if (i >= tn_numel(t)) return err_set(DLCA_ERR, "%s: index %zu out of range (%zu elements)", op, i, tn_numel(t));
     return DLCA_OK;
 }
@@ -323,6 +327,13 @@ double tn_get(const tn_tensor *t, size_t i)
 {
     if (host_index_ok("tn_get", t, i) != DLCA_OK) return NAN;
     ptrdiff_t off = element_offset(t, i);
+    if (t->device != TN_CPU) { /* one element through the backend: waits for the device */
+        double d = 0.0;
+        float f = 0.0f;
+        void *dst = t->dtype == TN_F32 ? (void *)&f : (void *)&d;
+        if (tn__backend_of(t)->download(t->storage, (size_t)off, dst, 1) != DLCA_OK) return NAN;
+        return t->dtype == TN_F32 ? f : d;
+    }
     return t->dtype == TN_F32 ? ((const float *)t->storage->data)[off] : ((const double *)t->storage->data)[off];
 }
 
@@ -330,7 +341,10 @@ int tn_set(tn_tensor *t, size_t i, double value)
 {
     if (host_index_ok("tn_set", t, i) != DLCA_OK) return DLCA_ERR;
     ptrdiff_t off = element_offset(t, i);
-    if (t->dtype == TN_F32) ((float *)t->storage->data)[off] = (float)value;
+    float f = (float)value;
+    if (t->device != TN_CPU)
+        return tn__backend_of(t)->upload(t->storage, (size_t)off, t->dtype == TN_F32 ? (void *)&f : (void *)&value, 1);
+    if (t->dtype == TN_F32) ((float *)t->storage->data)[off] = f;
     else ((double *)t->storage->data)[off] = value;
     return DLCA_OK;
 }

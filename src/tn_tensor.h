@@ -24,7 +24,8 @@
 
 typedef enum { TN_F32 = 0, TN_F64 = 1 } tn_dtype;
 
-/* Where a storage lives. Only TN_CPU has a backend today; see tn_internal.h for the table. */
+/* Where a storage lives. TN_VULKAN is float32 only; tn_vk.h binds the device and copies
+ * between devices. See tn_internal.h for the backend table. */
 typedef enum { TN_CPU = 0, TN_VULKAN = 1 } tn_device;
 
 /* A block of elements shared by tensors that view it. */
@@ -93,10 +94,11 @@ int tn_is_contiguous(const tn_tensor *t);
 /* Writes "[3,5]" into buf (always terminated) and returns buf. */
 char *tn_shape_str(const tn_tensor *t, char *buf, size_t size);
 
-/* Element `i` in C order of the logical shape (CPU only; NAN with a message otherwise). */
+/* Element `i` in C order of the logical shape (NAN with a message on failure). On a device
+ * this waits for recorded work and reads one element: use tn_to_cpu or tn_read for many. */
 double tn_get(const tn_tensor *t, size_t i);
 
-/* Sets element `i` in C order; bypasses autograd, so use it on leaves only (CPU only). */
+/* Sets element `i` in C order; bypasses autograd, so use it on leaves only. */
 int tn_set(tn_tensor *t, size_t i, double value);
 
 /* The only element of a one-element tensor (NAN with a message otherwise). */

@@ -155,9 +155,9 @@ static void test_errors(void)
     CHECK(chain == NULL && strcmp(err_message(), "the real cause") == 0, "a NULL chain keeps the first message: %s",
           err_message());
     CHECK(tn_sum_dim(x, 3, 0) == NULL && strstr(err_message(), "dim 3 out of range"), "bad dim: %s", err_message());
-    /* devices without a backend fail clearly instead of touching a NULL data pointer */
+    /* a device tensor without a bound device fails clearly instead of touching a NULL pointer */
     tn_tensor *gpu = tn__alloc(TN_F32, TN_VULKAN, TN_SHAPE(2));
-    CHECK(gpu == NULL && strstr(err_message(), "no backend"), "vulkan tensor: %s", err_message());
+    CHECK(gpu == NULL && strstr(err_message(), "no Vulkan context is bound"), "vulkan tensor: %s", err_message());
     tn_free(x);
 }
 
