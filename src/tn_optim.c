@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "tn_internal.h"
+#include "tn_vk.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -120,6 +121,7 @@ tn_optim tn_optim_adamw(double lr, double beta1, double beta2, double eps, doubl
 
 void tn_optim_free(tn_optim *o)
 {
+    tn_vk_optim_free(o);
     free(o->state);
     o->state = NULL;
     o->n = 0;
@@ -167,10 +169,17 @@ static int ensure_state(tn_optim *o, size_t n)
     return DLCA_OK;
 }
 
-int tn_optim_step_flat(tn_optim *o, tn_dtype dtype, void *param, const void *grad, size_t n)
+static int check_config(const tn_optim *o)
 {
     if (o->kind == TN_OPT_SGD && o->nesterov && (o->momentum <= 0.0 || o->dampening != 0.0))
         return err_set(DLCA_ERR, "sgd: nesterov needs momentum > 0 and dampening 0");
+    return DLCA_OK;
+}
+
+int tn_optim_step_flat(tn_optim *o, tn_dtype dtype, void *param, const void *grad, size_t n)
+{
+    if (check_config(o) != DLCA_OK) return DLCA_ERR;
+    if (o->device_state[0]) return err_set(DLCA_ERR, "optim: the state is on the device; step a device tn_params");
     if (ensure_state(o, n) != DLCA_OK) return DLCA_ERR;
     if (o->kind == TN_OPT_SGD) sgd_update(o, dtype, param, grad, n);
     else adam_update(o, dtype, param, grad, n);
@@ -180,6 +189,7 @@ int tn_optim_step_flat(tn_optim *o, tn_dtype dtype, void *param, const void *gra
 
 int tn_optim_step(tn_optim *o, tn_params *p)
 {
+    if (p->values->device != TN_CPU) return check_config(o) ? DLCA_ERR : tn_vk_optim_step(o, p);
     void *data = tn_params_data(p), *grad = tn_params_grad(p);
     if (!data || !grad) return DLCA_ERR;
     return tn_optim_step_flat(o, p->dtype, data, grad, p->numel);
@@ -203,6 +213,23 @@ void tn_clip_grad_value(tn_dtype dtype, void *grad, size_t n, double limit)
         double g = ld(grad, dtype, i);
         st(grad, dtype, i, g > limit ? limit : g < -limit ? -limit : g);
     }
+}
+
+int tn_params_clip_grad_norm(tn_params *p, double max_norm, double *norm)
+{
+    if (p->grads->device != TN_CPU) return tn_vk_clip_grad_norm(p, max_norm, norm);
+    void *grad = tn_params_grad(p);
+    if (!grad) return DLCA_ERR;
+    double n = tn_clip_grad_norm(p->dtype, grad, p->numel, max_norm);
+    if (norm) *norm = n;
+    return DLCA_OK;
+}
+
+int tn_params_clip_grad_value(tn_params *p, double limit)
+{
+    /* the clamp kernel in place: the same loop as tn_clip_grad_value, on any device */
+    const tn_backend *be = tn__backend_of(p->grads);
+    return be ? be->unary(TN_U_CLAMP, -limit, limit, p->grads, p->grads) : DLCA_ERR;
 }
 
 /* ---- learning-rate schedules ---- */

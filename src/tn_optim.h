@@ -1,7 +1,8 @@
 /* tn_optim.h: the flat parameter buffer, optimizers (SGD, Adam, AdamW), gradient clipping
  * and learning-rate schedules. Parameters and their gradients each live in one block, so an
  * optimizer step, a clip or a zero_grad is a single loop over a flat array (one dispatch on a
- * device). Optimizer state is one block too. Update rules follow PyTorch's. */
+ * device: tn_params_to_device in tn_vk.h moves a buffer there). Optimizer state is one block
+ * too. Update rules follow PyTorch's. */
 #ifndef DLCA_TN_OPTIM_H
 #define DLCA_TN_OPTIM_H
 
@@ -53,6 +54,7 @@ typedef struct {
     long step;           /* updates done so far */
     size_t n;            /* elements the state was made for */
     double *state;       /* SGD: momentum [n]; Adam(W): m [n] then v [n] */
+    tn_tensor *device_state[2]; /* parameters on a device: momentum or m, v (float32 there) */
 } tn_optim;
 
 /* SGD with optional (Nesterov) momentum and L2 weight decay. */
@@ -67,7 +69,7 @@ tn_optim tn_optim_adamw(double lr, double beta1, double beta2, double eps, doubl
 /* One update of param[n] from grad[n] (both of `dtype`). n must stay the same across steps. */
 int tn_optim_step_flat(tn_optim *o, tn_dtype dtype, void *param, const void *grad, size_t n);
 
-/* One update of a whole parameter buffer. */
+/* One update of a whole parameter buffer; on a device it is one dispatch over the flat block. */
 int tn_optim_step(tn_optim *o, tn_params *p);
 
 /* Frees the optimizer state. */
@@ -81,6 +83,13 @@ double tn_clip_grad_norm(tn_dtype dtype, void *grad, size_t n, double max_norm);
 
 /* Clamps every grad[i] to [-limit, limit]. */
 void tn_clip_grad_value(tn_dtype dtype, void *grad, size_t n, double limit);
+
+/* tn_clip_grad_norm over the gradient block of p, on p's device; *norm gets the norm before
+ * clipping unless NULL (on a device, NULL spares the wait for the GPU). */
+int tn_params_clip_grad_norm(tn_params *p, double max_norm, double *norm);
+
+/* tn_clip_grad_value over the gradient block of p, on p's device. */
+int tn_params_clip_grad_value(tn_params *p, double limit);
 
 /* ---- learning-rate schedules: lr as a function of the step index (0-based) ---- */
 

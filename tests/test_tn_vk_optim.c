@@ -1,0 +1,182 @@
+/* test_tn_vk_optim.c: optimizer steps and clipping on Vulkan against the CPU. The same
+ * parameter buffer (three parameters, 1190 elements) lives on both devices and gets the same
+ * random gradients; after each of five steps of every optimizer (SGD plain, with momentum, with
+ * dampening, Nesterov with weight decay; Adam with and without weight decay; AdamW, which runs
+ * glsl/adamw.comp) the parameters agree within |gpu - cpu| <= 1e-5 |cpu| + 1e-6. Also clipping
+ * by value and by global norm (the norm itself too), zero_grad, and the errors of
+ * tn_params_to_device and of mixing CPU and device optimizer state. With DLCA_VALIDATE=1 any
+ * validation message fails the test. */
+#include "check.h"
+#include "error.h"
+#include "tn_ops.h"
+#include "tn_optim.h"
+#include "tn_vk.h"
+#include "vk_context.h"
+
+#include <string.h>
+
+#define RTOL 1e-5
+#define ATOL 1e-6
+
+static const char *test_name = "test_tn_vk_optim";
+static vk_context vk;
+
+/* Compares a CPU and a device tensor of one shape; prints the first mismatches. */
+static void compare(const char *what, tn_tensor *cpu, tn_tensor *dev)
+{
+    size_t n = tn_numel(cpu), bad = 0;
+    double *c = malloc((n + 1) * sizeof *c), *g = malloc((n + 1) * sizeof *g);
+    int rc = c && g && dev->device == TN_VULKAN ? tn_read(cpu, c) | tn_read(dev, g) : DLCA_ERR;
+    CHECK(rc == DLCA_OK, "%s: read: %s", what, err_message());
+    for (size_t i = 0; rc == DLCA_OK && i < n; i++) {
+        if (fabs(g[i] - c[i]) <= ATOL + RTOL * fabs(c[i])) continue;
+        if (bad++ < 3) fprintf(stderr, "  %s[%zu]: gpu %.9g cpu %.9g\n", what, i, g[i], c[i]);
+    }
+    CHECK(bad == 0, "%s: %zu of %zu elements differ", what, bad, n);
+    free(c);
+    free(g);
+}
+
+/* The same parameters from the same seed. */
+static void make_params(tn_params *p)
+{
+    tn_rng rng;
+    tn_rng_seed(&rng, 5);
+    tn_params_init(p, TN_F32);
+    tn_tensor *w = tn_params_add(p, TN_SHAPE(37, 5)), *b = tn_params_add(p, TN_SHAPE(5));
+    tn_tensor *e = tn_params_add(p, TN_SHAPE(1000));
+    tn_fill_uniform(w, &rng, -1, 1);
+    tn_fill_uniform(b, &rng, -1, 1);
+    tn_fill_uniform(e, &rng, -1, 1);
+}
+
+/* The same random gradients into both buffers' gradient blocks. */
+static void set_grads(tn_params *cpu, tn_params *dev, tn_rng *rng, double scale)
+{
+    double *g = malloc(cpu->numel * sizeof *g);
+    for (size_t i = 0; g && i < cpu->numel; i++) g[i] = scale * (2.0 * tn_rng_uniform(rng) - 1.0);
+    CHECK(g && tn_write(cpu->grads, g) == DLCA_OK && tn_write(dev->grads, g) == DLCA_OK, "set gradients: %s",
+          err_message());
+    free(g);
+}
+
+static void run_optimizer(const char *name, tn_optim config)
+{
+    tn_params pc, pd;
+    tn_rng rng;
+    char what[128];
+    tn_rng_seed(&rng, 11);
+    make_params(&pc);
+    make_params(&pd);
+    int rc = tn_params_to_device(&pd, &vk);
+    CHECK(rc == DLCA_OK && pd.values->device == TN_VULKAN && pd.params[0]->grad->device == TN_VULKAN,
+          "tn_params_to_device: %s", err_message());
+    tn_optim oc = config, od = config;
+    for (int step = 0; rc == DLCA_OK && step < 5; step++) {
+        set_grads(&pc, &pd, &rng, 1.0);
+        rc = tn_optim_step(&oc, &pc) | tn_optim_step(&od, &pd);
+        CHECK(rc == DLCA_OK, "%s step %d: %s", name, step, err_message());
+        snprintf(what, sizeof what, "%s step %d", name, step);
+        compare(what, pc.values, pd.values);
+    }
+    CHECK(od.step == 5 && od.device_state[0] && !od.state, "%s: state on the device, %ld steps", name, od.step);
+    /* an optimizer whose state is on the device cannot step a CPU buffer */
+    CHECK(tn_optim_step(&od, &pc) == DLCA_ERR && strstr(err_message(), "device"), "%s: state mix-up: %s", name,
+          err_message());
+    tn_optim_free(&oc);
+    tn_optim_free(&od);
+    tn_params_free(&pc);
+    tn_params_free(&pd);
+}
+
+static void test_optimizers(void)
+{
+    tn_optim damp = tn_optim_sgd(0.05, 0.8, 0.0, 0);
+    damp.dampening = 0.3;
+    run_optimizer("sgd", tn_optim_sgd(0.1, 0.0, 0.0, 0));
+    run_optimizer("sgd momentum", tn_optim_sgd(0.05, 0.9, 0.0, 0));
+    run_optimizer("sgd momentum dampening", damp);
+    run_optimizer("sgd nesterov weight decay", tn_optim_sgd(0.05, 0.9, 0.01, 1));
+    run_optimizer("adam", tn_optim_adam(0.01, 0.9, 0.999, 1e-8, 0.0));
+    run_optimizer("adam weight decay", tn_optim_adam(0.01, 0.8, 0.99, 1e-6, 0.1));
+    run_optimizer("adamw", tn_optim_adamw(0.01, 0.9, 0.999, 1e-8, 0.05));
+    tn_optim bad = tn_optim_sgd(0.1, 0.0, 0.0, 1);
+    tn_params pd;
+    make_params(&pd);
+    tn_params_to_device(&pd, &vk);
+    CHECK(tn_optim_step(&bad, &pd) == DLCA_ERR && strstr(err_message(), "nesterov"), "nesterov without momentum: %s",
+          err_message());
+    tn_optim_free(&bad);
+    tn_params_free(&pd);
+}
+
+static void test_clipping(void)
+{
+    tn_params pc, pd;
+    tn_rng rng;
+    tn_rng_seed(&rng, 3);
+    make_params(&pc);
+    make_params(&pd);
+    tn_params_to_device(&pd, &vk);
+
+    set_grads(&pc, &pd, &rng, 1.0);
+    CHECK(tn_params_clip_grad_value(&pc, 0.3) == DLCA_OK && tn_params_clip_grad_value(&pd, 0.3) == DLCA_OK,
+          "clip by value: %s", err_message());
+    compare("clip by value", pc.grads, pd.grads);
+
+    double nc = 0, nd = 0;
+    set_grads(&pc, &pd, &rng, 1.0);
+    CHECK(tn_params_clip_grad_norm(&pc, 1.5, &nc) == DLCA_OK && tn_params_clip_grad_norm(&pd, 1.5, &nd) == DLCA_OK,
+          "clip by norm: %s", err_message());
+    CHECK_CLOSE(nd, nc, 0, RTOL, "global norm before clipping");
+    CHECK(nc > 1.5, "the norm %g is above the limit, so clipping acted", nc);
+    compare("clip by norm", pc.grads, pd.grads);
+    CHECK(tn_params_clip_grad_norm(&pc, 1.0, NULL) == DLCA_OK && tn_params_clip_grad_norm(&pd, 1.0, NULL) == DLCA_OK,
+          "clip without reading the norm: %s", err_message());
+    compare("clip by norm, norm not read", pc.grads, pd.grads);
+    CHECK(tn_params_clip_grad_norm(&pd, 1e3, &nd) == DLCA_OK && fabs(nd - 1.0) < 1e-5, "clipped norm %g", nd);
+    compare("below the limit: untouched", pc.grads, pd.grads);
+
+    tn_params_zero_grad(&pd);
+    tn_tensor *s = tn_sum(pd.grads);
+    CHECK(s && tn_item(s) == 0.0 && tn_get(pd.grads, 77) == 0.0, "zero_grad on the device");
+    tn_free(s);
+    tn_params_free(&pc);
+    tn_params_free(&pd);
+}
+
+/* Moving a buffer while another tensor views its blocks would leave that view behind. */
+static void test_move_errors(void)
+{
+    tn_params p;
+    make_params(&p);
+    tn_tensor *view = tn_transpose(p.params[0], 0, 1);
+    CHECK(tn_params_to_device(&p, &vk) == DLCA_ERR && strstr(err_message(), "other tensors"), "stray view: %s",
+          err_message());
+    tn_free(view);
+    CHECK(tn_params_to_device(&p, &vk) == DLCA_OK && p.params[2]->device == TN_VULKAN, "move after the view is gone");
+    tn_params_free(&p);
+    tn_params p64;
+    tn_params_init(&p64, TN_F64);
+    tn_params_add(&p64, TN_SHAPE(3));
+    CHECK(tn_params_to_device(&p64, &vk) == DLCA_ERR && strstr(err_message(), "float32"), "float64: %s",
+          err_message());
+    tn_params_free(&p64);
+}
+
+int main(void)
+{
+    int rc = vk_context_init(&vk, -1);
+    if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
+    CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
+    if (rc) return test_finish(test_name);
+    printf("%s: %s, validation %s\n", test_name, vk.props.deviceName, vk.validate ? "on" : "off");
+    test_optimizers();
+    test_clipping();
+    test_move_errors();
+    CHECK(tn_vk_live_storages() == 0, "%ld device storages leaked", tn_vk_live_storages());
+    CHECK(tn_vk_free() == DLCA_OK, "tn_vk_free: %s", err_message());
+    vk_context_free(&vk);
+    CHECK(vk.validation_errors == 0, "%d validation messages", vk.validation_errors);
+    return test_finish(test_name);
+}
