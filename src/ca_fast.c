@@ -94,17 +94,41 @@ void ca_fast_free(ca_fast *e)
     memset(e, 0, sizeof *e);
 }
 
-void ca_fast_coefficients(ca_fast *e, const double *logits, int hard)
+/* Per-gate work (coefficients, logit gradients) split into fixed gate ranges, one per thread:
+ * each gate's result depends on that gate alone, so the split cannot change any bit. */
+typedef struct {
+    const ca_fast *e;
+    const double *logits;
+    double *dlogits;
+    int hard;
+} gate_job;
+
+static void gate_range(const ca_fast *e, int thread, int threads, size_t *lo, size_t *hi)
 {
-    for (size_t g = 0; g < e->model->gate_count; g++) {
-        const double *z = logits + g * GATE_OP_COUNT;
+    *lo = e->model->gate_count * (size_t)thread / (size_t)threads;
+    *hi = e->model->gate_count * (size_t)(thread + 1) / (size_t)threads;
+}
+
+static void coefficients_job(void *ctx, int thread, int threads)
+{
+    const gate_job *job = ctx;
+    size_t lo, hi;
+    gate_range(job->e, thread, threads, &lo, &hi);
+    for (size_t g = lo; g < hi; g++) {
+        const double *z = job->logits + g * GATE_OP_COUNT;
         double c[GATE_COEFFS];
-        if (hard)
+        if (job->hard)
             gate_hard_coefficients(c, gate_argmax(z));
         else
             gate_coefficients(c, z);
-        for (int q = 0; q < GATE_COEFFS; q++) e->coeffs[4 * g + (size_t)q] = (float)c[q];
+        for (int q = 0; q < GATE_COEFFS; q++) job->e->coeffs[4 * g + (size_t)q] = (float)c[q];
     }
+}
+
+void ca_fast_coefficients(ca_fast *e, const double *logits, int hard)
+{
+    gate_job job = {e, logits, NULL, hard};
+    ca_fast_pool_run(e->pool, coefficients_job, &job);
 }
 
 float *ca_fast_grid(const ca_fast *e, int t) { return e->grids + (size_t)t * (size_t)e->model->config.channels * e->cells; }
@@ -225,8 +249,8 @@ static void backward_block(ca_fast *e, float *vals, float *grads, int t, const c
     load_grid_gradient(e, grads, t, b);
     for (int l = p->layer_count - 1; l >= 0; l--) {
         const ca_fast_layer *layer = &p->layer[l];
-        ca_fast_ops_coeff_sums(lanes, vals, grads, p->ops + layer->op_begin, layer->op_end - layer->op_begin, b->n);
-        ca_fast_inputs_backward(grads, vals, p, layer->input_begin, layer->input_end, e->coeffs, b->n);
+        for (size_t r = layer->input_begin; r < layer->input_end; r++) memset(block_row(grads, r), 0, b->n * sizeof(float));
+        ca_fast_ops_backward(lanes, grads, vals, p->ops + layer->op_begin, layer->op_end - layer->op_begin, e->coeffs, b->n);
     }
     float *dn = e->dneighbour + (size_t)(t & 1) * CA_FAST_DIRECTIONS * p->channels * e->cells;
     for (size_t c = 0; c < p->channels; c++) {
@@ -362,11 +386,20 @@ void ca_fast_coeff_grad(const ca_fast *e, double *coeff_grad)
     for (size_t v = 0; v < e->model->gate_count * 4; v++) coeff_grad[v] = coeff_sum(e, v);
 }
 
+static void logits_gradient_job(void *ctx, int thread, int threads)
+{
+    const gate_job *job = ctx;
+    size_t lo, hi;
+    gate_range(job->e, thread, threads, &lo, &hi);
+    for (size_t g = lo; g < hi; g++) {
+        double s[GATE_COEFFS];
+        for (int q = 0; q < GATE_COEFFS; q++) s[q] = coeff_sum(job->e, 4 * g + (size_t)q);
+        gate_logits_backward(job->dlogits + g * GATE_OP_COUNT, job->logits + g * GATE_OP_COUNT, s);
+    }
+}
+
 void ca_fast_logits_gradient(const ca_fast *e, const double *logits, double *dlogits)
 {
-    for (size_t g = 0; g < e->model->gate_count; g++) {
-        double s[GATE_COEFFS];
-        for (int q = 0; q < GATE_COEFFS; q++) s[q] = coeff_sum(e, 4 * g + (size_t)q);
-        gate_logits_backward(dlogits + g * GATE_OP_COUNT, logits + g * GATE_OP_COUNT, s);
-    }
+    gate_job job = {e, logits, dlogits, 0};
+    ca_fast_pool_run(e->pool, logits_gradient_job, &job);
 }

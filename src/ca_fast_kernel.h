@@ -16,15 +16,11 @@ enum {
 /* vals[op.out] = c0 + c1 a + c2 b + c3 ab for ops[0 .. count). coeffs: [gates][4]. */
 void ca_fast_ops_forward(float *vals, const ca_fast_op *ops, size_t count, const float *coeffs, size_t n);
 
-/* S partial sums: lanes[op.gate][q][lane] += sum over cells = lane (mod CA_FAST_LANES) of
- * dy [1, a, b, ab], dy = grads[op.out]. lanes: [gates][4][CA_FAST_LANES]. Rows and lanes are
- * 32-byte aligned (the engine allocates them with aligned_alloc). */
-void ca_fast_ops_coeff_sums(float *lanes, const float *vals, const float *grads, const ca_fast_op *ops, size_t count,
-                            size_t n);
-
-/* grads[row] of the plan's inputs [first, last): the sum over the row's readers. Grid rows
- * (row < plan->channels) add to what is there; the others are overwritten. */
-void ca_fast_inputs_backward(float *grads, const float *vals, const ca_fast_plan *plan, size_t first, size_t last,
-                             const float *coeffs, size_t n);
+/* Backward of ops[0 .. count), in order: S partial sums lanes[op.gate][q][lane] += the sum over
+ * cells = lane (mod CA_FAST_LANES) of dy [1, a, b, ab] with dy = grads[op.out], and
+ * grads[op.a] += dy (c1 + c3 b), grads[op.b] += dy (c2 + c3 a). lanes: [gates][4][CA_FAST_LANES].
+ * Rows and lanes are 32-byte aligned (the engine allocates them with aligned_alloc). */
+void ca_fast_ops_backward(float *lanes, float *grads, const float *vals, const ca_fast_op *ops, size_t count,
+                          const float *coeffs, size_t n);
 
 #endif

@@ -3,7 +3,8 @@
  *   rows [0, C)            the grid (channel c),
  *   rows [C, 9C)           channel c's neighbour j (j != 4: the centre is the grid row),
  *   rows [9C, 9C + step)   the step's activations, in ca_cpu's row order.
- * Backward gathers each input row's gradient through a flat list of (reader, other input). */
+ * A block belongs to one thread, so backward scatters each op's input gradients in op order:
+ * deterministic without a reverse (gather) list. */
 #ifndef DLCA_CA_FAST_PLAN_H
 #define DLCA_CA_FAST_PLAN_H
 
@@ -18,13 +19,8 @@ typedef struct {
     uint32_t out, a, b, gate;
 } ca_fast_op;
 
-/* One reader of an input row: d input += d out * (coeff[gate][slot] + coeff[gate][3] * other),
- * slot 1 when the input is the gate's a (other = b), 2 when it is b (other = a). */
-typedef struct {
-    uint32_t out, other, gate, slot;
-} ca_fast_entry;
-
-/* A layer: ops [op_begin, op_end), its input rows input_row[input_begin .. input_end). */
+/* A layer: ops [op_begin, op_end); its inputs other than the grid are the rows
+ * [input_begin, input_end), whose gradients backward starts from zero. */
 typedef struct {
     size_t op_begin, op_end, input_begin, input_end;
 } ca_fast_layer;
@@ -37,10 +33,6 @@ typedef struct {
     ca_fast_layer layer[2 * CA_MAX_LAYERS];
     ca_fast_op *ops;
     size_t op_count;
-    uint32_t *input_row;   /* rows gathered, layer by layer; rows < channels accumulate into the grid gradient */
-    uint32_t *input_start; /* [inputs + 1]: input k's readers are entries[input_start[k] .. input_start[k+1]) */
-    ca_fast_entry *entries;
-    size_t input_count;
     int32_t *neighbour; /* [8][cells]: the cell read as direction d, -1 outside a zero boundary */
     int32_t *reader;    /* [8][cells]: the cell that reads this one as direction d, or -1 */
 } ca_fast_plan;
