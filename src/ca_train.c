@@ -24,6 +24,22 @@ int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const do
     return ca_task_target(c, shape, start, image, target);
 }
 
+static int use_cpu_reference(void)
+{
+    const char *value = getenv("DLCA_CPU_REFERENCE");
+    return value && strcmp(value, "1") == 0;
+}
+
+/* The fast engine keeps no activations: backward recomputes each step from its grid. */
+static int cpu_engine_init(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    const ca_fast_options options = {.cache = 0, .threads = 0};
+    t->cpu_reference = use_cpu_reference();
+    if (t->cpu_reference) return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
+    return ca_fast_init(&t->fast, t->model, c->batch, 0, 0, &options);
+}
+
 int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
                     ca_cache cache)
 {
@@ -48,7 +64,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
         rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, cache);
         if (!rc && image) rc = ca_gpu_upload_image(&t->gpu, image);
     } else {
-        rc = ca_cpu_init(&t->cpu, model, c->batch, 0, 0);
+        rc = cpu_engine_init(t);
         t->logits = malloc(t->gate_values * sizeof(double));
         t->dlogits = malloc(t->gate_values * sizeof(double));
         if (!rc && (!t->logits || !t->dlogits)) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the trainer");
@@ -62,8 +78,10 @@ void ca_trainer_free(ca_trainer *t)
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->logits), free(t->dlogits);
     if (t->backend == CA_BACKEND_GPU)
         ca_gpu_free(&t->gpu);
-    else
+    else if (t->cpu_reference)
         ca_cpu_free(&t->cpu);
+    else
+        ca_fast_free(&t->fast);
     memset(t, 0, sizeof *t);
 }
 
@@ -95,7 +113,7 @@ static void adamw_cpu(ca_trainer *t, const double *grad)
     }
 }
 
-static double cpu_rollout(ca_trainer *t, int hard)
+static double cpu_reference_rollout(ca_trainer *t, int hard)
 {
     ca_cpu *e = &t->cpu;
     size_t n_grid = (size_t)t->model->config.channels * e->cells;
@@ -106,14 +124,46 @@ static double cpu_rollout(ca_trainer *t, int hard)
     return ca_loss_forward(e, t->target);
 }
 
+static double fast_rollout(ca_trainer *t, int hard)
+{
+    ca_fast *e = &t->fast;
+    size_t n_grid = (size_t)t->model->config.channels * e->cells;
+    float *grid = ca_fast_grid(e, 0);
+    ca_fast_coefficients(e, t->logits, hard);
+    for (size_t i = 0; i < n_grid; i++) {
+        double value = t->start[i];
+        if (hard) ca_task_binarize(&value, 1); /* binarised in double, as for the reference */
+        grid[i] = (float)value;
+    }
+    ca_fast_forward(e);
+    return ca_fast_loss_forward(e, t->target);
+}
+
+static double cpu_rollout(ca_trainer *t, int hard)
+{
+    return t->cpu_reference ? cpu_reference_rollout(t, hard) : fast_rollout(t, hard);
+}
+
+/* BPTT of the last (soft) rollout into t->dlogits. */
+static void cpu_gradient(ca_trainer *t)
+{
+    if (t->cpu_reference) {
+        ca_loss_backward(&t->cpu, t->target);
+        ca_cpu_backward(&t->cpu);
+        ca_cpu_logits_gradient(&t->cpu, t->logits, t->dlogits);
+        return;
+    }
+    ca_fast_loss_backward(&t->fast, t->target);
+    ca_fast_backward(&t->fast);
+    ca_fast_logits_gradient(&t->fast, t->logits, t->dlogits);
+}
+
 static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     ca_model_logits_to_double(t->model, t->logits);
     if (hard_loss) *hard_loss = cpu_rollout(t, 1);
     *soft_loss = cpu_rollout(t, 0);
-    ca_loss_backward(&t->cpu, t->target);
-    ca_cpu_backward(&t->cpu);
-    ca_cpu_logits_gradient(&t->cpu, t->logits, t->dlogits);
+    cpu_gradient(t);
     for (size_t i = 0; i < t->gate_values; i++)
         if (!isfinite(t->dlogits[i])) return err_set(DLCA_ERR, "gradient is not finite at step %llu", (unsigned long long)t->step);
     t->step++;
@@ -133,7 +183,10 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
         rc = ca_trainer_gpu_step(t, soft_loss, hard_loss);
     } else {
         rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
-        ca_cpu_set_fire_stream(&t->cpu, stream);
+        if (t->cpu_reference)
+            ca_cpu_set_fire_stream(&t->cpu, stream);
+        else
+            ca_fast_set_fire_stream(&t->fast, stream);
         if (!rc) rc = cpu_step(t, soft_loss, hard_loss);
     }
     if (!rc && !isfinite(*soft_loss))

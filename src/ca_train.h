@@ -6,6 +6,7 @@
 #define DLCA_CA_TRAIN_H
 
 #include "ca_cpu.h"
+#include "ca_fast.h"
 #include "ca_gpu.h"
 #include "ca_model.h"
 
@@ -20,7 +21,10 @@ typedef struct {
     const double *image;       /* target picture [loss_channels][H][W], or NULL */
     double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells] */
     size_t gate_values;        /* gates * 16 */
-    ca_cpu cpu;                /* CPU backend */
+    int cpu_reference;         /* CPU backend: 1 = the double reference engine (env DLCA_CPU_REFERENCE=1),
+                                  0 = the fast float engine */
+    ca_cpu cpu;                /* CPU backend, reference */
+    ca_fast fast;              /* CPU backend, fast */
     double *logits, *dlogits;  /* CPU backend: double copies */
     vk_context *vk;            /* GPU backend */
     ca_gpu gpu;
@@ -30,7 +34,9 @@ typedef struct {
 ca_adamw ca_adamw_default(const ca_config *config);
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
- * with the given cache mode. `image` is needed for image targets. */
+ * with the given cache mode. `image` is needed for image targets. The CPU backend runs the
+ * fast float engine (threads: env DLCA_THREADS), or the double reference when the environment
+ * sets DLCA_CPU_REFERENCE=1. */
 int ca_trainer_init(ca_trainer *trainer, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
                     ca_cache cache);
 
