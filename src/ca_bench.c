@@ -56,7 +56,8 @@ static void describe(const ca_trainer *t, ca_bench_result *r)
         r->evals_per_cell = t->gpu.step_rows, r->cells = t->gpu.cells;
         r->engine_device_bytes = ca_gpu_memory_bytes(t->model, c->batch, 0, 0, t->gpu.cache);
     } else {
-        r->evals_per_cell = t->cpu.step_rows, r->cells = t->cpu.cells;
+        r->evals_per_cell = t->cpu_reference ? t->cpu.step_rows : t->fast.step_rows;
+        r->cells = t->cpu_reference ? t->cpu.cells : t->fast.cells;
     }
     r->forward_evals = (double)r->evals_per_cell * (double)r->cells * (double)r->T;
 }
