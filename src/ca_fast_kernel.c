@@ -2,7 +2,6 @@
  * has a fixed order, so SSE and AVX2 builds give the same bits). */
 #include "ca_fast_kernel.h"
 
-
 /* On x86-64 Linux also build AVX2 copies and pick one at load time (ifunc), as hard_cpu does.
  * Not under ThreadSanitizer, whose instrumented ifunc resolvers run before it is set up. */
 #if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__)

@@ -3,11 +3,12 @@
  * several blocks: coefficients, every step's activations and grids, the loss and its gradient,
  * one step of backward (1e-4 of the largest magnitude), full BPTT logit and start-grid
  * gradients (1e-3); hard rollouts exactly. Determinism: two runs, 1/2/3 threads and cache
- * on/off all give identical bits. */
+ * on/off all give identical bits. The trainer's CPU backend on either engine: the same losses. */
 #include "ca_cpu.h"
 #include "ca_fast.h"
 #include "ca_fixtures.h"
 #include "ca_task.h"
+#include "ca_train.h"
 #include "check.h"
 #include "error.h"
 
@@ -227,6 +228,40 @@ static void check_case(const ca_config *config, const char *label)
     check_determinism(config, label, n_grid, n_logits);
 }
 
+/* Soft and hard losses of `steps` training steps on the CPU backend. */
+static int train_losses(const ca_config *config, int steps, double *soft, double *hard)
+{
+    ca_model model;
+    ca_trainer trainer;
+    if (ca_model_init(&model, config)) return DLCA_ERR;
+    int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_CPU, NULL, CA_CACHE_FULL);
+    if (!rc) {
+        for (int s = 0; !rc && s < steps; s++) rc = ca_trainer_step(&trainer, &soft[s], &hard[s]);
+        ca_trainer_free(&trainer);
+    }
+    ca_model_free(&model);
+    return rc;
+}
+
+/* The trainer runs ca_fast by default and the double engine with DLCA_CPU_REFERENCE=1. */
+static void check_trainer(void)
+{
+    enum { STEPS = 6 };
+    ca_config config;
+    small_preset(&config, "checkerboard-async");
+    config.height = config.width = 8, config.steps = 4;
+    double soft[2][STEPS], hard[2][STEPS];
+    setenv("DLCA_CPU_REFERENCE", "1", 1);
+    int reference = train_losses(&config, STEPS, soft[0], hard[0]);
+    unsetenv("DLCA_CPU_REFERENCE");
+    int fast = train_losses(&config, STEPS, soft[1], hard[1]);
+    CHECK(reference == DLCA_OK && fast == DLCA_OK, "trainer: %s", err_message());
+    for (int s = 0; reference == DLCA_OK && fast == DLCA_OK && s < STEPS; s++) {
+        CHECK_CLOSE(soft[1][s], soft[0][s], 0.0, 1e-4, "trainer step %d: soft loss on ca_fast vs the reference", s);
+        CHECK(hard[1][s] == hard[0][s], "trainer step %d: hard loss %g vs %g", s, hard[1][s], hard[0][s]);
+    }
+}
+
 int main(void)
 {
     static const char *const presets[] = {"gol", "checkerboard", "checkerboard-async", "lizard", "image"};
@@ -259,5 +294,6 @@ int main(void)
     small_preset(&config, "lizard");
     config.height = config.width = 11, config.steps = 4; /* periodic, 242 cells */
     check_case(&config, "lizard 11x11");
+    check_trainer();
     return test_finish("test_ca_fast");
 }
