@@ -154,7 +154,17 @@ static void test_move_errors(void)
     CHECK(tn_params_to_device(&p, &vk) == DLCA_ERR && strstr(err_message(), "other tensors"), "stray view: %s",
           err_message());
     tn_free(view);
+    double first = tn_get(p.params[0], 3), last = tn_get(p.params[2], 999);
     CHECK(tn_params_to_device(&p, &vk) == DLCA_OK && p.params[2]->device == TN_VULKAN, "move after the view is gone");
+    CHECK(tn_get(p.params[0], 3) == first && tn_get(p.params[2], 999) == last, "values survive the move");
+    /* adding after the move grows the device blocks: old values kept, the new parameter zeroed */
+    tn_tensor *extra = tn_params_add(&p, TN_SHAPE(2, 3));
+    CHECK(extra && extra->device == TN_VULKAN && extra->grad->device == TN_VULKAN && p.numel == 1196,
+          "add on the device: %s", err_message());
+    CHECK(tn_get(p.params[0], 3) == first && tn_get(p.params[2], 999) == last && tn_get(extra, 5) == 0.0,
+          "grown blocks keep their values");
+    CHECK(tn_set(extra, 5, 1.25) == DLCA_OK && tn_get(extra, 5) == 1.25 && tn_get(p.values, 1195) == 1.25,
+          "the new parameter views the end of the block");
     tn_params_free(&p);
     tn_params p64;
     tn_params_init(&p64, TN_F64);
