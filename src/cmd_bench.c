@@ -301,9 +301,8 @@ static void print_train(const train_report *t)
                0.5 * ca_bench_evals_per_second(r, r->backward_ms.median));
     printf("\n");
     if (t->backend != CA_BACKEND_GPU) return;
-    printf("  per step: %.4g dispatches, %.4g queue submissions (the recorded step is one; the rest are\n"
-           "            synchronous uploads of the start grid and target and the loss read-back)\n",
-           r->dispatches_per_step, r->submissions_per_step);
+    printf("  per step: %.4g dispatches, %.4g queue submissions%s\n", r->dispatches_per_step, r->submissions_per_step,
+           r->submissions_per_step > 1.0 ? " (one is the recorded step; the rest are synchronous transfers)" : "");
     printf("  device memory: peak %.2f MiB (engine buffers %.2f MiB)\n", (double)r->peak_device_bytes / 1048576.0,
            (double)r->engine_device_bytes / 1048576.0);
 }
