@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "error.h"
 #include "image_png.h"
+#include "view_start.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -107,13 +108,10 @@ static int parse_options(int argc, char **argv, run_options *o, int *help)
     return DLCA_OK;
 }
 
-/* The preset's start at the run's grid; Life boards become a random soup beyond 3x3. */
+/* The preset's start at the run's grid (view_start.h: the viewer shows the same frames). */
 static int start_grid(const ca_model *m, const run_options *o, ca_runner *r)
 {
-    ca_config c = m->config;
-    c.seed = (uint64_t)o->seed;
-    if (c.start == CA_START_BOARDS && (r->shape.height != 3 || r->shape.width != 3)) c.start = CA_START_RANDOM;
-    if (ca_task_start(&c, r->shape, 0, r->grid)) return DLCA_ERR;
+    if (view_start_grid(&m->config, (uint64_t)o->seed, r->shape, r->grid)) return DLCA_ERR;
     return ca_runner_grid_changed(r);
 }
 
