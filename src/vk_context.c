@@ -3,6 +3,7 @@
 #include "vk_context.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +202,19 @@ static int is_index(const char *spec)
     return 1;
 }
 
+/* A spec of digits as an index below `count`. Parsed whole: atoi would wrap "4294967296" to 0
+ * and open a device nobody named. */
+static int spec_index(const char *spec, uint32_t count, int *index)
+{
+    errno = 0;
+    unsigned long long wanted = strtoull(spec, NULL, 10);
+    if (errno == ERANGE || wanted >= count)
+        return err_set(DLCA_ERR, "Vulkan device index %s out of range: %u device%s found (indices 0..%u; see `dlca devices`)",
+                       spec, count, count == 1 ? "" : "s", count - 1);
+    *index = (int)wanted;
+    return DLCA_OK;
+}
+
 static int device_choose(vk_context *vk, const char *spec, int index)
 {
     VkPhysicalDevice *list;
@@ -213,15 +227,15 @@ static int device_choose(vk_context *vk, const char *spec, int index)
         return err_set(DLCA_ERR_NOMEM, "out of host memory listing Vulkan devices");
     }
     for (uint32_t i = 0; i < count; i++) vkGetPhysicalDeviceProperties(list[i], &props[i]);
-    if (index < 0 && is_index(spec)) index = atoi(spec);
-    if (index < 0) {
+    if (index < 0 && is_index(spec)) rc = spec_index(spec, count, &index);
+    if (!rc && index < 0) {
         index = spec_match(spec, props, count);
         if (index < 0 && spec && spec[0] && strcmp(spec, "auto") != 0)
             rc = err_set(DLCA_ERR, "no Vulkan device matches \"%s\" (%u device%s; see `dlca devices`)", spec, count,
                          count == 1 ? "" : "s");
         else if (index < 0)
             rc = err_set(DLCA_ERR_NODEV, "no Vulkan 1.2 device found (%s)", VK_HINT_NODEV);
-    } else if ((uint32_t)index >= count) {
+    } else if (!rc && (uint32_t)index >= count) {
         rc = err_set(DLCA_ERR, "Vulkan device index %d out of range: %u device%s found (indices 0..%u; see `dlca devices`)",
                      index, count, count == 1 ? "" : "s", count - 1);
     }
