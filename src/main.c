@@ -63,6 +63,17 @@ static void print_usage(FILE *out)
           out);
 }
 
+/* With DLCA_VALIDATE=1 a validation message is a bug in dlca: the run fails even if it finished,
+ * so tests and CI cannot miss it among the progress lines. */
+static int validation_verdict(const char *command, int status)
+{
+    int messages = vk_validation_message_count();
+    if (messages == 0) return status;
+    fprintf(stderr, "dlca %s: %d Vulkan validation message%s (DLCA_VALIDATE=1): failing the run\n", command, messages,
+            messages == 1 ? "" : "s");
+    return status ? status : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -74,7 +85,8 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return validation_verdict(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "dlca: unknown command '%s' (try 'dlca --help')\n", argv[1]);
     return 2;
 }

@@ -19,6 +19,11 @@ enum { VK_API = VK_API_VERSION_1_2 };
 
 static const uint64_t vk_default_timeout_ns = 120ull * 1000000000ull;
 
+/* Every context's messages, so `dlca` can fail a run that saw any (see main.c). */
+static int validation_messages;
+
+int vk_validation_message_count(void) { return validation_messages; }
+
 static int env_flag(const char *name)
 {
     const char *value = getenv(name);
@@ -33,6 +38,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL vk_debug_callback(VkDebugUtilsMessageSever
     vk_context *vk = user;
     /* The layer reports from inside the calling API function, so no other thread races here. */
     vk->validation_errors++;
+    validation_messages++;
     fprintf(stderr, "vulkan validation %s: %s\n",
             (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning",
             data && data->pMessage ? data->pMessage : "(no message)");

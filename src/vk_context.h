@@ -55,6 +55,9 @@ int vk_context_init_spec(vk_context *vk, const char *spec);
  * leaves validation_errors so a test can check it after the layer's last reports. */
 void vk_context_free(vk_context *vk);
 
+/* Validation messages reported to any context of this process so far (0 without DLCA_VALIDATE=1). */
+int vk_validation_message_count(void);
+
 /* Prints one line per device: index, name, type, device-local MiB, API version.
  * Returns DLCA_ERR_NODEV when there is none. */
 int vk_list_devices(FILE *out);
