@@ -52,10 +52,12 @@ static void print_help(void)
            "  --device D         auto, cpu, or a Vulkan device (default auto)\n");
 }
 
+/* At most 7 characters a number: %d on a longer one overflows (undefined), and so would
+ * x + width in ca_runner_paint; 7 keeps every sum far inside int. */
 static int parse_damage(const char *text, damage_rect *d)
 {
     char tail;
-    int n = sscanf(text, "%d,%d,%d,%d@%d-%d%c", &d->x, &d->y, &d->width, &d->height, &d->from, &d->to, &tail);
+    int n = sscanf(text, "%7d,%7d,%7d,%7d@%7d-%7d%c", &d->x, &d->y, &d->width, &d->height, &d->from, &d->to, &tail);
     if (n == 5 || (n == 6 && strchr(text, '-') == NULL)) d->to = d->from, n = 6;
     if (n != 6 || d->width < 1 || d->height < 1 || d->from < 0 || d->to < d->from)
         return err_set(DLCA_ERR, "--damage: '%s' is not X,Y,W,H@FROM-TO (e.g. 22,22,20,20@40-40)", text);
@@ -89,11 +91,14 @@ static int parse_options(int argc, char **argv, run_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
     o->device = "auto", o->hard = 1, o->seed = 1, o->steps = -1, o->scale = 8;
+    int has_mode = 0;
     for (int i = 1; i < argc; i++) {
         const char *value;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (strcmp(argv[i], "--hard") == 0 || strcmp(argv[i], "--soft") == 0) {
-            o->hard = strcmp(argv[i], "--hard") == 0;
+            int hard = strcmp(argv[i], "--hard") == 0;
+            if (has_mode && hard != o->hard) return err_set(DLCA_ERR, "--hard and --soft contradict each other: give one");
+            o->hard = hard, has_mode = 1;
             continue;
         }
         if (strncmp(argv[i], "--", 2) != 0) {
