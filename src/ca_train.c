@@ -165,15 +165,29 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     *soft_loss = cpu_rollout(t, 0);
     cpu_gradient(t);
     for (size_t i = 0; i < t->gate_values; i++)
-        if (!isfinite(t->dlogits[i])) return err_set(DLCA_ERR, "gradient is not finite at step %llu", (unsigned long long)t->step);
+        if (!isfinite(t->dlogits[i]))
+            return err_set(DLCA_ERR, "gradient is not finite at step %llu (gate %zu): stopped before the update",
+                           (unsigned long long)t->step + 1, i / GATE_OP_COUNT);
     t->step++;
     adamw_cpu(t, t->dlogits);
+    return DLCA_OK;
+}
+
+/* Test only: env DLCA_TEST_INJECT_NAN=N turns one logit into NaN before step N (1-based), so
+ * tests can watch a real NaN run through forward, loss and gradient on either engine. */
+static int inject_nan(ca_trainer *t)
+{
+    const char *value = getenv("DLCA_TEST_INJECT_NAN");
+    if (!value || strtoull(value, NULL, 10) != t->step + 1) return DLCA_OK;
+    t->model->logits[0] = NAN;
+    if (t->backend == CA_BACKEND_GPU) return ca_gpu_upload_logits(&t->gpu, t->model->logits, 0);
     return DLCA_OK;
 }
 
 int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     const ca_config *c = &t->model->config;
+    if (inject_nan(t)) return DLCA_ERR;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
     uint32_t stream = rng_fire_stream(c->seed, t->step);
     int rc;

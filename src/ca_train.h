@@ -46,7 +46,9 @@ void ca_trainer_free(ca_trainer *trainer);
 int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, const float *moment2);
 
 /* One training step on round trainer->step: soft loss before the update, and with
- * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates). */
+ * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates).
+ * A NaN or infinite loss or gradient fails with a message naming the step (1-based, as logged).
+ * Test only: env DLCA_TEST_INJECT_NAN=N poisons one logit with NaN before step N. */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 
 /* The GPU half of ca_trainer_step, for round trainer->step (inputs already in trainer->start/target). */
