@@ -24,7 +24,7 @@ typedef struct {
     long long steps, batch, T, seed;
     double lr, fire_rate;
     int height, width, boundary;
-    int has_steps, has_batch, has_T, has_seed, has_lr, has_rate, has_grid, has_boundary;
+    int has_preset, has_steps, has_batch, has_T, has_seed, has_lr, has_rate, has_grid, has_boundary;
 } train_options;
 
 static volatile sig_atomic_t stop_requested;
@@ -83,7 +83,7 @@ static int parse_boundary(const char *text, int *boundary)
 /* One flag with its value; returns DLCA_ERR with the message set. */
 static int parse_flag(train_options *o, const char *flag, const char *v)
 {
-    if (strcmp(flag, "--preset") == 0) o->preset = v;
+    if (strcmp(flag, "--preset") == 0) o->preset = v, o->has_preset = 1;
     else if (strcmp(flag, "--target") == 0) o->target = v;
     else if (strcmp(flag, "--device") == 0) o->device = v;
     else if (strcmp(flag, "--out") == 0) o->out = v;
@@ -113,7 +113,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
     }
-    if (o->resume && (o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
+    if (o->resume && (o->has_preset || o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
                       o->has_boundary || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log and --every may be given with it");
@@ -152,6 +152,10 @@ static int run_prepare(training_run *r, const train_options *o)
     if (o->resume) {
         if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
         if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
+        /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
+        if (o->has_steps && (uint64_t)o->steps <= r->state.step)
+            return err_set(DLCA_ERR, "--steps %lld: %s has already done %llu steps; ask for more", o->steps, o->resume,
+                           (unsigned long long)r->state.step);
         if (o->has_steps) r->model.config.train_steps = (int)o->steps;
     } else {
         ca_config config;
@@ -182,6 +186,15 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A failed run says what survived: saves are atomic, so `out` still holds the last checkpoint. */
+static int fail_keeping(const char *out, long long saved_step)
+{
+    char reason[768];
+    snprintf(reason, sizeof reason, "%s", err_message());
+    if (saved_step < 0) return err_set(DLCA_ERR, "%s; %s was not written by this run", reason, out);
+    return err_set(DLCA_ERR, "%s; %s is intact and holds step %lld", reason, out, saved_step);
+}
+
 /* The loop: every step a progress update, every `every` steps (and at the end) the hard loss, a
  * log row, the plot and a checkpoint. Stops early, saving, on SIGINT or SIGTERM. */
 static int train_loop(ca_trainer *t, training_run *r, const train_options *o, const char *out, train_log *log)
@@ -189,19 +202,21 @@ static int train_loop(ca_trainer *t, training_run *r, const train_options *o, co
     const ca_config *c = &r->model.config;
     double start = now_seconds(), before = r->state.seconds;
     uint64_t first = t->step, total = (uint64_t)c->train_steps;
+    long long saved = o->resume && strcmp(o->resume, out) == 0 ? (long long)first : -1;
     while (t->step < total && !stop_requested) {
         int logged = (t->step + 1) % (uint64_t)o->every == 0 || t->step + 1 == total;
         double soft, hard = -1.0, seconds;
-        if (ca_trainer_step(t, &soft, logged ? &hard : NULL)) return DLCA_ERR;
+        if (ca_trainer_step(t, &soft, logged ? &hard : NULL)) return fail_keeping(out, saved);
         seconds = before + now_seconds() - start;
         train_log_progress(log, t->step, total, soft, hard, (double)(t->step - first) / (now_seconds() - start));
         if (!logged) continue;
-        if (train_log_row(log, t->step, soft, hard, seconds)) return DLCA_ERR;
-        if (save_checkpoint(out, t, r, seconds)) return DLCA_ERR;
+        if (train_log_row(log, t->step, soft, hard, seconds)) return fail_keeping(out, saved);
+        if (save_checkpoint(out, t, r, seconds)) return fail_keeping(out, saved);
+        saved = (long long)t->step;
     }
     if (stop_requested) {
         train_log_message(log, "interrupted at step %llu: saving %s", (unsigned long long)t->step, out);
-        return save_checkpoint(out, t, r, before + now_seconds() - start);
+        if (save_checkpoint(out, t, r, before + now_seconds() - start)) return fail_keeping(out, saved);
     }
     return DLCA_OK;
 }
