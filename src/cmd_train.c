@@ -235,7 +235,7 @@ static int train(const train_options *o)
 {
     training_run r;
     vk_context vk;
-    ca_backend backend;
+    ca_backend backend = CA_BACKEND_CPU; /* read on every exit path, even before ca_backend_open */
     ca_trainer trainer;
     train_log log;
     char out[4096], log_path[4096];
