@@ -65,7 +65,14 @@ typedef struct {
     size_t gates16, gates4, grids, act, dact, dgrid, target, partials, image, layers, sum_partials;
 } gpu_sizes;
 
-enum { FUSED_TILE = 16 }; /* cells per workgroup of the fused kernels */
+/* Cells per workgroup of the fused kernels: fewer cells, more workgroups in flight (a small
+ * batch has few cells); env DLCA_TILE (1..64) overrides it for tuning. */
+static size_t fused_tile(void)
+{
+    const char *text = getenv("DLCA_TILE");
+    long tile = text ? strtol(text, NULL, 10) : 0;
+    return tile >= 1 && tile <= 64 ? (size_t)tile : 2;
+}
 
 static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
                               uint32_t *partials)
@@ -88,7 +95,7 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
         .partials = (size_t)*partials * f,
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
         .layers = ((size_t)c->perception_depth + (size_t)c->update_depth) * 16 * sizeof(uint32_t),
-        .sum_partials = (cells + FUSED_TILE - 1) / FUSED_TILE * m->gate_count * 4 * f,
+        .sum_partials = (cells + fused_tile() - 1) / fused_tile() * m->gate_count * 4 * f,
     };
 }
 
@@ -151,14 +158,17 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
     }
 }
 
-/* The fused kernels' layer table, and whether they run (env DLCA_UNFUSED=1 turns them off). */
+/* The fused kernels' layer table, and whether they run: only with env DLCA_FUSED=1 for now.
+ * On an H200 (tools/BENCH_NOTES.md) the per-layer kernels were faster in every case measured
+ * (checkerboard batch 2: 5.2 ms against 5.9 ms at the best tile), though they need ~18x the
+ * dispatches: the fused kernels' serial per-layer loops wait on memory. */
 static int upload_layers(ca_gpu *e)
 {
-    const char *unfused = getenv("DLCA_UNFUSED");
+    const char *fused = getenv("DLCA_FUSED");
     uint32_t rows[2 * CA_MAX_LAYERS * 16];
-    e->fused = !(unfused && unfused[0] == '1');
-    e->tile = FUSED_TILE;
-    e->tiles = (e->cells + FUSED_TILE - 1) / FUSED_TILE;
+    e->fused = fused && fused[0] == '1';
+    e->tile = (uint32_t)fused_tile();
+    e->tiles = (e->cells + e->tile - 1) / e->tile;
     e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }

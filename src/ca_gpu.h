@@ -51,8 +51,8 @@ typedef struct {
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
     uint32_t partial_count;
-    int fused;             /* 1: one dispatch per CA step forward, two backward (default); 0: one per layer
-                              (env DLCA_UNFUSED=1), kept as the kernel-by-kernel reference */
+    int fused;             /* 1: one dispatch per CA step forward, two backward (env DLCA_FUSED=1);
+                              0: one per layer (default, faster today: see ca_gpu.c) */
     uint32_t tile, tiles;  /* fused: cells per workgroup, workgroups per step */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer */
