@@ -3,6 +3,7 @@
 
 #include "error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int ca_backend_open(const char *spec, vk_context *vk, ca_backend *backend)
@@ -22,7 +23,16 @@ int ca_backend_open(const char *spec, vk_context *vk, ca_backend *backend)
         *backend = CA_BACKEND_GPU;
         return DLCA_OK;
     }
-    if (vk_context_init_spec(vk, spec) != DLCA_OK) return DLCA_ERR;
+    int status = vk_context_init_spec(vk, spec);
+    if (status != DLCA_OK) {
+        /* "no Vulkan device found" alone would not say which --device was asked for. */
+        if (!strstr(err_message(), spec)) {
+            char reason[768];
+            snprintf(reason, sizeof reason, "%s", err_message());
+            err_set(status, "--device %s: %s", spec, reason);
+        }
+        return DLCA_ERR;
+    }
     *backend = CA_BACKEND_GPU;
     return DLCA_OK;
 }

@@ -53,13 +53,15 @@ static void print_help(void)
 }
 
 /* At most 7 characters a number: %d on a longer one overflows (undefined), and so would
- * x + width in ca_runner_paint; 7 keeps every sum far inside int. */
+ * x + width in ca_runner_paint; 7 keeps every sum far inside int. %n proves nothing follows. */
 static int parse_damage(const char *text, damage_rect *d)
 {
-    char tail;
-    int n = sscanf(text, "%7d,%7d,%7d,%7d@%7d-%7d%c", &d->x, &d->y, &d->width, &d->height, &d->from, &d->to, &tail);
-    if (n == 5 || (n == 6 && strchr(text, '-') == NULL)) d->to = d->from, n = 6;
-    if (n != 6 || d->width < 1 || d->height < 1 || d->from < 0 || d->to < d->from)
+    int used = -1, more = -1;
+    int n = sscanf(text, "%7d,%7d,%7d,%7d@%7d%n-%7d%n", &d->x, &d->y, &d->width, &d->height, &d->from, &used, &d->to,
+                   &more);
+    int whole = (n == 5 && used >= 0 && text[used] == '\0') || (n == 6 && more >= 0 && text[more] == '\0');
+    if (n == 5) d->to = d->from;
+    if (!whole || d->width < 1 || d->height < 1 || d->from < 0 || d->to < d->from)
         return err_set(DLCA_ERR, "--damage: '%s' is not X,Y,W,H@FROM-TO (e.g. 22,22,20,20@40-40)", text);
     return DLCA_OK;
 }
