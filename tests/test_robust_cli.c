@@ -1,0 +1,154 @@
+/* test_robust_cli: every flag of every dlca command is range-checked through the binary: each
+ * out-of-range, malformed, unknown, missing or contradictory value gives a non-zero exit and
+ * one line naming the flag, and writes nothing. Also: a device index that does not exist (or no
+ * Vulkan at all) names the index; --resume refuses preset overrides and a step count it has
+ * already passed. CPU only (device errors are found before any GPU work). */
+#include "robust.h"
+
+static char model[512];
+
+/* A tiny trained model for run/eval/info/export and --resume: 2 steps of 8x8 checkerboard. */
+static int make_model(void)
+{
+    char err[8192];
+    snprintf(model, sizeof model, "%s", robust_path("model.dlca"));
+    int status = robust_run(err, sizeof err,
+                            "train --preset checkerboard --grid 8x8 --T 4 --steps 2 --every 2 --device cpu --out '%s'",
+                            model);
+    CHECK(status == 0, "training the test model exits 0 (%d): %s", status, err);
+    return status;
+}
+
+/* `dlca <command> <flag> <value>`: refused, naming `needle`, and no x.dlca / x.png written. */
+static void bad_value(const char *command, const char *flag_and_value, const char *needle)
+{
+    char args[4096];
+    const char *is_train = strcmp(command, "train") == 0 ? "x.dlca" : "x.png";
+    if (strcmp(command, "train") == 0)
+        snprintf(args, sizeof args, "train --device cpu --steps 1 --out '%s' %s", robust_path("x.dlca"), flag_and_value);
+    else if (strcmp(command, "run") == 0)
+        snprintf(args, sizeof args, "run '%s' --device cpu --out '%s' %s", model, robust_path("x.png"), flag_and_value);
+    else
+        snprintf(args, sizeof args, "%s '%s' %s", command, model, flag_and_value);
+    robust_refused(needle, is_train, args);
+}
+
+static void test_train_ranges(void)
+{
+    static const char *const cases[][2] = {
+        {"--steps 0", "--steps"}, {"--steps 100000001", "--steps"}, {"--steps -3", "--steps"},
+        {"--steps 1e3", "--steps"}, {"--steps ''", "--steps"}, {"--steps 99999999999999999999", "--steps"},
+        {"--batch 0", "--batch"}, {"--batch 65537", "--batch"}, {"--batch two", "--batch"},
+        {"--T 0", "--T"}, {"--T 10001", "--T"},
+        {"--grid 0x4", "--grid"}, {"--grid 4097x4", "--grid"}, {"--grid 4x", "--grid"}, {"--grid x4", "--grid"},
+        {"--grid 4x4x4", "--grid"}, {"--grid 16", "--grid"}, {"--grid -4x4", "--grid"},
+        {"--lr 0", "--lr"}, {"--lr -0.1", "--lr"}, {"--lr 101", "--lr"}, {"--lr nan", "--lr"}, {"--lr inf", "--lr"},
+        {"--lr 1e999", "--lr"},
+        {"--async 0", "--async"}, {"--async 1.5", "--async"}, {"--async nan", "--async"},
+        {"--seed -1", "--seed"}, {"--seed 9223372036854775808", "--seed"},
+        {"--every 0", "--every"}, {"--every 1000000001", "--every"},
+        {"--cache some", "--cache"}, {"--boundary round", "--boundary"}, {"--preset glider", "glider"},
+        {"--bogus 1", "--bogus"}, {"-s 1", "-s"}, {"stray", "stray"}, {"--steps", "--steps needs a value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) bad_value("train", cases[i][0], cases[i][1]);
+}
+
+static void test_run_ranges(void)
+{
+    static const char *const cases[][2] = {
+        {"--steps -1", "--steps"}, {"--steps 1000001", "--steps"}, {"--scale 0", "--scale"}, {"--scale 65", "--scale"},
+        {"--every 0", "--every"}, {"--async 0", "--async"}, {"--async 2", "--async"}, {"--grid 0x0", "--grid"},
+        {"--grid 5000x5", "--grid"}, {"--seed -5", "--seed"}, {"--view sepia", "--view"},
+        {"--damage 1,2,3", "--damage"}, {"--damage 1,2,0,3@4", "--damage"}, {"--damage 1,2,3,4@5-4", "--damage"},
+        {"--damage 1,2,3,4@-1", "--damage"}, {"--damage 2000000000,0,2000000000,1@0", "--damage"},
+        {"--damage 1,1,1,1@1x", "--damage"}, {"--hard --soft", "--hard and --soft"}, {"--soft --hard", "--hard and --soft"},
+        {"--bogus 2", "--bogus"}, {"second.dlca", "second.dlca"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) bad_value("run", cases[i][0], cases[i][1]);
+    /* A repeated mode is no contradiction. */
+    char err[8192];
+    int status = robust_run(err, sizeof err, "run '%s' --device cpu --soft --soft --steps 2 --out '%s'", model,
+                            robust_path("soft.png"));
+    CHECK(status == 0, "--soft --soft runs (%d): %s", status, err);
+    robust_refused("--out", NULL, "run model.dlca --device cpu");
+    robust_refused("MODEL", NULL, "run --out x.png");
+}
+
+static void test_other_commands(void)
+{
+    char args[1024];
+    bad_value("eval", "--bogus", "--bogus");
+    bad_value("eval", "other.dlca", "other.dlca");
+    bad_value("eval", "--device", "--device needs a value");
+    bad_value("info", "--device 0", "--device");
+    bad_value("export", "--format c", "--out");
+    bad_value("export", "--out x.c", "--format");
+    bad_value("export", "--format fortran --out x.f", "fortran");
+    bad_value("export", "--format c --out x.c --bogus", "--bogus");
+    robust_refused("MODEL", NULL, "eval");
+    robust_refused("MODEL", NULL, "info");
+    robust_refused("no model file", NULL, "export --format c --out x.c");
+    robust_refused("unknown command 'frobnicate'", NULL, "frobnicate --steps 3");
+    snprintf(args, sizeof args, "info '%s'", robust_path("missing.dlca"));
+    robust_refused("missing.dlca", NULL, args);
+    char err[8192];
+    CHECK(robust_run(err, sizeof err, "%s", "") == 2, "dlca without a command exits 2 (usage)");
+}
+
+/* The index is named whether it is past the devices there are, absurdly large, or asked for
+ * where there is no Vulkan at all (VK_ICD_FILENAMES pointing nowhere). */
+static void test_device_index(void)
+{
+    char args[4096];
+    const char *common = "train --preset checkerboard --grid 8x8 --T 4 --steps 1 --out";
+    snprintf(args, sizeof args, "%s '%s' --device 4294967296", common, robust_path("x.dlca"));
+    robust_refused("4294967296", "x.dlca", args);
+    snprintf(args, sizeof args, "%s '%s' --device 18446744073709551617", common, robust_path("x.dlca"));
+    robust_refused("18446744073709551617", "x.dlca", args);
+    snprintf(args, sizeof args, "VK_ICD_FILENAMES=/nonexistent/icd.json '%s' %s '%s' --device 7", robust_dlca, common,
+             robust_path("x.dlca"));
+    /* through the shell by hand, so the variable applies to dlca only */
+    char command[8192], err[8192];
+    snprintf(command, sizeof command, "%s 2> '%s'", args, robust_path("stderr_nodev.txt"));
+    int status = system(command);
+    robust_read_text(robust_path("stderr_nodev.txt"), err, sizeof err);
+    CHECK(status != -1 && robust_status(status) == 1, "--device 7 without Vulkan exits 1: %s", err);
+    CHECK(robust_lines(err) == 1 && strstr(err, "--device 7"), "without Vulkan the message names --device 7: %s", err);
+    snprintf(args, sizeof args, "run '%s' --device 99 --out '%s'", model, robust_path("x.png"));
+    robust_refused("99", "x.png", args);
+    snprintf(args, sizeof args, "eval '%s' --device 99", model);
+    robust_refused("99", NULL, args);
+    snprintf(args, sizeof args, "eval '%s' --device no-such-gpu", model);
+    robust_refused("no-such-gpu", NULL, args);
+}
+
+static void test_resume_conflicts(void)
+{
+    static const char *const overrides[] = {"--preset gol", "--batch 4", "--T 3", "--seed 2", "--lr 0.1",
+                                            "--async 0.5", "--grid 4x4", "--boundary zero", "--target x.png"};
+    char args[2048];
+    for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
+        snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s' %s", model, robust_path("x.dlca"),
+                 overrides[i]);
+        robust_refused("--resume continues a run as it was configured", "x.dlca", args);
+    }
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 2 --out '%s'", model, robust_path("x.dlca"));
+    robust_refused("has already done 2 steps", "x.dlca", args);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 1 --out '%s'", model, robust_path("x.dlca"));
+    robust_refused("has already done 2 steps", "x.dlca", args);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (robust_init(argv[0], "robust_cli")) return 1;
+    if (make_model() == 0) {
+        test_train_ranges();
+        test_run_ranges();
+        test_other_commands();
+        test_device_index();
+        test_resume_conflicts();
+    }
+    robust_cleanup();
+    return test_finish("test_robust_cli");
+}
