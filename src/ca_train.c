@@ -57,7 +57,9 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     t->target = malloc((size_t)c->loss_channels * cells * sizeof(double));
     if (!t->moment1 || !t->moment2 || !t->start || !t->target) {
         ca_trainer_free(t);
-        return err_set(DLCA_ERR_NOMEM, "out of memory for the trainer");
+        double mib = (double)(c->channels + c->loss_channels) * (double)cells * sizeof(double) / (1024.0 * 1024.0);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the trainer: %.0f MiB for a batch of %d grids of %dx%d", mib,
+                       c->batch, c->height, c->width);
     }
     int rc;
     if (backend == CA_BACKEND_GPU) {
