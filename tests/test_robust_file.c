@@ -1,0 +1,276 @@
+/* test_robust_file: what test_ca_file leaves out about bad model files. Streams that never end
+ * (/dev/zero) and files over 1 GiB are refused without reading them; configs asking for absurd
+ * sizes are refused before anything is allocated from them; a model whose config is valid but
+ * whose grid and batch cannot fit in memory makes train, eval and run fail with one line, not a
+ * crash; and every kind of damage (magic, version, truncation, CRC, NaN, wiring) reaches the
+ * user of `dlca info`, `run`, `eval` and `export` as one line naming the file, exit 1. Under
+ * ASan, run with ASAN_OPTIONS=allocator_may_return_null=1 (as .ci/run does): dlca handles a
+ * failed malloc, and that is what is tested. */
+#include "ca_file.h"
+#include "ca_fixtures.h"
+#include "crc32.h"
+#include "error.h"
+#include "robust.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <sys/resource.h>
+
+/* ---- bytes ---- */
+
+typedef struct {
+    uint8_t data[4096];
+    size_t size;
+} header_bytes;
+
+static void put32(header_bytes *h, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) h->data[h->size++] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(header_bytes *h, uint64_t v) { put32(h, (uint32_t)v), put32(h, (uint32_t)(v >> 32)); }
+
+static void put_f64(header_bytes *h, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    put64(h, bits);
+}
+
+/* Magic, version, flags and the config of ca_file.h, written by hand so that sizes the writer
+ * (rightly) cannot produce can be asked for; the file ends after gate_count. */
+static void header_of(header_bytes *h, const ca_config *c, uint64_t gate_count)
+{
+    h->size = 0;
+    memcpy(h->data, ca_file_magic, CA_FILE_MAGIC_SIZE), h->size = CA_FILE_MAGIC_SIZE;
+    put32(h, CA_FILE_VERSION), put32(h, 0);
+    memset(h->data + h->size, 0, CA_NAME_LENGTH);
+    memcpy(h->data + h->size, c->preset, strlen(c->preset)), h->size += CA_NAME_LENGTH;
+    put32(h, (uint32_t)c->height), put32(h, (uint32_t)c->width), put32(h, (uint32_t)c->boundary);
+    put32(h, (uint32_t)c->channels), put32(h, (uint32_t)c->kernels);
+    put32(h, (uint32_t)c->perception_depth);
+    for (int i = 0; i < c->perception_depth; i++) put32(h, (uint32_t)c->perception_widths[i]);
+    put32(h, (uint32_t)c->update_depth);
+    for (int i = 0; i < c->update_depth; i++) put32(h, (uint32_t)c->update_widths[i]);
+    put32(h, (uint32_t)c->update_wiring), put32(h, (uint32_t)c->steps), put_f64(h, c->fire_rate);
+    put32(h, (uint32_t)c->loss_channels), put32(h, (uint32_t)c->start), put32(h, (uint32_t)c->target);
+    put32(h, (uint32_t)c->batch), put32(h, (uint32_t)c->train_steps), put_f64(h, c->learning_rate), put64(h, c->seed);
+    put64(h, gate_count);
+}
+
+static long max_rss_kib(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+/* Loads `data`: must fail with `needle` in the message, without growing this process by 64 MiB. */
+static void expect_cheap_refusal(const uint8_t *data, size_t size, const char *needle, const char *what)
+{
+    ca_model m;
+    ca_train_state s;
+    ca_target_image t;
+    long before = max_rss_kib();
+    int status = ca_file_load_memory(data, size, "absurd.dlca", &m, &s, &t);
+    long grown = max_rss_kib() - before;
+    CHECK(status != DLCA_OK, "%s: refused", what);
+    CHECK(strstr(err_message(), needle) != NULL, "%s: message '%s' has '%s'", what, err_message(), needle);
+    CHECK(grown < 64 * 1024, "%s: refusing it took %ld KiB", what, grown);
+    if (status == DLCA_OK) ca_model_free(&m), ca_train_state_free(&s), ca_target_image_free(&t);
+}
+
+/* ---- tests ---- */
+
+static void test_endless_and_huge_files(void)
+{
+    ca_model m;
+    long before = max_rss_kib();
+    CHECK(ca_file_load("/dev/zero", &m, NULL, NULL) != DLCA_OK, "/dev/zero is refused");
+    CHECK(strstr(err_message(), "/dev/zero: not a dlca model"), "/dev/zero: %s", err_message());
+    CHECK(max_rss_kib() - before < 64 * 1024, "/dev/zero was read whole (%ld KiB)", max_rss_kib() - before);
+
+    /* A sparse file one byte over the limit: refused from its size, not read. */
+    char big[512];
+    snprintf(big, sizeof big, "%s", robust_path("big.dlca"));
+    int fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int made = fd >= 0 && ftruncate(fd, (off_t)CA_FILE_MAX_SIZE + 1) == 0;
+    if (fd >= 0) close(fd);
+    CHECK(made, "could not make a sparse 1 GiB file");
+    before = max_rss_kib();
+    CHECK(ca_file_load(big, &m, NULL, NULL) != DLCA_OK, "a file over 1 GiB is refused");
+    CHECK(strstr(err_message(), "over the 1 GiB limit"), "over 1 GiB: %s", err_message());
+    CHECK(max_rss_kib() - before < 64 * 1024, "the big file was read (%ld KiB)", max_rss_kib() - before);
+    remove(big);
+    char args[1024];
+    robust_refused("/dev/zero: not a dlca model", NULL, "info /dev/zero");
+    snprintf(args, sizeof args, "run /dev/urandom --out '%s'", robust_path("x.png"));
+    robust_refused("/dev/urandom: not a dlca model", "x.png", args);
+}
+
+/* Configs whose sizes are in range one by one but absurd together, or out of range. */
+static void test_absurd_configs(void)
+{
+    ca_config c;
+    header_bytes h;
+    /* C + K*C*bits = 4096 + 4096*4096*8 inputs per cell: over the 2^24 a file may ask for. */
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    c.channels = 4096, c.kernels = 4096;
+    c.perception_depth = 2, c.perception_widths[1] = 8;
+    c.update_depth = 1, c.update_widths[0] = 4096;
+    header_of(&h, &c, 4096 + 8 * 4096);
+    expect_cheap_refusal(h.data, h.size, "over the 16777216 a file may ask for", "134M inputs per cell");
+    /* 32 update layers of 65536 gates: 2M gates, but the wiring lists are not in the file. */
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    c.update_depth = CA_MAX_LAYERS;
+    for (int i = 0; i < CA_MAX_LAYERS; i++) c.update_widths[i] = 65536;
+    c.update_widths[CA_MAX_LAYERS - 1] = c.channels;
+    header_of(&h, &c, 1u << 21);
+    expect_cheap_refusal(h.data, h.size, "truncated at perception layer 0 n_in", "2M gates without their wiring");
+    /* Each field one past its range, and negative numbers read as two's complement. */
+    static const struct {
+        size_t offset; /* in the config, after the 16-byte preamble */
+        uint32_t value;
+        const char *needle;
+    } fields[] = {{32, 0x4001, "grid height = 16385"}, {36, 0xffffffffu, "grid width = -1"},
+                  {44, 4097, "channels = 4097"}, {48, 0x80000000u, "kernels = -2147483648"}};
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        header_of(&h, &c, 40);
+        for (int b = 0; b < 4; b++) h.data[16 + fields[i].offset + (size_t)b] = (uint8_t)(fields[i].value >> (8 * b));
+        expect_cheap_refusal(h.data, h.size, fields[i].needle, fields[i].needle);
+    }
+    /* A batch of 2^20 passes the config check, but a batch field of 2^31 must not. */
+    c.batch = 1 << 21;
+    header_of(&h, &c, 40);
+    expect_cheap_refusal(h.data, h.size, "batch = 2097152", "batch 2^21");
+}
+
+/* A valid file with a 16384x16384 grid and a batch of 2^20: 2.8e14 cells. Loading is fine (the
+ * model does not depend on the grid); everything that would allocate the grid must say no. */
+static void test_unaffordable_model(void)
+{
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_PERIODIC, 1.0, 2, 3);
+    c.height = c.width = 1 << 14, c.batch = 1 << 20;
+    if (ca_model_init(&m, &c)) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    size_t n = m.gate_count * GATE_OP_COUNT;
+    float *zeros = calloc(n, sizeof(float));
+    ca_train_state state = {3, 1.0, zeros, zeros};
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("huge_grid.dlca"));
+    CHECK(ca_file_save(path, &m, &state, NULL) == DLCA_OK, "save: %s", err_message());
+    ca_model_free(&m), free(zeros);
+    char args[2048];
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 10", path);
+    robust_refused("out of memory", NULL, args);
+    snprintf(args, sizeof args, "eval '%s' --device cpu", path);
+    robust_refused("out of memory", NULL, args);
+    snprintf(args, sizeof args, "info '%s'", path);
+    char err[8192];
+    CHECK(robust_run(err, sizeof err, "%s", args) == 0, "info on a valid file exits 0: %s", err);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 8x8 --steps 2 --out '%s'", path, robust_path("ok.png"));
+    CHECK(robust_run(err, sizeof err, "%s", args) == 0, "run on an 8x8 grid of it works: %s", err);
+}
+
+/* The tiny model with state, as bytes, and where its logits start. */
+static uint8_t *tiny_file(size_t *size, size_t *logits_at)
+{
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    uint8_t *data = NULL;
+    *size = 0;
+    if (ca_model_init(&m, &c)) return NULL;
+    for (size_t i = 0; i < m.gate_count * GATE_OP_COUNT; i++) m.logits[i] = (float)(i % 7) - 3.0f;
+    size_t at = 16 + 112 + 4 * (size_t)(c.perception_depth + c.update_depth) + 8;
+    for (int l = 0; l < c.perception_depth; l++) at += 8 + 8 * (size_t)m.perception[l].n_out;
+    for (int l = 0; l < c.update_depth; l++) at += 8 + 8 * (size_t)m.update[l].n_out;
+    *logits_at = at;
+    if (ca_file_save_memory(&data, size, &m, NULL, NULL)) data = NULL;
+    ca_model_free(&m);
+    return data;
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, size, f) == size, "cannot write %s", path);
+    if (f) fclose(f);
+}
+
+static void fix_crc(uint8_t *data, size_t size)
+{
+    uint32_t crc = crc32_update(0, data, size - 4);
+    for (int i = 0; i < 4; i++) data[size - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+}
+
+/* Each damage, as every command that reads a model meets it. */
+static void test_damage_through_the_binary(void)
+{
+    size_t size, logits;
+    uint8_t *good = tiny_file(&size, &logits);
+    if (!good) {
+        CHECK(0, "tiny model: %s", err_message());
+        return;
+    }
+    uint8_t *bad = malloc(size);
+    float nan_value = NAN;
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("damaged.dlca"));
+    struct {
+        const char *what, *needle;
+        size_t cut;      /* bytes kept (size: all) */
+        size_t at;       /* byte to change (with value != 0) */
+        uint8_t value;   /* its new value, or 0 for no change */
+        int fix;         /* CRC made right afterwards */
+        int nan_logit;   /* logits[1] = NaN */
+    } cases[] = {
+        {"wrong magic", "not a dlca model", 0, 0, 'X', 1, 0},
+        {"unknown version", "unknown format version 7", 0, 8, 7, 1, 0},
+        {"truncated", "truncated at logits", 0, 0, 0, 0, 0},
+        {"CRC mismatch", "CRC mismatch", 0, 0, 0, 0, 0},
+        {"NaN logit", "logits[1] (gate 0, op 1) is NaN", 0, 0, 0, 1, 1},
+        {"wiring out of range", "outside 0..", 0, 0, 0xff, 1, 0},
+    };
+    cases[2].cut = logits + 10;
+    cases[3].at = logits + 2, cases[3].value = (uint8_t)(good[logits + 2] ^ 0x01);
+    cases[5].at = logits - 1; /* the high byte of the last input_b of the last layer */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = cases[i].cut ? cases[i].cut : size;
+        memcpy(bad, good, size);
+        if (cases[i].value) bad[cases[i].at] = cases[i].value;
+        if (cases[i].nan_logit) memcpy(bad + logits + 4, &nan_value, 4);
+        if (cases[i].fix) fix_crc(bad, size);
+        write_file(path, bad, n);
+        char args[4096], needle[600];
+        snprintf(needle, sizeof needle, "%s: ", path);
+        static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "run '%s' --device cpu --out '%s'",
+                                               "export '%s' --format c --out '%s'", "train --resume '%s' --device cpu --out '%s'"};
+        for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+            snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+            robust_refused(needle, "x.out", args);
+            char err[8192];
+            robust_run(err, sizeof err, "%s", args);
+            CHECK(strstr(err, cases[i].needle) != NULL, "%s via '%s': '%s' lacks '%s'", cases[i].what, args, err,
+                  cases[i].needle);
+        }
+    }
+    free(bad), free(good);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (robust_init(argv[0], "robust_file")) return 1;
+    test_endless_and_huge_files();
+    test_absurd_configs();
+    test_unaffordable_model();
+    test_damage_through_the_binary();
+    robust_cleanup();
+    return test_finish("test_robust_file");
+}
