@@ -1,15 +1,12 @@
 /* hard_export.c: C, Verilog and Graphviz writers for pruned circuits, and an atomic file write. */
 #include "hard_export.h"
 
+#include "atomic_file.h"
 #include "error.h"
 #include "rng.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int hard_export_format_parse(const char *name, hard_export_format *format)
 {
@@ -293,60 +290,6 @@ int hard_export_write(FILE *out, const hard_netlist *net, hard_export_format for
     return DLCA_OK;
 }
 
-/* ---- atomic file write ---- */
-
-/* Keeps an existing file's permissions; a new one gets rw-r--r-- (mkstemp's 0600 is too tight). */
-static mode_t file_mode(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
-    return 0644;
-}
-
-/* Writes `text` to the temp file, syncs it and renames it over `path`; the failed step or NULL. */
-static const char *commit_temp(int fd, const char *temp, const char *path, const char *text, size_t size)
-{
-    const char *failed = NULL;
-    while (size > 0 && !failed) {
-        ssize_t n = write(fd, text, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) failed = "writing", errno = n == 0 ? EIO : errno;
-        else text += n, size -= (size_t)n;
-    }
-    if (!failed && fchmod(fd, file_mode(path))) failed = "setting the permissions of";
-    if (!failed && fsync(fd)) failed = "syncing";
-    int saved = errno;
-    if (close(fd) && !failed) failed = "closing", saved = errno;
-    if (!failed && rename(temp, path)) failed = "renaming", saved = errno;
-    errno = saved;
-    return failed;
-}
-
-static int write_atomic(const char *path, const char *text, size_t size)
-{
-    static const char suffix[] = ".tmp.XXXXXX";
-    size_t length = strlen(path);
-    char *temp = malloc(length + sizeof suffix);
-    if (!temp) return err_set(DLCA_ERR_NOMEM, "out of memory writing %s", path);
-    memcpy(temp, path, length);
-    memcpy(temp + length, suffix, sizeof suffix);
-    int fd = mkstemp(temp);
-    if (fd < 0) {
-        int saved = errno;
-        free(temp);
-        return err_set(DLCA_ERR, "cannot write %s: cannot create a temp file beside it: %s", path, strerror(saved));
-    }
-    const char *failed = commit_temp(fd, temp, path, text, size);
-    int rc = DLCA_OK;
-    if (failed) {
-        int saved = errno;
-        unlink(temp);
-        rc = err_set(DLCA_ERR, "cannot write %s: %s the temp file %s failed: %s", path, failed, temp, strerror(saved));
-    }
-    free(temp);
-    return rc;
-}
-
 int hard_export_file(const char *path, const hard_netlist *net, hard_export_format format, const hard_export_info *info)
 {
     char *text = NULL;
@@ -355,7 +298,7 @@ int hard_export_file(const char *path, const hard_netlist *net, hard_export_form
     if (!out) return err_set(DLCA_ERR_NOMEM, "out of memory exporting %s", path);
     int rc = hard_export_write(out, net, format, info);
     if (fclose(out) && !rc) rc = err_set(DLCA_ERR_NOMEM, "out of memory exporting %s", path);
-    if (!rc) rc = write_atomic(path, text, size);
+    if (!rc) rc = atomic_file_write(path, text, size);
     free(text);
     return rc;
 }
