@@ -136,3 +136,17 @@ int ca_config_check(const ca_config *c)
     if (check_perception(c) || check_update(c)) return DLCA_ERR;
     return DLCA_OK;
 }
+
+size_t ca_config_layout_rows(const ca_config *c, size_t *perception_row, size_t *update_row)
+{
+    size_t row = 0;
+    for (int l = 0; l < c->perception_depth; l++) {
+        perception_row[l] = row;
+        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
+    }
+    for (int l = 0; l < c->update_depth; l++) {
+        update_row[l] = row;
+        row += (size_t)c->update_widths[l];
+    }
+    return row;
+}

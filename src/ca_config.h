@@ -5,6 +5,7 @@
 
 #include "wiring.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum { CA_MAX_LAYERS = 32, CA_NAME_LENGTH = 32 };
@@ -64,5 +65,10 @@ int ca_config_perception_bits(const ca_config *config);
 int ca_config_update_inputs(const ca_config *config);
 
 const char *ca_boundary_name(ca_boundary boundary);
+
+/* Row layout of one CA step's activations, shared by every engine: perception layer l starts
+ * at row perception_row[l] ([K][C][width] rows), update layer l at update_row[l]; returns the
+ * rows of a step. */
+size_t ca_config_layout_rows(const ca_config *config, size_t *perception_row, size_t *update_row);
 
 #endif

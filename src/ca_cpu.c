@@ -7,21 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void layout_rows(ca_cpu *e)
-{
-    const ca_config *c = &e->model->config;
-    size_t row = 0;
-    for (int l = 0; l < c->perception_depth; l++) {
-        e->perception_row[l] = row;
-        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
-    }
-    for (int l = 0; l < c->update_depth; l++) {
-        e->update_row[l] = row;
-        row += (size_t)c->update_widths[l];
-    }
-    e->step_rows = row;
-}
-
 static size_t widest_input(const ca_config *c)
 {
     size_t widest = (size_t)ca_config_update_inputs(c);
@@ -39,7 +24,7 @@ int ca_cpu_init(ca_cpu *e, const ca_model *model, int batch, int height, int wid
     e->model = model;
     e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
     e->cells = ca_shape_cells(e->shape);
-    layout_rows(e);
+    e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     size_t act_rows = (size_t)c->steps * e->step_rows, grid_rows = ((size_t)c->steps + 1) * (size_t)c->channels;
     if (batch < 1 || act_rows > SIZE_MAX / sizeof(double) / (e->cells ? e->cells : 1))
         return err_set(DLCA_ERR, "engine size out of range (batch %d, %zu cells)", batch, e->cells);

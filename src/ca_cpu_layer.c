@@ -44,8 +44,7 @@ void gate_layer_backward(double *const *din, double *coeff_grad, const double *d
     }
 }
 
-/* The cell at offset (dy, dx) from `cell`, or -1 when it lies outside a zero boundary. */
-static long long shifted_cell(ca_shape s, size_t cell, int dy, int dx)
+long long ca_shifted_cell(ca_shape s, size_t cell, int dy, int dx)
 {
     size_t plane = (size_t)s.height * (size_t)s.width;
     size_t b = cell / plane, yx = cell % plane;
@@ -61,7 +60,7 @@ static long long shifted_cell(ca_shape s, size_t cell, int dy, int dx)
 
 double ca_neighbour(const double *row, ca_shape s, size_t cell, int j)
 {
-    long long at = shifted_cell(s, cell, j / 3 - 1, j % 3 - 1);
+    long long at = ca_shifted_cell(s, cell, j / 3 - 1, j % 3 - 1);
     return at < 0 ? 0.0 : row[at];
 }
 
@@ -91,7 +90,7 @@ static void moore_gate_backward(double *drow, double *s4, const double *dy, cons
         double a = ca_neighbour(row, s, cell, j), b = row[cell], g = dy[cell];
         s4[0] += g, s4[1] += g * a, s4[2] += g * b, s4[3] += g * a * b;
         drow[cell] += gate_grad_b(c, a, g);
-        long long reader = shifted_cell(s, cell, 1 - j / 3, 1 - j % 3);
+        long long reader = ca_shifted_cell(s, cell, 1 - j / 3, 1 - j % 3);
         if (reader >= 0) drow[cell] += gate_grad_a(c, row[reader], dy[reader]);
     }
 }

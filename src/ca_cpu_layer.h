@@ -27,6 +27,10 @@ void gate_layer_forward(double *out, const double *const *in, const wiring *w, c
 void gate_layer_backward(double *const *din, double *coeff_grad, const double *dout, const double *const *in,
                          const wiring *w, const double *coeffs, size_t cells);
 
+/* The cell at offset (dy, dx) from `cell` (wrapping on a periodic boundary), or -1 when it lies
+ * outside a zero boundary. */
+long long ca_shifted_cell(ca_shape s, size_t cell, int dy, int dx);
+
 /* Value of channel row `row` at neighbour j (0..8, 4 = centre) of `cell`; 0 outside a zero boundary. */
 double ca_neighbour(const double *row, ca_shape s, size_t cell, int j);
 

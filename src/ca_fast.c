@@ -12,21 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void layout_rows(ca_fast *e)
-{
-    const ca_config *c = &e->model->config;
-    size_t row = 0;
-    for (int l = 0; l < c->perception_depth; l++) {
-        e->perception_row[l] = row;
-        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
-    }
-    for (int l = 0; l < c->update_depth; l++) {
-        e->update_row[l] = row;
-        row += (size_t)c->update_widths[l];
-    }
-    e->step_rows = row;
-}
-
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /* Block size from the cell count alone (never the thread count): at most CA_FAST_BLOCK cells,
@@ -73,7 +58,7 @@ int ca_fast_init(ca_fast *e, const ca_model *model, int batch, int height, int w
     e->cells = ca_shape_cells(e->shape);
     if (batch < 1 || e->cells == 0) return err_set(DLCA_ERR, "engine size out of range (batch %d)", batch);
     e->cache = options ? options->cache : 1;
-    layout_rows(e);
+    e->step_rows = ca_config_layout_rows(&model->config, e->perception_row, e->update_row);
     choose_blocks(e);
     int threads = options && options->threads > 0 ? options->threads : ca_fast_default_threads();
     e->threads = (size_t)threads > e->blocks ? (int)e->blocks : threads;

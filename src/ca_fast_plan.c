@@ -81,29 +81,14 @@ static void build_update(ca_fast_plan *p, const ca_model *m, int l, const size_t
     end_layer(p);
 }
 
-/* The cell at offset (dy, dx) from `cell`, or -1 outside a zero boundary (as ca_cpu_layer). */
-static int32_t shifted_cell(ca_shape s, size_t cell, int dy, int dx)
-{
-    size_t plane = (size_t)s.height * (size_t)s.width;
-    size_t bi = cell / plane, yx = cell % plane;
-    int y = (int)(yx / (size_t)s.width) + dy, x = (int)(yx % (size_t)s.width) + dx;
-    if (s.boundary == CA_BOUNDARY_PERIODIC) {
-        y = (y + s.height) % s.height;
-        x = (x + s.width) % s.width;
-    } else if (y < 0 || y >= s.height || x < 0 || x >= s.width) {
-        return -1;
-    }
-    return (int32_t)(bi * plane + (size_t)y * (size_t)s.width + (size_t)x);
-}
-
 static void build_neighbours(ca_fast_plan *p, ca_shape s)
 {
     size_t cells = ca_shape_cells(s);
     for (int d = 0; d < CA_FAST_DIRECTIONS; d++) {
         int j = ca_fast_direction_neighbour(d);
         for (size_t cell = 0; cell < cells; cell++) {
-            p->neighbour[(size_t)d * cells + cell] = shifted_cell(s, cell, j / 3 - 1, j % 3 - 1);
-            p->reader[(size_t)d * cells + cell] = shifted_cell(s, cell, 1 - j / 3, 1 - j % 3);
+            p->neighbour[(size_t)d * cells + cell] = (int32_t)ca_shifted_cell(s, cell, j / 3 - 1, j % 3 - 1);
+            p->reader[(size_t)d * cells + cell] = (int32_t)ca_shifted_cell(s, cell, 1 - j / 3, 1 - j % 3);
         }
     }
 }

@@ -11,21 +11,6 @@
 
 static uint32_t round_up(uint32_t value, uint32_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
-/* The same row layout as ca_cpu.c: layout_rows. */
-static size_t layout_rows(const ca_config *c, size_t *perception_row, size_t *update_row)
-{
-    size_t row = 0;
-    for (int l = 0; l < c->perception_depth; l++) {
-        perception_row[l] = row;
-        row += (size_t)c->kernels * (size_t)c->channels * (size_t)c->perception_widths[l];
-    }
-    for (int l = 0; l < c->update_depth; l++) {
-        update_row[l] = row;
-        row += (size_t)c->update_widths[l];
-    }
-    return row;
-}
-
 static size_t wiring_words(const wiring *w) { return 4 * (size_t)w->n_out + (size_t)w->n_in + 1; }
 
 /* Appends one layer's wiring to `words` at *used and records where each part went. */
@@ -79,7 +64,7 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
 {
     const ca_config *c = &m->config;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
-    size_t rows = layout_rows(c, perception_row, update_row);
+    size_t rows = ca_config_layout_rows(c, perception_row, update_row);
     size_t cells = (size_t)batch * (size_t)(height > 0 ? height : c->height) * (size_t)(width > 0 ? width : c->width);
     size_t p = round_up((uint32_t)cells, 64), f = sizeof(float), blocks = cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
     *pitch = (uint32_t)p;
@@ -183,7 +168,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
         return err_set(DLCA_ERR, "GPU engine: %d samples of %dx%d cells is out of range", batch, e->shape.height,
                        e->shape.width);
     e->cells = (uint32_t)ca_shape_cells(e->shape);
-    e->step_rows = layout_rows(c, e->perception_row, e->update_row);
+    e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, &e->pitch, &e->partial_count);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
     int rc = check_limits(e, &sizes);

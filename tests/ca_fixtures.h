@@ -29,6 +29,23 @@ static inline void tiny_config(ca_config *c, ca_boundary boundary, double fire_r
     c->batch = 2, c->train_steps = 10, c->learning_rate = 0.05, c->seed = 7;
 }
 
+/* A preset's shape scaled down: at most 3 kernels, 6 channels, narrower update layers, a
+ * small grid; what every engine-against-engine test runs. */
+static inline void small_preset(ca_config *c, const char *name)
+{
+    ca_config_preset(c, name);
+    int channels = c->channels > 6 ? 6 : c->channels;
+    if (c->kernels > 3) c->kernels = 3;
+    c->channels = channels;
+    if (c->loss_channels > channels) c->loss_channels = channels;
+    static const int one_channel[] = {6, 4, 2, 1}, several[] = {24, 12, 0};
+    const int *widths = channels == 1 ? one_channel : several;
+    c->update_depth = channels == 1 ? 4 : 3;
+    for (int l = 0; l < c->update_depth; l++) c->update_widths[l] = widths[l] ? widths[l] : channels;
+    if (c->height > 3) c->height = 5, c->width = 6;
+    c->steps = 3, c->batch = 2;
+}
+
 /* Logits uniform in [-spread, spread). Small spreads give well-mixed soft gates; deep rollouts
  * need larger ones, since a well-mixed gate passes almost no gradient to its inputs. */
 static inline void random_logits(double *logits, size_t gates, double spread, rng_state *rng)

@@ -18,22 +18,6 @@
 
 static vk_context vk;
 
-/* A preset's shape scaled down: at most 4 kernels, narrower update layers, a small grid. */
-static void small_preset(ca_config *c, const char *name)
-{
-    ca_config_preset(c, name);
-    int channels = c->channels > 6 ? 6 : c->channels;
-    if (c->kernels > 3) c->kernels = 3;
-    c->channels = channels;
-    if (c->loss_channels > channels) c->loss_channels = channels;
-    static const int one_channel[] = {6, 4, 2, 1}, several[] = {24, 12, 0};
-    const int *widths = channels == 1 ? one_channel : several;
-    c->update_depth = channels == 1 ? 4 : 3;
-    for (int l = 0; l < c->update_depth; l++) c->update_widths[l] = widths[l] ? widths[l] : channels;
-    if (c->height > 3) c->height = 5, c->width = 6;
-    c->steps = 3, c->batch = 2;
-}
-
 typedef struct {
     ca_model model;
     ca_cpu cpu;
