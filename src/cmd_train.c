@@ -163,8 +163,9 @@ static int run_prepare(training_run *r, const train_options *o)
         apply_overrides(&config, o);
         if (ca_model_init(&r->model, &config)) return DLCA_ERR;
         char path[4096];
-        const char *target = o->target ? o->target : ca_target_default_path(&config, path, sizeof path);
-        if (!target && o->target) return err_set(DLCA_ERR, "--target: preset '%s' has no picture target", o->preset);
+        const char *fallback = ca_target_default_path(&config, path, sizeof path);
+        const char *target = o->target ? o->target : fallback;
+        if (o->target && !fallback) return err_set(DLCA_ERR, "--target: preset '%s' has no picture target", o->preset);
         if (target && ca_target_load_png(&config, target, &r->target)) return DLCA_ERR;
     }
     if (r->target.bits && !(r->image = ca_target_values(&r->target)))
