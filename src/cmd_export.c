@@ -1,6 +1,6 @@
 /* cmd_export.c: `dlca export MODEL --format c|verilog|dot --out FILE`: the model's hard circuit,
  * pruned, as C, Verilog or Graphviz (src/hard_export.h), written atomically. */
-#include "cmd_export.h"
+#include "commands.h"
 
 #include "ca_file.h"
 #include "cli.h"

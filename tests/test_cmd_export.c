@@ -3,7 +3,7 @@
  * and a missing model exits 1, without creating the output file. */
 #include "ca_file.h"
 #include "check.h"
-#include "cmd_export.h"
+#include "commands.h"
 #include "hard_export.h"
 #include "hard_fixtures.h"
 
