@@ -22,6 +22,8 @@ enum { PNG_SIGNATURE_BYTES = 8, RGBA16_BYTES = 8 };
 
 /* PNG allows 2^31-1, but libpng's readers refuse more than a million by default. */
 #define IMAGE_MAX_SIDE 1000000
+/* Pictures dlca writes: 2^28 pixels (768 MiB of RGB) is far past any useful strip. */
+#define IMAGE_MAX_PIXELS (1 << 28)
 
 /* Where libpng's error handler leaves its message. First member, so the error pointer works
  * for both the reader and the writer below. */
@@ -294,8 +296,10 @@ int image_write_strip(const char *path, const double *frames, int count, int cha
     frame_size = (size_t)channels * cells;
     width = (size_t)count * (size_t)shape.width * (size_t)scale + (size_t)count - 1;
     height = (size_t)shape.height * (size_t)scale;
-    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE)
-        return err_set(DLCA_ERR, "%s: a strip of %zux%zu pixels is too large", path, width, height);
+    /* The side limit alone let --grid 1024x1024 --scale 64 ask for 25 GB of pixels and hang in memset. */
+    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE || width * height > IMAGE_MAX_PIXELS)
+        return err_set(DLCA_ERR, "%s: a strip of %zux%zu pixels is too large (at most %d pixels a side and %d in all): "
+                       "use a smaller --scale, --grid or fewer frames", path, width, height, IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
     rgb = malloc(width * height * 3);
     if (!rgb) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for a %zux%zu strip", path, width, height);
     memset(rgb, STRIP_SEPARATOR_GREY, width * height * 3);
