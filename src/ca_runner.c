@@ -26,6 +26,18 @@ static int prepare_coefficients(ca_runner *r)
     return DLCA_OK;
 }
 
+/* The bit-packed engine of a hard run, on the pruned circuit. */
+static int init_packed(ca_runner *r, double fire_rate)
+{
+    hard_netlist net;
+    int rc = hard_circuit_build(&net, &r->view, NULL);
+    if (rc) return rc;
+    rc = r->backend == CA_BACKEND_GPU ? hard_gpu_init(&r->packed_gpu, r->vk, &net, r->shape, fire_rate)
+                                      : hard_cpu_init(&r->packed_cpu, &net, r->shape, fire_rate);
+    hard_netlist_free(&net);
+    return rc;
+}
+
 int ca_runner_init(ca_runner *r, const ca_model *model, ca_backend backend, vk_context *vk, int batch, int height,
                    int width, int hard, double fire_rate, uint64_t seed)
 {
@@ -38,16 +50,25 @@ int ca_runner_init(ca_runner *r, const ca_model *model, ca_backend backend, vk_c
     r->grid_values = (size_t)model->config.channels * ca_shape_cells(r->shape);
     r->grid = calloc(r->grid_values, sizeof(double));
     if (!r->grid) return err_set(DLCA_ERR_NOMEM, "out of memory for a %dx%d grid", height, width);
-    int rc = backend == CA_BACKEND_GPU ? ca_gpu_init(&r->gpu, vk, &r->view, batch, height, width, CA_CACHE_FULL)
-                                       : ca_cpu_init(&r->cpu, &r->view, batch, height, width);
-    if (!rc) rc = prepare_coefficients(r);
+    int rc;
+    if (hard)
+        rc = init_packed(r, fire_rate);
+    else if (backend == CA_BACKEND_GPU)
+        rc = ca_gpu_init(&r->gpu, vk, &r->view, batch, height, width, CA_CACHE_FULL);
+    else
+        rc = ca_cpu_init(&r->cpu, &r->view, batch, height, width);
+    if (!rc && !hard) rc = prepare_coefficients(r);
+    r->ready = !rc;
     if (rc) ca_runner_free(r);
     return rc;
 }
 
 void ca_runner_free(ca_runner *r)
 {
-    if (r->backend == CA_BACKEND_GPU)
+    if (r->hard) {
+        if (r->ready && r->backend == CA_BACKEND_GPU) hard_gpu_free(&r->packed_gpu);
+        if (r->ready && r->backend != CA_BACKEND_GPU) hard_cpu_free(&r->packed_cpu);
+    } else if (r->backend == CA_BACKEND_GPU)
         ca_gpu_free(&r->gpu);
     else
         ca_cpu_free(&r->cpu);
@@ -70,10 +91,27 @@ static int gpu_step(ca_runner *r)
     return ca_gpu_download_grid(&r->gpu, 1, r->grid);
 }
 
+/* A hard step on the bit-packed engine; the grid goes in and out each step because callers
+ * edit runner->grid between steps (damage, a new start). */
+static int packed_step(ca_runner *r, uint32_t stream)
+{
+    if (r->backend == CA_BACKEND_GPU) {
+        hard_gpu_set_fire_stream(&r->packed_gpu, stream);
+        if (hard_gpu_upload(&r->packed_gpu, r->grid) || hard_gpu_run(&r->packed_gpu, 0, 1)) return DLCA_ERR;
+        return hard_gpu_download(&r->packed_gpu, r->grid);
+    }
+    hard_cpu_set_fire_stream(&r->packed_cpu, stream);
+    hard_cpu_pack(&r->packed_cpu, r->grid);
+    hard_cpu_step(&r->packed_cpu, 0);
+    hard_cpu_unpack(&r->packed_cpu, r->grid);
+    return DLCA_OK;
+}
+
 int ca_runner_step(ca_runner *r)
 {
     uint32_t stream = rng_fire_stream(r->seed, r->t);
     r->t++;
+    if (r->hard) return packed_step(r, stream);
     if (r->backend == CA_BACKEND_GPU) {
         ca_gpu_set_fire_stream(&r->gpu, stream);
         return gpu_step(r);

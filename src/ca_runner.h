@@ -1,24 +1,31 @@
 /* ca_runner.h: inference without training: advance a grid one step at a time, as long as
  * wanted, on the CPU or the GPU, soft or hard. Used by `dlca run`, `dlca eval` and the viewer.
- * The engines hold one step of activations, so a run of any length takes the memory of one. */
+ * Soft runs use the float engines, which hold one step of activations, so a run of any length
+ * takes the memory of one. Hard runs use the bit-packed engines (hard_cpu, hard_gpu) on the
+ * pruned circuit: the same bits as the float engines' hard rollout, in a fraction of the memory. */
 #ifndef DLCA_CA_RUNNER_H
 #define DLCA_CA_RUNNER_H
 
 #include "ca_cpu.h"
 #include "ca_gpu.h"
 #include "ca_train.h"
+#include "hard_cpu.h"
+#include "hard_gpu.h"
 
 typedef struct {
     ca_model view;       /* the model with T = 1 and the run's fire rate; shares wiring and logits */
     ca_backend backend;
     vk_context *vk;
-    ca_cpu cpu;
-    ca_gpu gpu;
+    ca_cpu cpu;           /* soft runs on the CPU */
+    ca_gpu gpu;           /* soft runs on the GPU */
+    hard_cpu packed_cpu;  /* hard runs on the CPU */
+    hard_gpu packed_gpu;  /* hard runs on the GPU */
     ca_shape shape;
     size_t grid_values;  /* C * cells */
     double *grid;        /* the current grid [C][cells]; edit it, then ca_runner_grid_changed */
     uint64_t seed, t;    /* fire masks are drawn from (seed, t) */
     int hard;
+    int ready; /* the engine was initialised (free releases it) */
 } ca_runner;
 
 /* Prepares a run of `model` on `batch` samples of height x width, soft or hard, with fire rate

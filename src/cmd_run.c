@@ -41,7 +41,7 @@ static void print_help(void)
            "                     gets frame_00000.png, frame_00001.png, ...\n"
            "  --grid HxW         grid size (default: the training grid)\n"
            "  --steps N          CA steps (default: the training T)\n"
-           "  --hard | --soft    the boolean circuit (default) or the relaxed one\n"
+           "  --hard | --soft    the boolean circuit, run bit-packed (default), or the relaxed one\n"
            "  --async RATE       fire rate in (0, 1]; 1 = synchronous (default: as trained)\n"
            "  --damage X,Y,W,H@FROM-TO  zero that rectangle before steps FROM..TO (repeatable)\n"
            "  --seed N           start state and fire masks (default 1)\n"
