@@ -2,6 +2,7 @@
 #include "hard_bench.h"
 
 #include "error.h"
+#include "hard_bench_compiled.h"
 #include "hard_cpu.h"
 #include "rng.h"
 
@@ -55,11 +56,10 @@ int hard_bench(const ca_model *model, int height, int width, int runs, int steps
     int rc = hard_circuit_build(&net, model, &stats);
     if (rc) return rc;
     rc = hard_cpu_init(&engine, &net, (ca_shape){1, height, width, CA_BOUNDARY_PERIODIC}, model->config.fire_rate);
-    hard_netlist_free(&net);
-    if (rc) return rc;
+    if (rc) return hard_netlist_free(&net), rc;
     double *seconds = malloc((size_t)runs * sizeof(double));
     if (!seconds) {
-        hard_cpu_free(&engine);
+        hard_cpu_free(&engine), hard_netlist_free(&net);
         return err_set(DLCA_ERR_NOMEM, "out of memory");
     }
     random_start(&engine, 1);
@@ -78,7 +78,9 @@ int hard_bench(const ca_model *model, int height, int width, int runs, int steps
     if (median_rate) *median_rate = updates / median;
     free(seconds);
     hard_cpu_free(&engine);
-    return DLCA_OK;
+    rc = hard_bench_compiled(&net, &model->config, height, width, runs, steps, out, NULL);
+    hard_netlist_free(&net);
+    return rc;
 }
 
 void hard_bench_random_ops(ca_model *m, uint64_t seed)

@@ -1,7 +1,9 @@
 /* test_hard_bench: hard_bench runs, reports a rate and refuses bad arguments (the speed itself
- * is measured by `dlca bench --hard`, not here). */
+ * is measured by `dlca bench --hard`, not here); where a C compiler exists, the compiled export
+ * runs too and matches the engine's bits (width 100: a partial last word). */
 #include "check.h"
 #include "hard_bench.h"
+#include "hard_bench_compiled.h"
 #include "hard_circuit.h"
 #include "hard_fixtures.h"
 
@@ -31,7 +33,19 @@ int main(void)
     CHECK(text && strstr(text, "cell updates/s") && strstr(text, "64x100 periodic"), "report: %s", text ? text : "");
     printf("%s", text ? text : "");
     CHECK(hard_bench(&m, 64, 64, 0, 2, NULL, NULL) == DLCA_ERR, "0 runs refused");
+    int missing = 0;
+    if (hard_have_tool("cc")) {
+        CHECK(strstr(text, "compiled circuit (dlca export --format c") != NULL, "no compiled line: %s", text);
+        CHECK(hard_circuit_build(&net, &m, NULL) == DLCA_OK, "build: %s", err_message());
+        m.config.fire_rate = 0.5; /* the fire mask too */
+        rc = hard_bench_compiled(&net, &m.config, 9, 130, 3, 3, NULL, &rate);
+        CHECK(rc == DLCA_OK && rate > 0.0, "compiled async: %s, rate %g", rc ? err_message() : "ok", rate);
+        hard_netlist_free(&net);
+    } else {
+        missing = hard_missing_tool("test_hard_bench", "cc", "gcc");
+    }
     free(text);
     ca_model_free(&m);
-    return test_finish("test_hard_bench");
+    int rc_tests = test_finish("test_hard_bench");
+    return rc_tests ? rc_tests : missing;
 }
