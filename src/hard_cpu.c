@@ -105,20 +105,23 @@ static long long neighbour_row(const hard_cpu *e, size_t row, int dy)
     return (long long)(row - row % (size_t)h + (size_t)y);
 }
 
-/* Input slots 0 .. 9C-1 of lane i = word w of row `row`. */
-static void gather_lane(hard_cpu *e, size_t row, int w, int lane)
+/* Input slots 0 .. 9C-1 of lanes lane .. lane + n - 1 = words w .. w + n - 1 of row `row`:
+ * whole runs of words, so the copies are plain loops rather than per-word index arithmetic. */
+static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
 {
-    uint64_t *s = e->slots;
     size_t block = (size_t)e->block;
     for (int dy = -1; dy <= 1; dy++) {
         long long from = neighbour_row(e, row, dy);
         for (int ch = 0; ch < e->channels; ch++) {
-            size_t slot = (size_t)ch * HARD_NEIGHBOURS + (size_t)(dy + 1) * 3;
-            int inside = from >= 0;
-            size_t at = inside ? ((size_t)ch * e->rows + (size_t)from) * (size_t)e->words + (size_t)w : 0;
-            s[slot * block + (size_t)lane] = inside ? e->left[at] : 0;
-            s[(slot + 1) * block + (size_t)lane] = inside ? e->grid[at] : 0;
-            s[(slot + 2) * block + (size_t)lane] = inside ? e->right[at] : 0;
+            uint64_t *s = e->slots + ((size_t)ch * HARD_NEIGHBOURS + (size_t)(dy + 1) * 3) * block + (size_t)lane;
+            if (from < 0) {
+                for (int i = 0; i < n; i++) s[i] = s[block + (size_t)i] = s[2 * block + (size_t)i] = 0;
+                continue;
+            }
+            size_t at = ((size_t)ch * e->rows + (size_t)from) * (size_t)e->words + (size_t)w;
+            memcpy(s, e->left + at, (size_t)n * sizeof(uint64_t));
+            memcpy(s + block, e->grid + at, (size_t)n * sizeof(uint64_t));
+            memcpy(s + 2 * block, e->right + at, (size_t)n * sizeof(uint64_t));
         }
     }
 }
@@ -187,15 +190,25 @@ uint64_t hard_cpu_fire_word(const hard_cpu *e, uint32_t t, size_t row, int word)
     return mask & valid_bits(e, word);
 }
 
-/* next = fired ? proposed : old for lane i, with the bits past the row cleared. */
-static void scatter_lane(hard_cpu *e, uint32_t t, size_t row, int w, int lane)
+/* next = fired ? proposed : old for lanes lane .. lane + n - 1 = words w .. w + n - 1 of `row`,
+ * with the bits past the row cleared. */
+static void scatter_run(hard_cpu *e, uint32_t t, size_t row, int w, int lane, int n)
 {
-    uint64_t fire = hard_cpu_fire_word(e, t, row, w);
+    uint64_t fire[HARD_CPU_BLOCK_MAX];
+    for (int i = 0; i < n; i++) fire[i] = hard_cpu_fire_word(e, t, row, w + i);
     for (int ch = 0; ch < e->channels; ch++) {
         size_t at = ((size_t)ch * e->rows + row) * (size_t)e->words + (size_t)w;
-        uint64_t proposed = e->slots[(size_t)e->program.outputs[ch] * (size_t)e->block + (size_t)lane];
-        e->next[at] = (proposed & fire) | (e->grid[at] & ~fire & valid_bits(e, w));
+        const uint64_t *proposed = e->slots + (size_t)e->program.outputs[ch] * (size_t)e->block + (size_t)lane;
+        for (int i = 0; i < n; i++)
+            e->next[at + (size_t)i] = (proposed[i] & fire[i]) | (e->grid[at + (size_t)i] & ~fire[i] & valid_bits(e, w + i));
     }
+}
+
+/* Lanes from `lane` on that are words of the same row as lane's word, at most `count` - lane. */
+static int run_length(const hard_cpu *e, size_t first, int lane, int count)
+{
+    int n = e->words - (int)((first + (size_t)lane) % (size_t)e->words);
+    return n < count - lane ? n : count - lane;
 }
 
 void hard_cpu_step(hard_cpu *e, uint32_t t)
@@ -203,15 +216,18 @@ void hard_cpu_step(hard_cpu *e, uint32_t t)
     for (int ch = 0; ch < e->channels; ch++)
         for (size_t row = 0; row < e->rows; row++)
             shift_row(e, row_of(e, e->grid, ch, row), row_of(e, e->left, ch, row), row_of(e, e->right, ch, row));
-    size_t total = e->rows * (size_t)e->words;
-    size_t block = (size_t)e->block;
+    size_t total = e->rows * (size_t)e->words, block = (size_t)e->block, words = (size_t)e->words;
     for (size_t first = 0; first < total; first += block) {
         int n = total - first < block ? (int)(total - first) : (int)block;
-        for (int lane = 0; lane < n; lane++)
-            gather_lane(e, (first + (size_t)lane) / (size_t)e->words, (int)((first + (size_t)lane) % (size_t)e->words), lane);
+        for (int lane = 0, run; lane < n; lane += run) {
+            run = run_length(e, first, lane, n);
+            gather_run(e, (first + (size_t)lane) / words, (int)((first + (size_t)lane) % words), lane, run);
+        }
         run_program(&e->program, e->slots, e->block);
-        for (int lane = 0; lane < n; lane++)
-            scatter_lane(e, t, (first + (size_t)lane) / (size_t)e->words, (int)((first + (size_t)lane) % (size_t)e->words), lane);
+        for (int lane = 0, run; lane < n; lane += run) {
+            run = run_length(e, first, lane, n);
+            scatter_run(e, t, (first + (size_t)lane) / words, (int)((first + (size_t)lane) % words), lane, run);
+        }
     }
     uint64_t *swap = e->grid;
     e->grid = e->next, e->next = swap;
