@@ -1,7 +1,9 @@
-/* hard_gpu.c: buffers, program upload and step recording of the Vulkan hard engine. */
+/* hard_gpu.c: buffers, the compiled module or the interpreter's program, and step recording of
+ * the Vulkan hard engine. */
 #include "hard_gpu.h"
 
 #include "error.h"
+#include "hard_spirv.h"
 #include "rng.h"
 #include "vk_command.h"
 #include "vk_pipeline.h"
@@ -43,22 +45,48 @@ static int check_sizes(const hard_gpu *g, const hard_program *p)
     return DLCA_OK;
 }
 
-static int create_buffers(hard_gpu *g, const hard_netlist *net)
+/* The interpreter: the slot program and its value slots. */
+static int interpreter_create(hard_gpu *g, const hard_netlist *net)
 {
     hard_program p;
     int rc = hard_program_build(&p, net);
     if (rc) return rc;
     g->n_instr = (uint32_t)p.n_instr, g->n_slots = (uint32_t)p.n_slots;
-    size_t grid_bytes = (size_t)g->channels * g->rows * (size_t)g->words * sizeof(uint32_t);
     rc = check_sizes(g, &p);
     if (!rc) rc = upload_program(g, &p);
-    for (int i = 0; i < 2 && !rc; i++) rc = vk_buffer_create(g->vk, &g->grids[i], grid_bytes, VK_BUFFER_DEVICE);
     if (!rc) rc = vk_buffer_create(g->vk, &g->slots, (size_t)p.n_slots * g->invocations * sizeof(uint32_t), VK_BUFFER_DEVICE);
     hard_program_free(&p);
     return rc;
 }
 
-int hard_gpu_init(hard_gpu *g, vk_context *vk, const hard_netlist *net, ca_shape shape, double fire_rate)
+/* The compiled module: emitted for this circuit and shape, and its pipeline. */
+static int compiled_create(hard_gpu *g, const hard_netlist *net)
+{
+    uint64_t grid_words = (uint64_t)g->channels * g->invocations;
+    uint64_t limit = g->vk->props.limits.maxStorageBufferRange / 4;
+    if (grid_words > limit || grid_words > UINT32_MAX || (uint64_t)g->rows * (uint64_t)g->shape.width > UINT32_MAX)
+        return err_set(DLCA_ERR,
+                       "hard GPU engine: a grid of %llu words (%d channels x %u rows x %d words) exceeds the "
+                       "device's %llu-word storage-buffer range or 2^32 cells (use a smaller grid or batch)",
+                       (unsigned long long)grid_words, g->channels, g->rows, g->words, (unsigned long long)limit);
+    g->desc = (vk_pipeline_desc){"hard_step (compiled)", (uint32_t)sizeof(vk_push_hard_step), 2, HARD_GPU_LOCAL_SIZE};
+    int rc = vk_groups_1d_local(g->vk, g->desc.name, HARD_GPU_LOCAL_SIZE, g->invocations, g->groups);
+    if (rc) return rc;
+    hard_spirv_shape shape = {
+        .channels = (uint32_t)g->channels, .height = (uint32_t)g->shape.height, .width = (uint32_t)g->shape.width,
+        .words = (uint32_t)g->words, .rows = g->rows, .invocations = g->invocations, .local_size = HARD_GPU_LOCAL_SIZE,
+        .row_stride = (g->groups[0] ? g->groups[0] : 1) * HARD_GPU_LOCAL_SIZE,
+        .periodic = g->shape.boundary == CA_BOUNDARY_PERIODIC, .threshold = g->fire_threshold};
+    uint32_t *code;
+    rc = hard_spirv_emit(net, &shape, &code, &g->spirv_words);
+    if (rc) return rc;
+    rc = vk_pipeline_create_spirv(g->vk, &g->desc, code, g->spirv_words * sizeof(uint32_t), &g->pipeline);
+    free(code);
+    return rc;
+}
+
+int hard_gpu_init_kind(hard_gpu *g, vk_context *vk, const hard_netlist *net, ca_shape shape, double fire_rate,
+                       hard_gpu_kind kind)
 {
     memset(g, 0, sizeof *g);
     if (shape.batch < 1 || shape.height < 1 || shape.width < 1 || !(fire_rate > 0.0 && fire_rate <= 1.0))
@@ -71,9 +99,17 @@ int hard_gpu_init(hard_gpu *g, vk_context *vk, const hard_netlist *net, ca_shape
     g->vk = vk, g->shape = shape, g->channels = net->channels, g->words = (int)words;
     g->rows = (uint32_t)rows, g->invocations = (uint32_t)(rows * words);
     g->fire_threshold = rng_fire_threshold(fire_rate);
-    int rc = create_buffers(g, net);
+    g->compiled = kind == HARD_GPU_COMPILED || (kind == HARD_GPU_AUTO && net->n_gates <= HARD_GPU_COMPILE_MAX_GATES);
+    int rc = g->compiled ? compiled_create(g, net) : interpreter_create(g, net);
+    size_t grid_bytes = (size_t)g->channels * g->invocations * sizeof(uint32_t);
+    for (int i = 0; i < 2 && !rc; i++) rc = vk_buffer_create(g->vk, &g->grids[i], grid_bytes, VK_BUFFER_DEVICE);
     if (rc) hard_gpu_free(g);
     return rc;
+}
+
+int hard_gpu_init(hard_gpu *g, vk_context *vk, const hard_netlist *net, ca_shape shape, double fire_rate)
+{
+    return hard_gpu_init_kind(g, vk, net, shape, fire_rate, HARD_GPU_AUTO);
 }
 
 void hard_gpu_free(hard_gpu *g)
@@ -83,6 +119,7 @@ void hard_gpu_free(hard_gpu *g)
         vk_buffer_free(g->vk, &g->grids[1]);
         vk_buffer_free(g->vk, &g->program);
         vk_buffer_free(g->vk, &g->slots);
+        vk_pipeline_destroy(g->vk, &g->pipeline);
     }
     memset(g, 0, sizeof *g);
 }
@@ -130,9 +167,16 @@ int hard_gpu_record_step(hard_gpu *g, VkCommandBuffer cmd, uint32_t t)
         .height = (uint32_t)g->shape.height, .width = (uint32_t)g->shape.width, .channels = (uint32_t)g->channels,
         .n_instr = g->n_instr, .periodic = g->shape.boundary == CA_BOUNDARY_PERIODIC, .n_slots = g->n_slots,
         .stream = g->fire_stream, .threshold = g->fire_threshold, .step = t};
-    vk_view views[] = {vk_view_all(&g->grids[g->current]), vk_view_all(&g->grids[1 - g->current]),
-                       vk_view_all(&g->program), vk_view_all(&g->slots)};
-    int rc = vk_dispatch_1d(g->vk, cmd, VK_PIPE_HARD_STEP, views, 4, &push, sizeof push, g->invocations);
+    int rc;
+    if (g->compiled) {
+        vk_view views[] = {vk_view_all(&g->grids[g->current]), vk_view_all(&g->grids[1 - g->current])};
+        rc = vk_dispatch_pipeline(g->vk, cmd, &g->pipeline, &g->desc, views, 2, &push, sizeof push, g->groups[0],
+                                  g->groups[1], g->groups[2]);
+    } else {
+        vk_view views[] = {vk_view_all(&g->grids[g->current]), vk_view_all(&g->grids[1 - g->current]),
+                           vk_view_all(&g->program), vk_view_all(&g->slots)};
+        rc = vk_dispatch_1d(g->vk, cmd, VK_PIPE_HARD_STEP, views, 4, &push, sizeof push, g->invocations);
+    }
     if (rc) return rc;
     vk_cmd_barrier(cmd);
     g->current = 1 - g->current;

@@ -185,6 +185,21 @@ void vk_pipelines_free(vk_context *vk)
     vk->pipelines = NULL;
 }
 
+int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const uint32_t *code, size_t size,
+                             vk_pipeline *out)
+{
+    *out = (vk_pipeline){0};
+    const vk_shader_code shader = {desc->name, code, size};
+    int rc = desc_check(vk, desc);
+    if (!rc) rc = spirv_interface_check(&shader, desc);
+    if (!rc) rc = layouts_create(vk, desc, out);
+    if (!rc) rc = pipeline_create(vk, desc, &shader, out);
+    if (rc) pipeline_destroy(vk, out);
+    return rc;
+}
+
+void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p) { pipeline_destroy(vk, p); }
+
 /* Resolves the view and checks it against the device's storage-buffer limits. */
 static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, vk_view *view)
 {
@@ -219,12 +234,12 @@ static int dispatch_check(const vk_context *vk, const vk_pipeline_desc *desc, ui
     return DLCA_OK;
 }
 
-int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
-                const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+/* Checks the call against `desc` and records it with pipeline `p`, or with the table's pipeline
+ * `id` when p is NULL (created on first use). */
+static int dispatch_record(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline *p, vk_pipeline_id id,
+                           const vk_pipeline_desc *desc, const vk_view *views, uint32_t n_views, const void *push,
+                           uint32_t push_size, const uint32_t groups[3])
 {
-    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
-    const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
-    const uint32_t groups[3] = {groups_x, groups_y, groups_z};
     int rc = dispatch_check(vk, desc, n_views, push, push_size, groups);
     if (rc) return rc;
     VkDescriptorBufferInfo infos[VK_MAX_BINDINGS];
@@ -241,31 +256,52 @@ int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk
             .pBufferInfo = &infos[i],
         };
     }
-    const vk_pipeline *p;
-    if ((rc = vk_pipeline_get(vk, id, &p))) return rc;
+    if (!p && (rc = vk_pipeline_get(vk, id, &p))) return rc;
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     vk->cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n_views, writes);
     if (push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
-    vkCmdDispatch(cmd, groups_x, groups_y, groups_z);
+    vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
     vk->dispatches++; /* instrumentation for dlca bench */
+    return DLCA_OK;
+}
+
+int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+{
+    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+    return dispatch_record(vk, cmd, NULL, id, &vk_pipeline_descs[id], views, n_views, push, push_size, groups);
+}
+
+int vk_dispatch_pipeline(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline *p, const vk_pipeline_desc *desc,
+                         const vk_view *views, uint32_t n_views, const void *push, uint32_t push_size,
+                         uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+{
+    if (!p || !p->pipeline) return err_set(DLCA_ERR, "dispatch %s: the pipeline was not created", desc->name);
+    const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+    return dispatch_record(vk, cmd, p, VK_PIPE_COUNT, desc, views, n_views, push, push_size, groups);
+}
+
+int vk_groups_1d_local(vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3])
+{
+    const uint32_t *max = vk->props.limits.maxComputeWorkGroupCount;
+    uint64_t local = local_size ? local_size : 1;
+    uint64_t total = (count + local - 1) / local;
+    uint64_t x = total < max[0] ? total : max[0];
+    uint64_t y = x ? (total + x - 1) / x : 0;
+    if (y > max[1])
+        return err_set(DLCA_ERR, "dispatch %s: %llu invocations exceed the device's grid", name,
+                       (unsigned long long)count);
+    groups[0] = (uint32_t)x; /* 0 for count 0: a valid empty dispatch */
+    groups[1] = (uint32_t)(y ? y : 1);
+    groups[2] = 1;
     return DLCA_OK;
 }
 
 int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3])
 {
     if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
-    const uint32_t *max = vk->props.limits.maxComputeWorkGroupCount;
-    uint64_t local = vk_pipeline_descs[id].local_size_x;
-    uint64_t total = (count + local - 1) / local;
-    uint64_t x = total < max[0] ? total : max[0];
-    uint64_t y = x ? (total + x - 1) / x : 0;
-    if (y > max[1])
-        return err_set(DLCA_ERR, "dispatch %s: %llu invocations exceed the device's grid", vk_pipeline_descs[id].name,
-                       (unsigned long long)count);
-    groups[0] = (uint32_t)x; /* 0 for count 0: a valid empty dispatch */
-    groups[1] = (uint32_t)(y ? y : 1);
-    groups[2] = 1;
-    return DLCA_OK;
+    return vk_groups_1d_local(vk, vk_pipeline_descs[id].name, vk_pipeline_descs[id].local_size_x, count, groups);
 }
 
 int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,

@@ -117,4 +117,22 @@ int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t gro
 int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
                    const void *push, uint32_t push_size, uint64_t count);
 
+/* ---- pipelines from SPIR-V made at run time (src/hard_spirv.c) ----
+ * The table's shape, with `desc` in place of a table row (bindings 0..n-1 in set 0, the push
+ * range, local_size_x): checked against the device and the SPIR-V as the embedded ones are. The
+ * caller owns the pipeline and destroys it with vk_pipeline_destroy before the context. */
+int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const uint32_t *code, size_t size,
+                             vk_pipeline *out);
+
+/* Destroys what vk_pipeline_create_spirv made; safe on a zeroed pipeline. */
+void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p);
+
+/* vk_dispatch for a pipeline of vk_pipeline_create_spirv made from `desc`. */
+int vk_dispatch_pipeline(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline *p, const vk_pipeline_desc *desc,
+                         const vk_view *views, uint32_t n_views, const void *push, uint32_t push_size,
+                         uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
+
+/* vk_groups_1d for a workgroup of local_size invocations (`name` for the message). */
+int vk_groups_1d_local(vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3]);
+
 #endif

@@ -1,4 +1,5 @@
-/* test_hard_gpu: glsl/hard_step.comp against the bit-packed CPU engine, bit for bit: both
+/* test_hard_gpu: the default GPU hard engine (the compiled module; test_hard_gpu_compiled runs
+ * the interpreter too) against the bit-packed CPU engine, bit for bit: both
  * boundaries, sync and async, 1- and 2-bit perception, 1 to 3 channels, widths around and
  * across the 32-bit word size, step by step and as one multi-step submission. */
 #include "check.h"
