@@ -1,6 +1,7 @@
 /* cmd_bench.c: `dlca bench`: the speed of a training step on the GPU or the CPU engine (median
  * and spread of wall clock and GPU timestamps, gate evaluations per second, dispatches and
- * submissions per step, device memory), or with --hard of the bit-packed hard engine. Prints a
+ * submissions per step, device memory), or with --hard of the bit-packed hard engine (on the CPU, or
+ * with --device on a Vulkan GPU over a batch of grids). Prints a
  * table; --json writes every number, flat, one key per line, for tools/bench_table.sh. */
 #include "ca_backend.h"
 #include "ca_bench.h"
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "error.h"
 #include "hard_bench.h"
+#include "hard_bench_gpu.h"
 #include "hard_circuit.h"
 
 #include <stdio.h>
@@ -18,13 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { HARD_SIZE = 512 }; /* the hard engine runs on HARD_SIZE x HARD_SIZE cells */
+enum {
+    HARD_SIZE = 512,     /* the hard engine runs on HARD_SIZE x HARD_SIZE cells */
+    HARD_GPU_BATCH = 256, /* grids per GPU step by default: 2^26 cells, enough to fill a big GPU */
+    HARD_GPU_T = 100      /* CA steps per GPU run (one submission) by default */
+};
 
 typedef struct {
     const char *preset, *device, *json, *hard_model;
     ca_cache cache;
     long long batch, T, steps, warmup;
-    int has_preset, has_batch, has_T, has_steps, has_warmup, hard;
+    int has_preset, has_batch, has_T, has_steps, has_warmup, has_device, hard;
 } bench_options;
 
 static void print_help(void)
@@ -41,9 +47,10 @@ static void print_help(void)
            "channel. Also: dispatches and queue submissions per step, and peak device memory.\n"
            "\n"
            "  --preset P       gol, checkerboard, checkerboard-async, lizard, image (default checkerboard)\n"
-           "  --batch N        samples per step (default: the preset's)\n"
+           "  --batch N        samples per step (default: the preset's); with --hard on a GPU, grids per\n"
+           "                   step (default %d)\n"
            "  --T N            CA steps per rollout (default: the preset's); with --hard, CA steps per\n"
-           "                   timed run (default 20)\n"
+           "                   timed run (default 20 on the CPU, %d on a GPU)\n"
            "  --device D       auto, cpu, a Vulkan device index or part of its name (default auto: a real\n"
            "                   GPU when there is one, else the CPU engine)\n"
            "  --cache C        full or checkpoint: GPU activation memory (default full)\n"
@@ -52,12 +59,17 @@ static void print_help(void)
            "  --warmup N       untimed steps first (default 3 on a GPU, 1 on the CPU engine)\n"
            "  --json FILE      also write every number (and device, driver, preset, batch, T, cache) as\n"
            "                   one flat JSON object; times in ms, memory in bytes, null when not measured\n"
-           "  --hard [MODEL]   time the bit-packed hard engine instead (one CPU thread, thread CPU time)\n"
-           "                   on a %dx%d periodic grid: MODEL's pruned circuit, or without MODEL the\n"
-           "                   gol preset (or --preset P) with random two-input ops; reports cell updates/s\n"
+           "  --hard [MODEL]   time the bit-packed hard engine instead on %dx%d periodic grids: MODEL's\n"
+           "                   pruned circuit, or without MODEL the gol preset (or --preset P) with random\n"
+           "                   two-input ops; reports cell updates/s. Without --device (or with --device cpu):\n"
+           "                   the CPU engine on one grid, one thread, thread CPU time. With --device D naming\n"
+           "                   a Vulkan device: the GPU engine (the circuit compiled to SPIR-V) on --batch N\n"
+           "                   grids (default %d; refused, naming the largest that fits, beyond the device's\n"
+           "                   memory), --T steps per submission (default %d), --steps timed submissions\n"
+           "                   after an untimed one; median by GPU timestamps and by wall clock\n"
            "\n"
            "The trainer's logits really change during the run; nothing is saved.\n",
-           HARD_SIZE, HARD_SIZE);
+           HARD_GPU_BATCH, HARD_GPU_T, HARD_SIZE, HARD_SIZE, HARD_GPU_BATCH, HARD_GPU_T);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -71,7 +83,7 @@ static int parse_cache(const char *text, ca_cache *cache)
 static int parse_flag(bench_options *o, const char *flag, const char *v)
 {
     if (strcmp(flag, "--preset") == 0) o->preset = v, o->has_preset = 1;
-    else if (strcmp(flag, "--device") == 0) o->device = v;
+    else if (strcmp(flag, "--device") == 0) o->device = v, o->has_device = 1;
     else if (strcmp(flag, "--json") == 0) o->json = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
     else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
@@ -98,9 +110,12 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
     }
-    if (o->hard && (o->has_batch || strcmp(o->device, "auto") != 0 || o->cache != CA_CACHE_FULL || o->has_warmup))
-        return err_set(DLCA_ERR, "--hard times the CPU hard engine: --batch, --device, --cache and --warmup do not "
-                                 "apply (use --steps, --T, --preset, --json)");
+    if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup))
+        return err_set(DLCA_ERR, "--hard times the hard engine: --cache and --warmup do not apply (use --steps, --T, "
+                                 "--preset, --device, --batch, --json)");
+    if (o->hard && o->has_batch && (!o->has_device || strcmp(o->device, "cpu") == 0))
+        return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine: name a Vulkan device with --device D "
+                                 "(the CPU hard engine runs one grid)");
     return DLCA_OK;
 }
 
@@ -368,6 +383,8 @@ typedef struct {
     int runs, steps;
     hard_stats stats;
     double rate;
+    int gpu, batch;             /* gpu: timed hard_gpu on `batch` grids (else hard_cpu on one) */
+    hard_bench_gpu_result timed; /* gpu only */
 } hard_report;
 
 static void json_hard(json_writer *w, const void *data)
@@ -382,6 +399,15 @@ static void json_hard(json_writer *w, const void *data)
     json_number(w, "model_gates", (double)h->stats.model_gates, 1);
     json_number(w, "pruned_gates", (double)h->stats.after.total, 1);
     json_number(w, "cell_updates_per_s", h->rate, 1);
+    if (!h->gpu) return;
+    const hard_bench_gpu_result *t = &h->timed;
+    json_number(w, "batch", h->batch, 1);
+    json_string(w, "circuit", t->compiled ? "compiled" : "interpreted");
+    json_number(w, "cell_updates_per_s_gpu", t->gpu_rate, t->gpu_rate > 0.0);
+    json_number(w, "cell_updates_per_s_wall", t->wall_rate, 1);
+    json_number(w, "gpu_ms_per_run_median", t->gpu_ms, t->gpu_rate > 0.0);
+    json_number(w, "wall_ms_per_run_median", t->wall_ms, 1);
+    json_number(w, "engine_device_bytes", (double)t->engine_bytes, 1);
 }
 
 static int load_hard_model(const bench_options *o, ca_model *model)
@@ -393,25 +419,49 @@ static int load_hard_model(const bench_options *o, ca_model *model)
     return DLCA_OK;
 }
 
+/* The GPU hard engine on HARD_GPU_BATCH (or --batch) grids; `vk` is open on the chosen device. */
+static int bench_hard_gpu(const bench_options *o, vk_context *vk, const ca_model *model, hard_report *h)
+{
+    h->gpu = 1, h->batch = o->has_batch ? (int)o->batch : HARD_GPU_BATCH;
+    h->steps = o->has_T ? (int)o->T : HARD_GPU_T;
+    printf("dlca bench --hard: %s on %s\n", h->model_name, vk->props.deviceName);
+    int rc = hard_bench_gpu(vk, model, h->batch, HARD_SIZE, HARD_SIZE, h->runs, h->steps, HARD_GPU_AUTO, stdout,
+                            &h->timed);
+    h->rate = h->timed.rate;
+    return rc;
+}
+
 static int bench_hard(const bench_options *o)
 {
     bench_machine machine;
     ca_model model;
+    vk_context vk;
+    ca_backend backend = CA_BACKEND_CPU;
     memset(&model, 0, sizeof model);
-    machine_describe(&machine, CA_BACKEND_CPU, NULL);
-    machine.engine = "hard_cpu";
+    memset(&vk, 0, sizeof vk);
+    /* The CPU engine unless a device is named: `--device auto` picks a real GPU when there is one. */
+    if (o->has_device && strcmp(o->device, "cpu") != 0 && ca_backend_open(o->device, &vk, &backend)) return DLCA_ERR;
+    if (backend != CA_BACKEND_GPU && o->has_batch)
+        return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine, and --device %s found no GPU", o->device);
+    machine_describe(&machine, backend, &vk);
+    machine.engine = backend == CA_BACKEND_GPU ? "hard_gpu" : "hard_cpu";
     char name[128];
     snprintf(name, sizeof name, "%s preset, random two-input ops", o->has_preset ? o->preset : "gol");
-    hard_report h = {&machine, o->hard_model ? o->hard_model : name,
-                     o->has_steps ? (int)o->steps : 5, o->has_T ? (int)o->T : 20, {0}, 0.0};
-    if (load_hard_model(o, &model)) return DLCA_ERR;
+    hard_report h = {.machine = &machine, .model_name = o->hard_model ? o->hard_model : name,
+                     .runs = o->has_steps ? (int)o->steps : 5, .steps = o->has_T ? (int)o->T : 20, .batch = 1};
+    int rc = load_hard_model(o, &model);
     hard_netlist net;
-    int rc = hard_circuit_build(&net, &model, &h.stats);
+    if (!rc) rc = hard_circuit_build(&net, &model, &h.stats);
     if (!rc) hard_netlist_free(&net);
-    if (!rc) printf("dlca bench --hard: %s on %s\n", h.model_name, machine.cpu);
-    if (!rc) rc = hard_bench(&model, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
+    if (!rc && backend == CA_BACKEND_GPU) {
+        rc = bench_hard_gpu(o, &vk, &model, &h);
+    } else if (!rc) {
+        printf("dlca bench --hard: %s on %s\n", h.model_name, machine.cpu);
+        rc = hard_bench(&model, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
+    }
     if (!rc && o->json) rc = json_write(o->json, json_hard, &h);
     ca_model_free(&model);
+    if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     return rc;
 }
 
