@@ -381,25 +381,26 @@ static uint32_t node_word(spv_builder *b, step_ctx *c, int node)
     return node < c->n_inputs ? input_word(b, c, node) : c->node[node];
 }
 
-/* op(a, b) with gate_hard's bit order, the same table as hard_step.comp's op_eval. */
-static uint32_t gate_word(spv_builder *b, int op, uint32_t a, uint32_t x)
+/* The gate's op on its input words a and b (here y: b is the builder), gate_hard's bit order,
+ * the same table as hard_step.comp's op_eval. */
+static uint32_t gate_word(spv_builder *b, int op, uint32_t a, uint32_t y)
 {
     switch (op) {
     case GATE_FALSE: return constant(b, 0);
-    case GATE_AND: return band(b, a, x);
-    case GATE_A_AND_NOT_B: return band(b, a, bnot(b, x));
+    case GATE_AND: return band(b, a, y);
+    case GATE_A_AND_NOT_B: return band(b, a, bnot(b, y));
     case GATE_A: return a;
-    case GATE_NOT_A_AND_B: return band(b, bnot(b, a), x);
-    case GATE_B: return x;
-    case GATE_XOR: return bxor(b, a, x);
-    case GATE_OR: return bor(b, a, x);
-    case GATE_NOR: return bnot(b, bor(b, a, x));
-    case GATE_XNOR: return bnot(b, bxor(b, a, x));
-    case GATE_NOT_B: return bnot(b, x);
-    case GATE_A_OR_NOT_B: return bor(b, a, bnot(b, x));
+    case GATE_NOT_A_AND_B: return band(b, bnot(b, a), y);
+    case GATE_B: return y;
+    case GATE_XOR: return bxor(b, a, y);
+    case GATE_OR: return bor(b, a, y);
+    case GATE_NOR: return bnot(b, bor(b, a, y));
+    case GATE_XNOR: return bnot(b, bxor(b, a, y));
+    case GATE_NOT_B: return bnot(b, y);
+    case GATE_A_OR_NOT_B: return bor(b, a, bnot(b, y));
     case GATE_NOT_A: return bnot(b, a);
-    case GATE_NOT_A_OR_B: return bor(b, bnot(b, a), x);
-    case GATE_NAND: return bnot(b, band(b, a, x));
+    case GATE_NOT_A_OR_B: return bor(b, bnot(b, a), y);
+    case GATE_NAND: return bnot(b, band(b, a, y));
     default: return constant(b, UINT32_MAX); /* GATE_TRUE */
     }
 }
@@ -445,8 +446,8 @@ static void step_body(spv_builder *b, const hard_netlist *net, step_ctx *c)
     }
     for (int g = 0; g < net->n_gates; g++) {
         const hard_gate *gate = &net->gates[g];
-        uint32_t a = node_word(b, c, gate->a), x2 = node_word(b, c, gate->b);
-        c->node[net->n_inputs + g] = gate_word(b, gate->op, a, x2);
+        uint32_t a_word = node_word(b, c, gate->a), b_word = node_word(b, c, gate->b);
+        c->node[net->n_inputs + g] = gate_word(b, gate->op, a_word, b_word);
     }
     int async = s->threshold < 1u << 24;
     uint32_t fire = async ? fire_mask(b, c) : 0, keep = 0;
