@@ -78,7 +78,14 @@ int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int 
 }
 
 // y = c0 + c1 a + c2 b + c3 ab
-float gate_eval(vec4 c, float a, float b) { return c.x + c.y * a + c.z * b + c.w * a * b; }
+// Clamped to [0, 1] as src/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
+// relaxed ops; gradients treat the clamp as the identity. Comparisons, not clamp(): a NaN
+// stays NaN, so a poisoned logit still shows as a non-finite loss.
+float gate_eval(vec4 c, float a, float b)
+{
+    float y = c.x + c.y * a + c.z * b + c.w * a * b;
+    return y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
+}
 
 // Rows of `pitch` floats: row r, cell x lives at r * pitch + x (pitch >= cells, padded so
 // that every row starts on an aligned boundary and a view of a step block is bindable).
@@ -193,4 +200,30 @@ struct tn_clip_push {
     uint count;
     float max_norm;
 };
+// glsl/gate_backward.comp: layer_push's addressing for a, b and the coefficients, plus where dy
+// comes from (source 0: the next layer's slots at input next_in_base + unit * next_in_stride + g,
+// rows next_out_base + unit * next_unit_stride + gate; source 1: dgrid through the fire mask).
+struct gate_backward_push {
+    uint cells, pitch, per_thread, partial_rows;
+    uint n_out, unit_channels, coeff_base, coeff_stride;
+    uint in_split, in_base, in_stride, out_base;
+    uint out_stride, wiring_a, wiring_b, source;
+    uint next_start, next_entry, next_in_base, next_in_stride;
+    uint next_out_base, next_unit_stride, moore, height;
+    uint width, periodic, stream, threshold;
+    uint step;
+};
+
+// glsl/grid_backward.comp
+struct grid_backward_push {
+    uint cells, pitch, height, width;
+    uint periodic, channels, kernels, wiring_a;
+    uint moore_row, update_start, update_entry, update_row;
+};
+
+// glsl/gate_sums_reduce.comp
+struct gate_sums_reduce_push {
+    uint gate_count, chunks, partial_rows;
+};
+
 #endif

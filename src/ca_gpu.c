@@ -47,7 +47,7 @@ static int upload_wiring(ca_gpu *e)
 
 /* Sizes in bytes of the per-engine buffers, in the order ca_gpu_init creates them. */
 typedef struct {
-    size_t gates16, gates4, grids, act, dact, dgrid, target, partials, image, layers, sum_partials;
+    size_t gates16, gates4, grids, act, block, dact, dgrid, target, partials, image, layers, sum_partials;
 } gpu_sizes;
 
 /* Cells per workgroup of the fused kernels: fewer cells, more workgroups in flight (a small
@@ -57,6 +57,24 @@ static size_t fused_tile(void)
     const char *text = getenv("DLCA_TILE");
     long tile = text ? strtol(text, NULL, 10) : 0;
     return tile >= 1 && tile <= 64 ? (size_t)tile : 2;
+}
+
+/* Cells per lane of gate_backward.comp: enough chunks of 64 x per_thread cells to fill the GPU
+ * (about 64 per row at large batches), few enough that the S partials stay small; env
+ * DLCA_PER_THREAD (1..64) overrides it for tuning. */
+static uint32_t backward_per_thread(size_t cells)
+{
+    const char *text = getenv("DLCA_PER_THREAD");
+    long n = text ? strtol(text, NULL, 10) : 0;
+    if (n >= 1 && n <= 64) return (uint32_t)n;
+    size_t per = cells / 4096;
+    return per < 1 ? 1 : per > 16 ? 16 : (uint32_t)per;
+}
+
+static uint32_t backward_chunks(size_t cells)
+{
+    size_t chunk = 64 * (size_t)backward_per_thread(cells);
+    return (uint32_t)((cells + chunk - 1) / chunk);
 }
 
 static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
@@ -69,18 +87,22 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
     size_t p = round_up((uint32_t)cells, 64), f = sizeof(float), blocks = cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
     *pitch = (uint32_t)p;
     *partials = (uint32_t)(((size_t)c->channels * cells + 255) / 256);
+    /* One buffer of S partials for either path: fused [tiles][gates], per-layer [chunks][rows]. */
+    size_t fused_sums = (cells + fused_tile() - 1) / fused_tile() * m->gate_count * 4 * f;
+    size_t chunk_sums = (size_t)backward_chunks(cells) * rows * 4 * f;
     return (gpu_sizes){
         .gates16 = m->gate_count * GATE_OP_COUNT * f,
         .gates4 = m->gate_count * 4 * f,
         .grids = ((size_t)c->steps + 1) * (size_t)c->channels * p * f,
         .act = blocks * rows * p * f,
-        .dact = rows * p * f,
+        .block = rows * p * f,
+        .dact = 2 * rows * p * f,
         .dgrid = (size_t)c->channels * p * f,
         .target = (size_t)c->loss_channels * p * f,
         .partials = (size_t)*partials * f,
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
-        .layers = ((size_t)c->perception_depth + (size_t)c->update_depth) * 16 * sizeof(uint32_t),
-        .sum_partials = (cells + fused_tile() - 1) / fused_tile() * m->gate_count * 4 * f,
+        .layers = CA_GPU_GATE_ROWS_AT + m->gate_count * 4 * sizeof(uint32_t),
+        .sum_partials = fused_sums > chunk_sums ? fused_sums : chunk_sums,
     };
 }
 
@@ -99,12 +121,38 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
         size_t bytes;
     } list[] = {
         {&e->logits, s->gates16}, {&e->dlogits, s->gates16},  {&e->moment1, s->gates16}, {&e->moment2, s->gates16},
-        {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},     {&e->act, s->act},
+        {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},
         {&e->dact, s->dact},      {&e->dgrid, s->dgrid},       {&e->target, s->target},   {&e->partials, s->partials},
         {&e->image, s->image},          {&e->layers, s->layers},         {&e->sum_partials, s->sum_partials},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    /* The step blocks: as many to a buffer as one allocation may hold, so a full cache larger
+     * than maxMemoryAllocationSize (4 GiB on NVIDIA) takes several buffers. */
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(e->vk->physical, &props);
+    size_t blocks = s->act / s->block, per = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize / s->block : blocks;
+    VkDeviceSize heap = 0;
+    for (uint32_t i = 0; i < e->vk->memory.memoryHeapCount; i++)
+        if (e->vk->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT && e->vk->memory.memoryHeaps[i].size > heap)
+            heap = e->vk->memory.memoryHeaps[i].size;
+    if (heap && s->act > heap) /* refused whole, as one buffer was, rather than buffer by buffer */
+        return err_set(DLCA_ERR, "out of GPU memory for a device buffer of %.1f MiB (the activation cache, %zu step "
+                                 "blocks; the largest device heap holds %.1f MiB)",
+                       (double)s->act / (1024.0 * 1024.0), s->act / s->block, (double)heap / (1024.0 * 1024.0));
+    const char *cap = getenv("DLCA_BLOCKS_PER_BUFFER"); /* tests: the split without 4 GiB of memory */
+    if (cap && strtol(cap, NULL, 10) > 0 && (size_t)strtol(cap, NULL, 10) < per) per = (size_t)strtol(cap, NULL, 10);
+    if (per < 1) per = 1;
+    if (per > blocks) per = blocks;
+    e->act_blocks = (uint32_t)per;
+    e->act_buffers = (uint32_t)((blocks + per - 1) / per);
+    e->act = calloc(e->act_buffers, sizeof *e->act);
+    if (!e->act) return err_set(DLCA_ERR_NOMEM, "out of memory for %u activation buffers", e->act_buffers);
+    for (uint32_t i = 0; i < e->act_buffers; i++) {
+        size_t count = i + 1 < e->act_buffers ? per : blocks - (size_t)i * per;
+        if (vk_buffer_create(e->vk, &e->act[i], count * s->block, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    }
     /* Host-visible: written by the host between steps, or read by it after the fence. */
     if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
     return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
@@ -115,9 +163,10 @@ static int check_limits(const ca_gpu *e, const gpu_sizes *s)
 {
     const ca_config *c = &e->model->config;
     uint32_t max_y = e->vk->props.limits.maxComputeWorkGroupCount[1];
-    if (s->dact / sizeof(float) > UINT32_MAX || s->grids / sizeof(float) > UINT32_MAX)
+    if (s->dact / sizeof(float) > UINT32_MAX || s->grids / sizeof(float) > UINT32_MAX ||
+        s->sum_partials / (4 * sizeof(float)) > UINT32_MAX)
         return err_set(DLCA_ERR, "a step block of %zu floats is too large for 32-bit indexing; use a smaller batch",
-                       s->dact / sizeof(float));
+                       s->block / sizeof(float));
     for (int l = 0; l < c->perception_depth; l++)
         if ((uint64_t)c->kernels * (uint64_t)c->channels * (uint64_t)(l ? c->perception_widths[l - 1] : 8) > max_y)
             return err_set(DLCA_ERR, "perception layer %d has more rows than this device can dispatch (%u)", l, max_y);
@@ -158,6 +207,40 @@ static int upload_layers(ca_gpu *e)
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
 
+/* gate_sums_reduce.comp's table: per model gate, the activation rows whose S partials it sums
+ * (perception gate (l, k, g): the C rows of kernel k's units; update gate: its own row). */
+static int upload_gate_rows(ca_gpu *e)
+{
+    const ca_model *m = e->model;
+    const ca_config *c = &m->config;
+    uint32_t *rows = calloc(m->gate_count * 4, sizeof(uint32_t));
+    if (!rows) return err_set(DLCA_ERR_NOMEM, "out of memory for the gate row table");
+    for (int l = 0; l < c->perception_depth; l++) {
+        uint32_t w = (uint32_t)c->perception_widths[l];
+        for (uint32_t k = 0; k < (uint32_t)c->kernels; k++)
+            for (uint32_t g = 0; g < w; g++) {
+                uint32_t *at = rows + 4 * (m->perception_gate_base[l] + k * w + g);
+                at[0] = (uint32_t)e->perception_row[l] + k * (uint32_t)c->channels * w + g;
+                at[1] = (uint32_t)c->channels, at[2] = w;
+            }
+    }
+    for (int l = 0; l < c->update_depth; l++)
+        for (uint32_t g = 0; g < (uint32_t)c->update_widths[l]; g++) {
+            uint32_t *at = rows + 4 * (m->update_gate_base[l] + g);
+            at[0] = (uint32_t)e->update_row[l] + g, at[1] = 1, at[2] = 0;
+        }
+    int rc = vk_buffer_upload(e->vk, &e->layers, CA_GPU_GATE_ROWS_AT, rows, m->gate_count * 4 * sizeof(uint32_t));
+    free(rows);
+    return rc;
+}
+
+vk_buffer *ca_gpu_block_buffer(ca_gpu *e, int t, size_t *offset)
+{
+    uint32_t block = e->cache == CA_CACHE_FULL ? (uint32_t)t : 0;
+    *offset = (size_t)(block % e->act_blocks) * e->step_rows * e->pitch * sizeof(float);
+    return &e->act[block / e->act_blocks];
+}
+
 int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
 {
     const ca_config *c = &model->config;
@@ -171,6 +254,8 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, &e->pitch, &e->partial_count);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
+    e->per_thread = backward_per_thread(e->cells);
+    e->chunks = backward_chunks(e->cells);
     int rc = check_limits(e, &sizes);
     /* loss_grad.comp writes one partial per workgroup of its whole (x, y) grid. */
     uint32_t groups[3];
@@ -182,6 +267,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     }
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = upload_layers(e);
+    if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);
     return rc;
@@ -190,9 +276,11 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
 void ca_gpu_free(ca_gpu *e)
 {
     vk_buffer *list[] = {&e->logits, &e->coeffs, &e->coeff_grad, &e->dlogits, &e->moment1, &e->moment2,
-                         &e->step_values, &e->wiring, &e->grids, &e->act, &e->dact, &e->dgrid,
+                         &e->step_values, &e->wiring, &e->grids, &e->dact, &e->dgrid,
                          &e->target, &e->partials, &e->losses, &e->image, &e->layers, &e->sum_partials};
     for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
+    for (uint32_t i = 0; e->vk && e->act && i < e->act_buffers; i++) vk_buffer_free(e->vk, &e->act[i]);
+    free(e->act);
     memset(e, 0, sizeof *e);
 }
 

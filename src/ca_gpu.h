@@ -43,8 +43,14 @@ typedef struct {
     vk_buffer step_values; /* host-visible: lr, 1 - beta1^t, 1 - beta2^t for the next AdamW step */
     vk_buffer wiring;      /* every layer's input_a, input_b, reverse_start, reverse_entry */
     vk_buffer grids;       /* [T+1][C][pitch] */
-    vk_buffer act;         /* full: [T][step_rows][pitch]; checkpoint: one block */
-    vk_buffer dact;        /* [step_rows][pitch] */
+    vk_buffer *act;        /* full: T step blocks [step_rows][pitch], act_blocks to a buffer (one
+                              allocation is limited, 4 GiB on NVIDIA); checkpoint: one block */
+    uint32_t act_buffers, act_blocks;
+    vk_buffer dact;        /* [2][step_rows][pitch]: per-layer path: the slot gradients gate_backward.comp
+                              writes, half 0 for input a, half 1 for input b (row r: what row r's gate
+                              sends there), bound as two views (each within maxStorageBufferRange);
+                              fused path: dact in half 0 */
+    uint32_t per_thread, chunks; /* per-layer backward: cells per lane, and chunks of 64 x per_thread cells */
     vk_buffer dgrid;       /* [C][pitch] */
     vk_buffer target;      /* [loss_channels][pitch] */
     vk_buffer partials;    /* per-workgroup sums of squared errors */
@@ -55,8 +61,12 @@ typedef struct {
                               0: one per layer (default, faster today: see ca_gpu.c) */
     uint32_t tile, tiles;  /* fused: cells per workgroup, workgroups per step */
     uint32_t layer_count;  /* fused: rows of the layer table */
-    vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer */
-    vk_buffer sum_partials; /* fused: S per tile [tiles][gates][4], summed by sums_reduce.comp */
+    vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
+                              CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
+                              the rows whose S partials gate_sums_reduce.comp adds */
+    vk_buffer sum_partials; /* S partials: fused: per tile [tiles][gates] vec4, summed by sums_reduce.comp;
+                               per-layer: [chunks][step_rows] vec4 (gate_backward.comp), summed by
+                               gate_sums_reduce.comp */
     uint32_t fire_stream, fire_threshold;
     int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
     uint32_t profile_first; /* ... at vk->timestamps queries profile_first + mark */
@@ -76,12 +86,19 @@ typedef enum {
 
 enum { CA_GPU_LOSS_SLOTS = 64 };
 
+/* Where the gate row table starts in the layers buffer: after the largest layer table, on a
+ * 256-byte boundary (any minStorageBufferOffsetAlignment). */
+enum { CA_GPU_GATE_ROWS_AT = (2 * CA_MAX_LAYERS * 16 * 4 + 255) / 256 * 256 };
+
 /* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when
  * both > 0) and uploads the wiring and the model's logits. Out of device memory names the size
  * asked and what would fit (checkpoint, a smaller batch). */
 int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache);
 
 void ca_gpu_free(ca_gpu *engine);
+
+/* Where step block t lives: its buffer and byte offset in it. */
+vk_buffer *ca_gpu_block_buffer(ca_gpu *engine, int t, size_t *offset);
 
 /* Bytes of device memory the engine would take (to choose a cache mode before allocating). */
 size_t ca_gpu_memory_bytes(const ca_model *model, int batch, int height, int width, ca_cache cache);

@@ -23,8 +23,16 @@ static vk_view grid_view(ca_gpu *e, int t)
 
 static vk_view block_view(ca_gpu *e, int t)
 {
-    size_t bytes = e->step_rows * e->pitch * sizeof(float);
-    return vk_view_of(&e->act, e->cache == CA_CACHE_FULL ? (size_t)t * bytes : 0, bytes);
+    size_t offset;
+    vk_buffer *buffer = ca_gpu_block_buffer(e, t, &offset);
+    return vk_view_of(buffer, offset, e->step_rows * e->pitch * sizeof(float));
+}
+
+/* Half `which` of dact: the slot gradients for input a (0) or b (1); the fused path's dact is half 0. */
+static vk_view slot_view(ca_gpu *e, int which)
+{
+    size_t half = e->step_rows * e->pitch * sizeof(float);
+    return vk_view_of(&e->dact, (size_t)which * half, half);
 }
 
 static int dispatch(ca_gpu *e, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
@@ -169,40 +177,88 @@ int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
     return dispatch(e, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1);
 }
 
-/* S of one layer (one workgroup per coefficient set) and its input gradients. */
-static int layer_backward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer push)
-{
-    uint32_t sets = push.moore ? push.units / push.unit_channels * 8 : push.units / push.unit_channels * push.n_out;
-    vk_view sum_views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->dact), vk_view_all(&e->wiring),
-                           vk_view_all(&e->coeff_grad)};
-    int rc = vk_dispatch(e->vk, cmd, VK_PIPE_GATE_COEFF_GRAD, sum_views, 5, &push, sizeof push, sets, 1, 1);
-    if (rc || push.moore) return rc;
-    vk_view views[] = {grid_view(e, t),         block_view(e, t),      vk_view_all(&e->coeffs),
-                       vk_view_all(&e->wiring), vk_view_all(&e->dgrid), vk_view_all(&e->dact)};
-    return dispatch(e, cmd, VK_PIPE_GATE_LAYER_BACKWARD, views, 6, &push, sizeof push, cell_groups(e),
-                    push.units * push.n_in);
-}
-
-/* The moore layer's gradient into the grid: its own centre slot and its neighbours' reads. */
+/* The moore layer's gradient into the grid, from the fused path's dact (moore_backward.comp). */
 static int moore_grid_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_moore moore = moore_push(e);
-    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->dact),
+    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), slot_view(e, 0),
                        vk_view_all(&e->dgrid)};
     return dispatch(e, cmd, VK_PIPE_MOORE_BACKWARD, views, 5, &moore, sizeof moore, cell_groups(e),
                     (uint32_t)config_of(e)->channels);
 }
 
-static int moore_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+/* ---- the per-layer path's backward: one gate_backward dispatch per layer, last to first, each
+ * gathering its output gradient from the slot gradients of the layer after it; then one
+ * grid_backward. S goes into per-chunk partials, summed once by ca_gpu_sums_finish. ---- */
+
+/* gate_backward's push for a layer with forward push `p`, its dy gathered from `next`'s slots
+ * at input next_in_base + unit * next_in_stride + gate, rows next.out_base + unit * next_unit_stride. */
+static vk_push_gate_backward gate_backward_push(const ca_gpu *e, int t, const vk_push_layer *p, const vk_push_layer *next,
+                                                uint32_t next_in_base, uint32_t next_in_stride,
+                                                uint32_t next_unit_stride)
+{
+    vk_push_gate_backward b = {
+        .cells = e->cells, .pitch = e->pitch, .per_thread = e->per_thread, .partial_rows = (uint32_t)e->step_rows,
+        .n_out = p->n_out, .unit_channels = p->unit_channels, .coeff_base = p->coeff_base,
+        .coeff_stride = p->coeff_stride, .in_split = p->in_split, .in_base = p->in_base, .in_stride = p->in_stride,
+        .out_base = p->out_base, .out_stride = p->out_stride, .wiring_a = p->wiring_a, .wiring_b = p->wiring_b,
+        .source = next ? 0 : 1, .next_in_base = next_in_base, .next_in_stride = next_in_stride,
+        .next_unit_stride = next_unit_stride, .moore = p->moore, .height = (uint32_t)e->shape.height,
+        .width = (uint32_t)e->shape.width, .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC,
+        .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t};
+    if (next) b.next_start = next->reverse_start, b.next_entry = next->reverse_entry, b.next_out_base = next->out_base;
+    return b;
+}
+
+static int gate_backward(ca_gpu *e, VkCommandBuffer cmd, int t, const vk_push_gate_backward *push, uint32_t rows)
+{
+    vk_view views[] = {grid_view(e, t),         block_view(e, t),       vk_view_all(&e->coeffs),
+                       vk_view_all(&e->wiring), vk_view_all(&e->dgrid), slot_view(e, 0),
+                       slot_view(e, 1),          vk_view_all(&e->sum_partials)};
+    return dispatch(e, cmd, VK_PIPE_GATE_BACKWARD, views, 8, push, sizeof *push, e->chunks, rows);
+}
+
+/* The moore layer as a layer_push (a = neighbour wiring_a[g], b = the centre). */
+static vk_push_layer moore_layer_push(const ca_gpu *e)
 {
     const ca_config *c = config_of(e);
     vk_push_moore moore = moore_push(e);
-    vk_push_layer sums = {
-        .cells = e->cells, .pitch = e->pitch, .n_out = 8, .units = (uint32_t)(c->kernels * c->channels),
-        .unit_channels = (uint32_t)c->channels, .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base,
-        .wiring_a = moore.wiring_a, .moore = 1, .height = moore.height, .width = moore.width, .periodic = moore.periodic};
-    if (layer_backward(e, cmd, t, sums)) return DLCA_ERR;
-    return moore_grid_backward(e, cmd, t);
+    return (vk_push_layer){.cells = e->cells, .pitch = e->pitch, .n_in = 9, .n_out = 8,
+                           .units = (uint32_t)(c->kernels * c->channels), .unit_channels = (uint32_t)c->channels,
+                           .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base, .coeff_stride = 8,
+                           .wiring_a = moore.wiring_a, .moore = 1};
+}
+
+static int layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    const ca_config *c = config_of(e);
+    int depth = c->update_depth, pdepth = c->perception_depth;
+    for (int l = depth - 1; l >= 0; l--) {
+        vk_push_layer p = update_push(e, l), next = l + 1 < depth ? update_push(e, l + 1) : p;
+        vk_push_gate_backward b = gate_backward_push(e, t, &p, l + 1 < depth ? &next : NULL, 0, 0, 0);
+        if (gate_backward(e, cmd, t, &b, p.n_out)) return DLCA_ERR;
+    }
+    vk_push_layer first = update_push(e, 0);
+    for (int l = pdepth - 1; l >= 0; l--) {
+        vk_push_layer p = l ? perception_push(e, l) : moore_layer_push(e);
+        vk_push_gate_backward b;
+        if (l == pdepth - 1) {
+            /* The last perception layer's outputs are the first update layer's inputs C + unit * n_out + g. */
+            b = gate_backward_push(e, t, &p, &first, (uint32_t)c->channels, p.n_out, 0);
+        } else {
+            vk_push_layer next = perception_push(e, l + 1);
+            b = gate_backward_push(e, t, &p, &next, 0, 0, next.out_stride);
+        }
+        if (gate_backward(e, cmd, t, &b, p.units * p.n_out)) return DLCA_ERR;
+    }
+    vk_push_moore moore = moore_push(e);
+    vk_push_grid_backward grid = {
+        .cells = e->cells, .pitch = e->pitch, .height = moore.height, .width = moore.width,
+        .periodic = moore.periodic, .channels = moore.channels, .kernels = moore.kernels, .wiring_a = moore.wiring_a,
+        .moore_row = moore.row, .update_start = first.reverse_start, .update_entry = first.reverse_entry,
+        .update_row = first.out_base};
+    vk_view views[] = {vk_view_all(&e->wiring), slot_view(e, 0), slot_view(e, 1), vk_view_all(&e->dgrid)};
+    return dispatch(e, cmd, VK_PIPE_GRID_BACKWARD, views, 4, &grid, sizeof grid, cell_groups(e), moore.channels);
 }
 
 /* ---- the fused path: one dispatch per CA step forward, two backward ---- */
@@ -259,7 +315,7 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t);
     vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), vk_view_all(&e->dact),
+                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, 0),
                        vk_view_all(&e->sum_partials)};
     if (dispatch(e, cmd, VK_PIPE_FUSED_STEP_BACKWARD, views, 8, &push, sizeof push, e->tiles, 1)) return DLCA_ERR;
     return moore_grid_backward(e, cmd, t);
@@ -268,14 +324,22 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
 {
     vk_cmd_barrier_compute_to_transfer(cmd);
-    int rc = vk_buffer_zero(cmd, vk_view_all(e->fused ? &e->sum_partials : &e->coeff_grad));
+    int rc = vk_buffer_zero(cmd, vk_view_all(&e->sum_partials));
     vk_cmd_barrier_transfer_to_compute(cmd);
     return rc;
 }
 
 int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
 {
-    if (!e->fused) return DLCA_OK;
+    if (!e->fused) {
+        vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->chunks, (uint32_t)e->step_rows};
+        vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_of(&e->layers, CA_GPU_GATE_ROWS_AT, 0),
+                           vk_view_all(&e->coeff_grad)};
+        int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push,
+                                e->model->gate_count);
+        if (!rc) vk_cmd_barrier(cmd);
+        return rc;
+    }
     vk_push_sums_reduce push = {(uint32_t)e->model->gate_count, e->tiles};
     vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_all(&e->coeff_grad)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_SUMS_REDUCE, views, 2, &push, sizeof push, e->model->gate_count);
@@ -285,19 +349,9 @@ int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
 
 int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
-    const ca_config *c = config_of(e);
     if (e->cache == CA_CACHE_CHECKPOINT && ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
     if (e->fused) return fused_backward(e, cmd, t);
-    vk_push_fire fire = fire_push(e, t);
-    vk_view fire_views[] = {vk_view_all(&e->dgrid), vk_view_all(&e->dact)};
-    if (dispatch(e, cmd, VK_PIPE_STEP_FIRE_BACKWARD, fire_views, 2, &fire, sizeof fire, cell_groups(e),
-                 (uint32_t)c->channels))
-        return DLCA_ERR;
-    for (int l = c->update_depth - 1; l >= 0; l--)
-        if (layer_backward(e, cmd, t, update_push(e, l))) return DLCA_ERR;
-    for (int l = c->perception_depth - 1; l >= 1; l--)
-        if (layer_backward(e, cmd, t, perception_push(e, l))) return DLCA_ERR;
-    return moore_backward(e, cmd, t);
+    return layered_backward(e, cmd, t);
 }
 
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)

@@ -42,6 +42,9 @@
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
     X(SUMS_REDUCE, sums_reduce, vk_push_sums_reduce, 2, 64)                    \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
+    X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
+    X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \
+    X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64)     \
     X(TN_UNARY, tn_unary, vk_push_tn_ew, 3, 256)                               \
     X(TN_BINARY, tn_binary, vk_push_tn_ew, 4, 256)                             \
     X(TN_REDUCE, tn_reduce, vk_push_tn_reduce, 4, 64)                          \

@@ -150,4 +150,32 @@ typedef struct {
 } vk_push_tn_clip;
 _Static_assert(sizeof(vk_push_tn_clip) == 8, "mirror of tn_clip_push in glsl/common.glsl");
 
+/* glsl/gate_backward.comp: one gate layer's backward (S partials, slot gradients); dy from the
+ * next layer's slots (source 0) or from dgrid through the fire mask (source 1) */
+typedef struct {
+    uint32_t cells, pitch, per_thread, partial_rows;
+    uint32_t n_out, unit_channels, coeff_base, coeff_stride;
+    uint32_t in_split, in_base, in_stride, out_base;
+    uint32_t out_stride, wiring_a, wiring_b, source;
+    uint32_t next_start, next_entry, next_in_base, next_in_stride;
+    uint32_t next_out_base, next_unit_stride, moore, height;
+    uint32_t width, periodic, stream, threshold;
+    uint32_t step;
+} vk_push_gate_backward;
+_Static_assert(sizeof(vk_push_gate_backward) == 116, "mirror of gate_backward_push in glsl/common.glsl");
+
+/* glsl/grid_backward.comp */
+typedef struct {
+    uint32_t cells, pitch, height, width;
+    uint32_t periodic, channels, kernels, wiring_a;
+    uint32_t moore_row, update_start, update_entry, update_row;
+} vk_push_grid_backward;
+_Static_assert(sizeof(vk_push_grid_backward) == 48, "mirror of grid_backward_push in glsl/common.glsl");
+
+/* glsl/gate_sums_reduce.comp */
+typedef struct {
+    uint32_t gate_count, chunks, partial_rows;
+} vk_push_gate_sums_reduce;
+_Static_assert(sizeof(vk_push_gate_sums_reduce) == 12, "mirror of gate_sums_reduce_push in glsl/common.glsl");
+
 #endif

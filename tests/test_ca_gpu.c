@@ -1,8 +1,9 @@
 /* test_ca_gpu: the Vulkan engine against the CPU engine, kernel by kernel and end to end, on
  * small configs of every preset's shape (periodic and zero, sync and async, 1- and 2-bit
  * perception): coefficients, every step's activations and grids, the loss and its gradient,
- * one step of backward (1e-4 of the largest magnitude), full BPTT logit gradients (1e-3);
- * full and checkpoint caches give identical bits, two runs give identical bits; AdamW steps
+ * one step of backward (1e-4 of the largest magnitude), full BPTT logit gradients (1e-3), on the
+ * per-layer and the fused kernels, with one and with several chunks of S partials; full and
+ * checkpoint caches give identical bits, two runs give identical bits; AdamW steps
  * equal a double reference within 1e-5. */
 #include "ca_cpu.h"
 #include "ca_fixtures.h"
@@ -95,7 +96,9 @@ static int gpu_block(pair *p, int t, double *rows)
 {
     size_t n = p->cpu.step_rows * p->gpu.pitch;
     float *staged = malloc(n * sizeof(float));
-    int rc = vk_buffer_download(&vk, &p->gpu.act, (size_t)t * n * sizeof(float), staged, n * sizeof(float));
+    size_t offset;
+    vk_buffer *buffer = ca_gpu_block_buffer(&p->gpu, t, &offset);
+    int rc = vk_buffer_download(&vk, buffer, offset, staged, n * sizeof(float));
     for (size_t r = 0; !rc && r < p->cpu.step_rows; r++)
         for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = staged[r * p->gpu.pitch + x];
     free(staged);
@@ -164,21 +167,29 @@ static void check_loss_and_backward(pair *p, const char *label, double *dlogits_
     free(values), free(cpu_dlogits);
 }
 
-/* Full and checkpoint caches give the same bits; so does a second run. A fourth run takes the
- * per-layer kernels instead of the fused ones: both are checked against the CPU engine. */
-static void check_case(const ca_config *config, const char *label)
+/* Five runs, each checked against the CPU engine: the per-layer kernels (the default) with the
+ * full cache twice and with checkpoints, then the fused kernels with both caches. Full and
+ * checkpoint give the same bits on each path; so does a second run. per_thread > 0 sets
+ * gate_backward's cells per lane (fewer, larger chunks than init chose). */
+static void check_case_with(const ca_config *config, const char *label, uint32_t per_thread)
 {
-    pair runs[4];
+    enum { RUNS = 5 };
+    static const int checkpoint[RUNS] = {0, 0, 1, 0, 1}, fused[RUNS] = {0, 0, 0, 1, 1};
+    pair runs[RUNS];
     size_t n = 0;
-    double *dlogits[4] = {0};
-    for (int r = 0; r < 4; r++) {
-        if (pair_init(&runs[r], config, r == 2 ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
+    double *dlogits[RUNS] = {0};
+    for (int r = 0; r < RUNS; r++) {
+        if (pair_init(&runs[r], config, checkpoint[r] ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
             CHECK(0, "%s set-up: %s", label, err_message());
             for (int k = 0; k <= r; k++) pair_free(&runs[k]);
             for (int k = 0; k < r; k++) free(dlogits[k]);
             return;
         }
-        runs[r].gpu.fused = r != 3;
+        runs[r].gpu.fused = fused[r];
+        if (per_thread > runs[r].gpu.per_thread) {
+            runs[r].gpu.per_thread = per_thread;
+            runs[r].gpu.chunks = (runs[r].gpu.cells + 64 * per_thread - 1) / (64 * per_thread);
+        }
         n = runs[r].model.gate_count * 16;
         dlogits[r] = malloc(n * sizeof(double));
         check_forward(&runs[r], label);
@@ -187,10 +198,15 @@ static void check_case(const ca_config *config, const char *label)
     CHECK(memcmp(dlogits[0], dlogits[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
     CHECK(memcmp(dlogits[0], dlogits[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
           label);
-    printf("%s: %zu gates, %zu cells, %u tiles, compared fused and per-layer\n", label, runs[0].model.gate_count,
-           runs[0].cpu.cells, runs[0].gpu.tiles);
-    for (int r = 0; r < 4; r++) free(dlogits[r]), pair_free(&runs[r]);
+    CHECK(memcmp(dlogits[3], dlogits[4], n * sizeof(double)) == 0,
+          "%s: fused full and checkpoint give identical gradients", label);
+    printf("%s: %zu gates, %zu cells, %u chunks of %u cells, %u activation buffers, %u tiles, compared per-layer and fused\n", label,
+           runs[0].model.gate_count, runs[0].cpu.cells, runs[0].gpu.chunks, 64 * runs[0].gpu.per_thread, runs[0].gpu.act_buffers,
+           runs[0].gpu.tiles);
+    for (int r = 0; r < RUNS; r++) free(dlogits[r]), pair_free(&runs[r]);
 }
+
+static void check_case(const ca_config *config, const char *label) { check_case_with(config, label, 0); }
 
 /* A few AdamW steps on the GPU against the same steps in double. */
 static int stage_adamw(ca_gpu *e, VkCommandBuffer cmd)
@@ -292,6 +308,16 @@ int main(void)
                          async ? "async" : "sync", bits);
                 check_case(&config, label);
             }
+    /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
+    ca_config wide;
+    small_preset(&wide, "checkerboard-async");
+    wide.batch = 14;
+    check_case(&wide, "checkerboard-async batch 14");
+    check_case_with(&wide, "checkerboard-async batch 14, 3 cells a lane", 3);
+    /* A full cache split over buffers, as one larger than maxMemoryAllocationSize is. */
+    setenv("DLCA_BLOCKS_PER_BUFFER", "2", 1);
+    check_case(&wide, "checkerboard-async batch 14, 2 step blocks a buffer");
+    unsetenv("DLCA_BLOCKS_PER_BUFFER");
     check_adamw();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
     int validation_errors = vk.validation_errors;
