@@ -78,7 +78,14 @@ int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int 
 }
 
 // y = c0 + c1 a + c2 b + c3 ab
-float gate_eval(vec4 c, float a, float b) { return c.x + c.y * a + c.z * b + c.w * a * b; }
+// Clamped to [0, 1] as src/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
+// relaxed ops; gradients treat the clamp as the identity. Comparisons, not clamp(): a NaN
+// stays NaN, so a poisoned logit still shows as a non-finite loss.
+float gate_eval(vec4 c, float a, float b)
+{
+    float y = c.x + c.y * a + c.z * b + c.w * a * b;
+    return y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
+}
 
 // Rows of `pitch` floats: row r, cell x lives at r * pitch + x (pitch >= cells, padded so
 // that every row starts on an aligned boundary and a view of a step block is bindable).

@@ -22,7 +22,11 @@ FAST_CLONES void ca_fast_ops_forward(float *vals, const ca_fast_op *ops, size_t 
         const float c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
         const float *restrict a = ROW(vals, ops[k].a), *restrict b = ROW(vals, ops[k].b);
         float *restrict y = ROW(vals, ops[k].out);
-        for (size_t i = 0; i < n; i++) y[i] = c0 + c1 * a[i] + b[i] * (c2 + c3 * a[i]);
+        for (size_t i = 0; i < n; i++) { /* clamped as gates.h's gate_eval; NaN stays NaN */
+            float v = c0 + c1 * a[i] + b[i] * (c2 + c3 * a[i]);
+            v = v < 0.0f ? 0.0f : v;
+            y[i] = v > 1.0f ? 1.0f : v;
+        }
     }
 }
 
