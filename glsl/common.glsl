@@ -147,18 +147,17 @@ struct hard_step_push {
     uint width, channels, n_instr, periodic;
     uint n_slots, stream, threshold, step;
 };
-// glsl/fused_step_forward.comp, glsl/fused_step_backward.comp: one CA step per dispatch; a
-// workgroup owns `tile` cells and walks the layer table (ca_fused.glsl).
+// glsl/fused_step_forward.comp, fused_step_backward.comp, fused_grid_gather.comp: one CA step
+// per dispatch; a workgroup owns `tile` cells and walks the layer table (ca_fused.glsl).
+// perception_layers: table rows 0.. that are perception; update_inputs: C + K*C*bits;
+// max_width: the widest update input or layer; act_rows: backward's activation rows per cell;
+// partial_rows: rows of S partials per workgroup; gather: add the neighbours' moore gradients.
 struct fused_push {
     uint cells, pitch, tile, layer_count;
     uint height, width, periodic, channels;
-    uint proposed_row, stream, threshold, step;
-    uint gate_count;
-};
-
-// glsl/sums_reduce.comp
-struct sums_reduce_push {
-    uint gate_count, tiles;
+    uint kernels, perception_layers, stream, threshold;
+    uint step, partial_rows, gather, max_width;
+    uint act_rows, update_inputs;
 };
 
 // glsl/task_round.comp

@@ -1,109 +1,197 @@
 #version 450
-// fused_step_backward.comp: one CA step of BPTT in one dispatch, except the moore layer's
-// gradient into neighbouring cells (moore_backward.comp, next). A workgroup owns a tile of
-// cells: it splits dL/dgrid_{t+1} by the fire mask, then per layer, last to first, adds the
-// layer's S over its tile into its own row of partial sums (one thread per coefficient set,
-// cells in order: deterministic, no atomics) and gathers the input gradients through the
-// reverse wiring (ca_cpu.c: ca_step_backward).
+// fused_step_backward.comp: one CA step of BPTT in one dispatch (ca_cpu.c: ca_step_backward).
+// A workgroup owns `tile` cells and keeps everything in shared memory:
+//   1. dL/dgrid_{t+1} of its cells: its own part (dgrid) plus what the neighbours' moore gates
+//      sent (moore_in, written by step t+1's dispatch), split by the fire mask;
+//   2. the step's update activations, recomputed from grid_t (the forward keeps nothing);
+//   3. the update layers backward, last to first: S into this workgroup's partial rows (one
+//      invocation per gate, cells in order) and the input gradients gathered through the
+//      reverse wiring (no atomics: the same bits every run);
+//   4. per perception unit, in registers, the circuit again and its backward; S into the
+//      partial rows of (kernel, channel), the moore gates' neighbour gradients summed over
+//      kernels into moore_out for step t-1's dispatch (fused_grid_gather.comp after step 0);
+//   5. dgrid of its cells: the kept part, the update input's grid rows and the moore centres.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
+#define FUSED_GRADIENT_BINDINGS
 #include "ca_fused.glsl"
 
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer grid_buf { float grid[]; };    // grid_t [C][pitch]
-layout(std430, binding = 1) readonly buffer block_buf { float block[]; };  // step block
-layout(std430, binding = 2) readonly buffer coeffs_buf { vec4 coeffs[]; }; // [gates]
-layout(std430, binding = 3) readonly buffer wiring_buf { uint wiring[]; };
-layout(std430, binding = 4) readonly buffer layers_buf { fused_layer layers[]; };
-layout(std430, binding = 5) coherent buffer dgrid_buf { float dgrid[]; };  // [C][pitch]
-layout(std430, binding = 6) coherent buffer dact_buf { float dact[]; };    // step gradients
-layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };        // [tiles][gates] S
-layout(push_constant) uniform push_block { fused_push pc; };
+layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; }; // [C*8][pitch]
+layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
 
-float read_input(fused_layer L, uint i, uint unit, uint cell)
+// Shared rows (of `tile` floats): act_rows of activations (update input, then every update
+// layer; reused for the perception scratch), two gradient buffers of max_width rows, and the
+// kept part of dgrid (C rows).
+uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
+uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
+
+// Shared row where update layer l (table row perception_layers + l) writes its outputs.
+uint update_out_at(uint l)
 {
-    if (i < L.in_split) return grid[i * pc.pitch + cell];
-    return block[(L.in_base + unit * L.in_stride + i - L.in_split) * pc.pitch + cell];
+    uint row = pc.update_inputs;
+    for (uint m = 0; m < l; m++) row += table[pc.perception_layers + m].n_out;
+    return row * pc.tile;
 }
 
-void sync_workgroup()
-{
-    memoryBarrierBuffer();
-    barrier();
-}
-
-void split_by_fire(uint first, uint width)
+void split_incoming(uint first, uint width)
 {
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
-        uint cell = first + item % width, c = item / width;
-        float d = dgrid[c * pc.pitch + cell];
+        uint c = item % width, ch = item / width, cell = first + c;
+        float d = dgrid[ch * pc.pitch + cell];
+        if (pc.gather != 0) d += neighbour_gradient(ch, cell);
         bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
-        dact[(pc.proposed_row + c) * pc.pitch + cell] = fire ? d : 0.0;
-        dgrid[c * pc.pitch + cell] = fire ? 0.0 : d;
+        smem[grad_at(0) + ch * pc.tile + c] = fire ? d : 0.0;
+        smem[keep_at() + ch * pc.tile + c] = fire ? 0.0 : d;
     }
 }
 
-// This tile's share of S for every coefficient set of layer L: sets are (kernel, gate).
-void layer_sums(fused_layer L, uint first, uint width)
+void recompute_forward(uint first, uint width)
 {
-    uint sets = L.units / L.unit_channels * L.n_out;
-    for (uint set = gl_LocalInvocationID.x; set < sets; set += gl_WorkGroupSize.x) {
-        uint k = set / L.n_out, g = set % L.n_out;
-        vec4 acc = vec4(0.0);
-        for (uint ch = 0; ch < L.unit_channels; ch++) {
-            uint unit = k * L.unit_channels + ch, out_row = (L.out_base + unit * L.out_stride + g) * pc.pitch;
-            for (uint cell = first; cell < first + width; cell++) {
-                float a, b;
-                if (L.kind == LAYER_MOORE) {
-                    uint j = wiring[L.wiring_a + g];
-                    int at = shifted_cell(cell, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);
-                    a = at < 0 ? 0.0 : grid[ch * pc.pitch + uint(at)];
-                    b = grid[ch * pc.pitch + cell];
-                } else {
-                    a = read_input(L, wiring[L.wiring_a + g], unit, cell);
-                    b = read_input(L, wiring[L.wiring_b + g], unit, cell);
-                }
-                acc += dact[out_row + cell] * vec4(1.0, a, b, a * b);
-            }
+    uint units = pc.kernels * pc.channels, bits = table[pc.perception_layers - 1].n_out;
+    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, ch = item / width;
+        smem[ch * pc.tile + c] = grid[ch * pc.pitch + first + c];
+    }
+    for (uint item = gl_LocalInvocationID.x; item < units * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, unit = item / width;
+        load_neighbours(unit % pc.channels, first + c);
+        perception_forward(unit / pc.channels);
+        for (uint j = 0; j < bits; j++)
+            smem[(pc.channels + unit * bits + j) * pc.tile + c] = perception_output(j);
+    }
+    barrier();
+    uint in_at = 0;
+    for (uint l = 0; l + pc.perception_layers < pc.layer_count; l++) {
+        fused_layer L = table[pc.perception_layers + l];
+        uint out_at = update_out_at(l);
+        for (uint item = gl_LocalInvocationID.x; item < L.n_out * width; item += gl_WorkGroupSize.x) {
+            uint c = item % width, g = item / width;
+            smem[out_at + g * pc.tile + c] = update_gate(L, g, c, in_at);
         }
-        partial[gl_WorkGroupID.x * pc.gate_count + L.coeff_base + set] += acc;
+        barrier();
+        in_at = out_at;
     }
 }
 
-// Input gradients of layer L: grid inputs add into dgrid, block inputs are written.
-void layer_inputs(fused_layer L, uint first, uint width)
+// Update layer l backward: dy in gradient buffer `from`, input gradients into the other one.
+void update_backward(uint l, uint from, uint width)
 {
-    uint items = L.units * L.n_in * width;
-    for (uint item = gl_LocalInvocationID.x; item < items; item += gl_WorkGroupSize.x) {
-        uint cell = first + item % width, i = item / width % L.n_in, unit = item / width / L.n_in;
-        uint coeff_unit = L.coeff_base + (unit / L.unit_channels) * L.coeff_stride;
+    fused_layer L = table[pc.perception_layers + l];
+    uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(from), dx_at = grad_at(1 - from);
+    uint base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
+    for (uint g = gl_LocalInvocationID.x; g < L.n_out; g += gl_WorkGroupSize.x) {
+        uint ia = wiring[L.wiring_a + g] * pc.tile + in_at, ib = wiring[L.wiring_b + g] * pc.tile + in_at;
+        vec4 acc = partial[base + g];
+        for (uint c = 0; c < width; c++) {
+            float a = smem[ia + c], b = smem[ib + c];
+            acc += smem[dy_at + g * pc.tile + c] * vec4(1.0, a, b, a * b);
+        }
+        partial[base + g] = acc;
+    }
+    for (uint item = gl_LocalInvocationID.x; item < L.n_in * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, i = item / width;
         float sum = 0.0;
         for (uint e = wiring[L.reverse_start + i]; e < wiring[L.reverse_start + i + 1]; e++) {
             uint entry = wiring[L.reverse_entry + e], g = entry >> 1;
-            vec4 c = coeffs[coeff_unit + g];
-            float dy = dact[(L.out_base + unit * L.out_stride + g) * pc.pitch + cell];
+            vec4 k = coeffs[L.coeff_base + g];
+            float dy = smem[dy_at + g * pc.tile + c];
             if ((entry & 1u) == 0u)
-                sum += dy * (c.y + c.w * read_input(L, wiring[L.wiring_b + g], unit, cell));
+                sum += dy * (k.y + k.w * smem[in_at + wiring[L.wiring_b + g] * pc.tile + c]);
             else
-                sum += dy * (c.z + c.w * read_input(L, wiring[L.wiring_a + g], unit, cell));
+                sum += dy * (k.z + k.w * smem[in_at + wiring[L.wiring_a + g] * pc.tile + c]);
         }
-        if (i < L.in_split)
-            dgrid[i * pc.pitch + cell] += sum;
-        else
-            dact[(L.in_base + unit * L.in_stride + i - L.in_split) * pc.pitch + cell] = sum;
+        smem[dx_at + i * pc.tile + c] = sum;
+    }
+    barrier();
+}
+
+float dv[FUSED_PERCEPTION_MAX][8];
+vec4 sacc[FUSED_PERCEPTION_MAX][8];
+
+// Backward of the unit in pv (kernel k) from dv's last layer: S into sacc, moore neighbour
+// gradients into the scratch rows (gate i, unit) and the centre's into row (8, unit).
+void perception_backward(uint k, uint unit, uint c)
+{
+    uint units = pc.kernels * pc.channels;
+    for (uint l = pc.perception_layers - 1; l >= 1; l--) {
+        fused_layer L = table[l];
+        for (uint g = 0; g < 8; g++) dv[l - 1][g] = 0.0;
+        for (uint g = 0; g < L.n_out; g++) {
+            uint ia = wiring[L.wiring_a + g], ib = wiring[L.wiring_b + g];
+            float a = pv[l - 1][ia], b = pv[l - 1][ib], d = dv[l][g];
+            vec4 kc = coeffs[L.coeff_base + k * L.coeff_stride + g];
+            sacc[l][g] += d * vec4(1.0, a, b, a * b);
+            dv[l - 1][ia] += d * (kc.y + kc.w * b);
+            dv[l - 1][ib] += d * (kc.z + kc.w * a);
+        }
+    }
+    fused_layer M = table[0];
+    float centre = 0.0, b = nbr[4];
+    for (uint g = 0; g < 8; g++) {
+        float a = nbr[wiring[M.wiring_a + g]], d = dv[0][g];
+        vec4 kc = coeffs[M.coeff_base + k * M.coeff_stride + g];
+        sacc[0][g] += d * vec4(1.0, a, b, a * b);
+        smem[(g * units + unit) * pc.tile + c] = d * (kc.y + kc.w * b);
+        centre += d * (kc.z + kc.w * a);
+    }
+    smem[(8 * units + unit) * pc.tile + c] = centre;
+}
+
+// One invocation per unit (kernel, channel), over the tile's cells: dy of its outputs is in
+// gradient buffer `dx`'s rows C + unit * bits + j.
+void perception_units_backward(uint width, uint dx)
+{
+    uint units = pc.kernels * pc.channels, bits = table[pc.perception_layers - 1].n_out, top = pc.perception_layers - 1;
+    uint base = gl_WorkGroupID.x * pc.partial_rows;
+    for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
+        uint k = unit / pc.channels, ch = unit % pc.channels;
+        for (uint l = 0; l < FUSED_PERCEPTION_MAX; l++)
+            for (uint g = 0; g < 8; g++) sacc[l][g] = vec4(0.0);
+        for (uint c = 0; c < width; c++) {
+            load_neighbours(ch, gl_WorkGroupID.x * pc.tile + c);
+            perception_forward(k);
+            for (uint g = 0; g < 8; g++) dv[top][g] = 0.0;
+            for (uint j = 0; j < bits; j++) dv[top][j] = smem[grad_at(dx) + (pc.channels + unit * bits + j) * pc.tile + c];
+            perception_backward(k, unit, c);
+        }
+        for (uint l = 0; l < pc.perception_layers; l++) {
+            fused_layer L = table[l];
+            uint row = base + L.out_base + unit * L.out_stride;
+            for (uint g = 0; g < L.n_out; g++) partial[row + g] += sacc[l][g];
+        }
+    }
+    barrier();
+}
+
+void finish_grid(uint first, uint width, uint dx)
+{
+    uint units = pc.kernels * pc.channels;
+    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, ch = item / width, cell = first + c;
+        float d = smem[keep_at() + ch * pc.tile + c] + smem[grad_at(dx) + ch * pc.tile + c];
+        for (uint k = 0; k < pc.kernels; k++) d += smem[(8 * units + k * pc.channels + ch) * pc.tile + c];
+        dgrid[ch * pc.pitch + cell] = d;
+        for (uint i = 0; i < 8; i++) {
+            float sum = 0.0;
+            for (uint k = 0; k < pc.kernels; k++) sum += smem[(i * units + k * pc.channels + ch) * pc.tile + c];
+            moore_out[(ch * 8 + i) * pc.pitch + cell] = sum;
+        }
     }
 }
 
 void main()
 {
     uint first = gl_WorkGroupID.x * pc.tile, width = min(pc.tile, pc.cells - first);
-    split_by_fire(first, width);
-    sync_workgroup();
-    for (uint l = pc.layer_count; l-- > 0;) {
-        fused_layer L = layers[l];
-        layer_sums(L, first, width);
-        if (L.kind != LAYER_MOORE) layer_inputs(L, first, width);
-        sync_workgroup();
+    load_table();
+    split_incoming(first, width);
+    recompute_forward(first, width); // ends with a barrier
+    uint from = 0, depth = pc.layer_count - pc.perception_layers;
+    for (uint l = depth; l-- > 0;) {
+        update_backward(l, from, width);
+        from = 1 - from;
     }
+    perception_units_backward(width, from);
+    finish_grid(first, width, from);
 }

@@ -25,6 +25,7 @@ typedef struct {
     ca_bench_spread wall_ms;
     /* GPU engine only: */
     int has_gpu_times;      /* 0 on a queue without timestamps */
+    int fused;              /* 1: the fused CA-step kernels ran, 0: the per-layer ones */
     ca_bench_spread gpu_ms, forward_ms, loss_ms, backward_ms, optimizer_ms;
     double dispatches_per_step, submissions_per_step; /* mean over the measured steps */
     size_t peak_device_bytes;   /* vk->peak_device_bytes after the run */

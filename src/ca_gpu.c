@@ -50,13 +50,48 @@ typedef struct {
     size_t gates16, gates4, grids, act, block, dact, dgrid, target, partials, image, layers, sum_partials;
 } gpu_sizes;
 
-/* Cells per workgroup of the fused kernels: fewer cells, more workgroups in flight (a small
- * batch has few cells); env DLCA_TILE (1..64) overrides it for tuning. */
-static size_t fused_tile(void)
+/* How the fused kernels would run a model on `cells` cells with `shared_floats` of shared memory
+ * per workgroup (ca_fused.glsl): tiles that fit, or possible = 0. */
+typedef struct {
+    int possible;
+    uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
+} fused_plan;
+
+static uint32_t env_count(const char *name, uint32_t fallback)
 {
-    const char *text = getenv("DLCA_TILE");
-    long tile = text ? strtol(text, NULL, 10) : 0;
-    return tile >= 1 && tile <= 64 ? (size_t)tile : 2;
+    const char *text = getenv(name);
+    long n = text ? strtol(text, NULL, 10) : 0;
+    return n >= 1 && n <= 64 ? (uint32_t)n : fallback;
+}
+
+/* Bytes of S partials past which the fused backward is not offered: each workgroup adds into
+ * its own [step_rows] slot every step, so a slot per few cells only suits small grids. */
+enum { FUSED_MAX_PARTIAL_BYTES = 64 << 20 };
+
+static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_floats)
+{
+    const ca_config *c = &m->config;
+    fused_plan p = {0};
+    size_t update_inputs = (size_t)ca_config_update_inputs(c), max_width = update_inputs, layers = update_inputs;
+    for (int l = 0; l < c->update_depth; l++) {
+        if ((size_t)c->update_widths[l] > max_width) max_width = (size_t)c->update_widths[l];
+        layers += (size_t)c->update_widths[l];
+    }
+    size_t scratch = 9 * (size_t)c->kernels * (size_t)c->channels; /* perception backward */
+    size_t act = layers > scratch ? layers : scratch;
+    size_t forward_rows = 2 * max_width, backward_rows = act + 2 * max_width + (size_t)c->channels;
+    if (c->perception_depth > 4 || backward_rows > shared_floats) return p; /* FUSED_PERCEPTION_MAX */
+    size_t tile = shared_floats / forward_rows, tile_backward = shared_floats / backward_rows;
+    tile = env_count("DLCA_TILE", tile < 2 ? (uint32_t)tile : 2);
+    tile_backward = env_count("DLCA_TILE_BACKWARD", tile_backward < 4 ? (uint32_t)tile_backward : 4);
+    if (tile * forward_rows > shared_floats || tile_backward * backward_rows > shared_floats) return p;
+    p.tile = (uint32_t)tile, p.tiles = (uint32_t)((cells + tile - 1) / tile);
+    p.tile_backward = (uint32_t)tile_backward, p.slots = (uint32_t)((cells + tile_backward - 1) / tile_backward);
+    p.update_inputs = (uint32_t)update_inputs, p.max_width = (uint32_t)max_width, p.act_rows = (uint32_t)act;
+    size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
+    size_t rows = ca_config_layout_rows(c, perception_row, update_row);
+    p.possible = (size_t)p.slots * rows * 4 * sizeof(float) <= FUSED_MAX_PARTIAL_BYTES;
+    return p;
 }
 
 /* Cells per lane of gate_backward.comp: enough chunks of 64 x per_thread cells to fill the GPU
@@ -77,8 +112,8 @@ static uint32_t backward_chunks(size_t cells)
     return (uint32_t)((cells + chunk - 1) / chunk);
 }
 
-static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t *pitch,
-                              uint32_t *partials)
+static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache,
+                              uint32_t shared_floats, uint32_t *pitch, uint32_t *partials)
 {
     const ca_config *c = &m->config;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
@@ -87,8 +122,9 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
     size_t p = round_up((uint32_t)cells, 64), f = sizeof(float), blocks = cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
     *pitch = (uint32_t)p;
     *partials = (uint32_t)(((size_t)c->channels * cells + 255) / 256);
-    /* One buffer of S partials for either path: fused [tiles][gates], per-layer [chunks][rows]. */
-    size_t fused_sums = (cells + fused_tile() - 1) / fused_tile() * m->gate_count * 4 * f;
+    /* One buffer of S partials for either path: [slots or chunks][rows]. */
+    fused_plan fused = plan_fused(m, cells, shared_floats);
+    size_t fused_sums = fused.possible ? (size_t)fused.slots * rows * 4 * f : 0;
     size_t chunk_sums = (size_t)backward_chunks(cells) * rows * 4 * f;
     return (gpu_sizes){
         .gates16 = m->gate_count * GATE_OP_COUNT * f,
@@ -109,7 +145,8 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
 size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache)
 {
     uint32_t pitch, partials;
-    gpu_sizes s = engine_sizes(m, batch, height, width, cache, &pitch, &partials);
+    gpu_sizes s = engine_sizes(m, batch, height, width, cache, (49152 - VK_SHARED_RESERVED_BYTES) / sizeof(float),
+                               &pitch, &partials);
     return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image + s.layers +
            s.sum_partials;
 }
@@ -192,19 +229,35 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
     }
 }
 
-/* The fused kernels' layer table, and whether they run: only with env DLCA_FUSED=1 for now.
- * On an H200 (tools/BENCH_NOTES.md) the per-layer kernels were faster in every case measured
- * (checkerboard batch 2: 5.2 ms against 5.9 ms at the best tile), though they need ~18x the
- * dispatches: the fused kernels' serial per-layer loops wait on memory. */
+/* Bytes of S partials up to which ca_gpu_init picks the fused kernels by itself. */
+enum { FUSED_AUTO_PARTIAL_BYTES = 16 << 20 };
+
+/* The fused kernels' plan and layer table, and whether they run: env DLCA_FUSED=0 or 1 decides
+ * when set; otherwise they run when they fit and their S partials stay small (few cells). */
 static int upload_layers(ca_gpu *e)
 {
-    const char *fused = getenv("DLCA_FUSED");
+    fused_plan p = plan_fused(e->model, e->cells, vk_shared_floats(e->vk));
+    const char *choice = getenv("DLCA_FUSED");
     uint32_t rows[2 * CA_MAX_LAYERS * 16];
-    e->fused = fused && fused[0] == '1';
-    e->tile = (uint32_t)fused_tile();
-    e->tiles = (e->cells + e->tile - 1) / e->tile;
+    e->fused_possible = p.possible;
+    e->tile = p.tile, e->tiles = p.tiles, e->tile_backward = p.tile_backward, e->slots = p.slots;
+    e->update_inputs = p.update_inputs, e->max_width = p.max_width, e->act_rows = p.act_rows;
+    size_t partial_bytes = (size_t)p.slots * e->step_rows * 4 * sizeof(float);
+    if (choice && (choice[0] == '0' || choice[0] == '1'))
+        e->fused = p.possible && choice[0] == '1';
+    else
+        e->fused = p.possible && partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
     e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
+}
+
+int ca_gpu_use_fused(ca_gpu *e, int on)
+{
+    if (on && !e->fused_possible)
+        return err_set(DLCA_ERR, "the fused kernels do not fit this model on %u cells (shared memory, perception "
+                                 "depth over 4, or S partials over %d MiB)", e->cells, FUSED_MAX_PARTIAL_BYTES >> 20);
+    e->fused = on != 0;
+    return DLCA_OK;
 }
 
 /* gate_sums_reduce.comp's table: per model gate, the activation rows whose S partials it sums
@@ -252,7 +305,8 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
                        e->shape.width);
     e->cells = (uint32_t)ca_shape_cells(e->shape);
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
-    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, &e->pitch, &e->partial_count);
+    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, vk_shared_floats(vk), &e->pitch,
+                                   &e->partial_count);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
     e->per_thread = backward_per_thread(e->cells);
     e->chunks = backward_chunks(e->cells);

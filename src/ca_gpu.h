@@ -49,7 +49,8 @@ typedef struct {
     vk_buffer dact;        /* [2][step_rows][pitch]: per-layer path: the slot gradients gate_backward.comp
                               writes, half 0 for input a, half 1 for input b (row r: what row r's gate
                               sends there), bound as two views (each within maxStorageBufferRange);
-                              fused path: dact in half 0 */
+                              fused path: the moore gradients to neighbours, [C*8][pitch] in the
+                              half of step t % 2 */
     uint32_t per_thread, chunks; /* per-layer backward: cells per lane, and chunks of 64 x per_thread cells */
     vk_buffer dgrid;       /* [C][pitch] */
     vk_buffer target;      /* [loss_channels][pitch] */
@@ -57,16 +58,19 @@ typedef struct {
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
     uint32_t partial_count;
-    int fused;             /* 1: one dispatch per CA step forward, two backward (env DLCA_FUSED=1);
-                              0: one per layer (default, faster today: see ca_gpu.c) */
-    uint32_t tile, tiles;  /* fused: cells per workgroup, workgroups per step */
+    int fused;             /* 1: one dispatch per CA step forward, one backward (the fused kernels);
+                              0: one per layer. ca_gpu_init picks (ca_gpu_use_fused changes it) */
+    int fused_possible;    /* the fused kernels fit this model and batch (fused_plan in ca_gpu.c) */
+    uint32_t tile, tiles;  /* fused forward: cells per workgroup, workgroups per step */
+    uint32_t tile_backward, slots; /* fused backward: cells per workgroup, workgroups (each owns
+                              a slot of S partial rows) */
+    uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */
-    vk_buffer sum_partials; /* S partials: fused: per tile [tiles][gates] vec4, summed by sums_reduce.comp;
-                               per-layer: [chunks][step_rows] vec4 (gate_backward.comp), summed by
-                               gate_sums_reduce.comp */
+    vk_buffer sum_partials; /* S partials [chunks or slots][step_rows] vec4 (gate_backward.comp or
+                               fused_step_backward.comp), summed by gate_sums_reduce.comp */
     uint32_t fire_stream, fire_threshold;
     int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
     uint32_t profile_first; /* ... at vk->timestamps queries profile_first + mark */
@@ -141,13 +145,18 @@ int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
 /* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
 int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
 
-/* Records one step back (recomputing its activations first in checkpoint mode). */
+/* Records one step back, leaving the whole dL/dgrid_t in dgrid (the per-layer kernels recompute
+ * the step's activations first in checkpoint mode; the fused kernels always do). */
 int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
-/* Zeroes the coefficient sums S (the per-tile partial sums on the fused path). */
+/* Switches between the fused kernels (on = 1) and the per-layer ones; fails, changing nothing,
+ * when the fused kernels do not fit this model and batch. */
+int ca_gpu_use_fused(ca_gpu *engine, int on);
+
+/* Zeroes the partial sums of S. */
 int ca_gpu_sums_zero(ca_gpu *engine, VkCommandBuffer cmd);
 
-/* Fused path: S = the sum of the per-tile partial sums so far; nothing on the per-layer path. */
+/* S = the sum of the partial sums so far. */
 int ca_gpu_sums_finish(ca_gpu *engine, VkCommandBuffer cmd);
 
 /* Fills `rows` (16 uints a layer, perception then update layers) with the fused layer table;

@@ -177,16 +177,6 @@ int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
     return dispatch(e, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1);
 }
 
-/* The moore layer's gradient into the grid, from the fused path's dact (moore_backward.comp). */
-static int moore_grid_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
-{
-    vk_push_moore moore = moore_push(e);
-    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), slot_view(e, 0),
-                       vk_view_all(&e->dgrid)};
-    return dispatch(e, cmd, VK_PIPE_MOORE_BACKWARD, views, 5, &moore, sizeof moore, cell_groups(e),
-                    (uint32_t)config_of(e)->channels);
-}
-
 /* ---- the per-layer path's backward: one gate_backward dispatch per layer, last to first, each
  * gathering its output gradient from the slot gradients of the layer after it; then one
  * grid_backward. S goes into per-chunk partials, summed once by ca_gpu_sums_finish. ---- */
@@ -261,17 +251,19 @@ static int layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
     return dispatch(e, cmd, VK_PIPE_GRID_BACKWARD, views, 4, &grid, sizeof grid, cell_groups(e), moore.channels);
 }
 
-/* ---- the fused path: one dispatch per CA step forward, two backward ---- */
+/* ---- the fused path: one dispatch per CA step forward, one backward ---- */
 
-static vk_push_fused fused_push(const ca_gpu *e, int t)
+static vk_push_fused fused_push(const ca_gpu *e, int t, uint32_t tile)
 {
     const ca_config *c = config_of(e);
     return (vk_push_fused){
-        .cells = e->cells, .pitch = e->pitch, .tile = e->tile, .layer_count = e->layer_count,
+        .cells = e->cells, .pitch = e->pitch, .tile = tile, .layer_count = e->layer_count,
         .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
         .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
-        .proposed_row = (uint32_t)e->update_row[c->update_depth - 1], .stream = e->fire_stream,
-        .threshold = e->fire_threshold, .step = (uint32_t)t, .gate_count = (uint32_t)e->model->gate_count};
+        .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
+        .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
+        .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->max_width,
+        .act_rows = e->act_rows, .update_inputs = e->update_inputs};
 }
 
 /* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
@@ -305,20 +297,35 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
 
 static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
-    vk_push_fused push = fused_push(e, t);
-    vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       vk_view_all(&e->layers), grid_view(e, t + 1)};
-    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_FORWARD, views, 6, &push, sizeof push, e->tiles, 1);
+    vk_push_fused push = fused_push(e, t, e->tile);
+    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->layers),
+                       grid_view(e, t + 1)};
+    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_FORWARD, views, 5, &push, sizeof push, e->tiles, 1);
 }
 
-static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
+/* Step t's moore gradients go to dact half t % 2; with `gather`, dgrid is completed first from
+ * step t + 1's, in the other half. */
+static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 {
-    vk_push_fused push = fused_push(e, t);
-    vk_view views[] = {grid_view(e, t), block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, 0),
-                       vk_view_all(&e->sum_partials)};
-    if (dispatch(e, cmd, VK_PIPE_FUSED_STEP_BACKWARD, views, 8, &push, sizeof push, e->tiles, 1)) return DLCA_ERR;
-    return moore_grid_backward(e, cmd, t);
+    vk_push_fused push = fused_push(e, t, e->tile_backward);
+    push.gather = gather != 0;
+    vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
+                       slot_view(e, t % 2),    vk_view_all(&e->sum_partials)};
+    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_BACKWARD, views, 8, &push, sizeof push, e->slots, 1);
+}
+
+/* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t. */
+static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    vk_push_fused push = fused_push(e, t, e->tile);
+    push.gather = 1;
+    vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_FUSED_GRID_GATHER, views, 6, &push, sizeof push,
+                            (uint64_t)config_of(e)->channels * e->cells);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
 }
 
 int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
@@ -331,34 +338,36 @@ int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
 
 int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
 {
-    if (!e->fused) {
-        vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->chunks, (uint32_t)e->step_rows};
-        vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_of(&e->layers, CA_GPU_GATE_ROWS_AT, 0),
-                           vk_view_all(&e->coeff_grad)};
-        int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push,
-                                e->model->gate_count);
-        if (!rc) vk_cmd_barrier(cmd);
-        return rc;
-    }
-    vk_push_sums_reduce push = {(uint32_t)e->model->gate_count, e->tiles};
-    vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_all(&e->coeff_grad)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_SUMS_REDUCE, views, 2, &push, sizeof push, e->model->gate_count);
-    if (!rc) vk_cmd_barrier(cmd);
-    return rc;
+    vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->fused ? e->slots : e->chunks,
+                                     (uint32_t)e->step_rows};
+    vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_of(&e->layers, CA_GPU_GATE_ROWS_AT, 0),
+                       vk_view_all(&e->coeff_grad)};
+    /* One workgroup per gate, as x times y workgroups. */
+    uint32_t gates = (uint32_t)e->model->gate_count, max_x = e->vk->props.limits.maxComputeWorkGroupCount[0];
+    uint32_t groups_x = gates < max_x ? gates : max_x;
+    return dispatch(e, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push, groups_x,
+                    (gates + groups_x - 1) / groups_x);
 }
 
 int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
+    if (e->fused) /* recomputes the step itself, whatever the cache */
+        return fused_backward(e, cmd, t, 0) || fused_grid_gather(e, cmd, t) ? DLCA_ERR : DLCA_OK;
     if (e->cache == CA_CACHE_CHECKPOINT && ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
-    if (e->fused) return fused_backward(e, cmd, t);
     return layered_backward(e, cmd, t);
 }
 
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
+    int steps = config_of(e)->steps;
     if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START) || ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
-    for (int t = config_of(e)->steps - 1; t >= 0; t--)
-        if (ca_step_backward_gpu(e, cmd, t)) return DLCA_ERR;
+    for (int t = steps - 1; t >= 0; t--) {
+        /* Fused: each step completes the one before it, so one dispatch a step, and one gather
+         * after step 0. */
+        int rc = e->fused ? fused_backward(e, cmd, t, t + 1 < steps) : ca_step_backward_gpu(e, cmd, t);
+        if (rc) return DLCA_ERR;
+    }
+    if (e->fused && fused_grid_gather(e, cmd, 0)) return DLCA_ERR;
     if (ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
     return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
 }

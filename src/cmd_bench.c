@@ -256,6 +256,7 @@ static void json_train(json_writer *w, const void *data)
     json_number(w, "width", c->width, 1);
     json_number(w, "channels", c->channels, 1);
     json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
+    json_string(w, "kernels", gpu ? (r->fused ? "fused" : "per-layer") : NULL);
     json_number(w, "warmup", r->warmup, 1);
     json_number(w, "steps", r->steps, 1);
     json_number(w, "model_gates", (double)r->model_gates, 1);
@@ -294,7 +295,10 @@ static void print_train(const train_report *t)
     printf("  %dx%d grid x batch %d = %zu cells, C %d, T %d%s; %zu model gates, %zu gate evaluations per cell "
            "and CA step\n",
            c->height, c->width, c->batch, r->cells, c->channels, c->steps,
-           t->backend != CA_BACKEND_GPU ? "" : t->options->cache == CA_CACHE_FULL ? ", cache full" : ", cache checkpoint",
+           t->backend != CA_BACKEND_GPU ? ""
+           : r->fused                   ? ", fused kernels"
+           : t->options->cache == CA_CACHE_FULL ? ", per-layer kernels, cache full"
+                                                : ", per-layer kernels, cache checkpoint",
            r->model_gates, r->evals_per_cell);
     printf("  %d measured steps after %d warm-up; each step evaluates 2 x %.4g gates (forward + backward)\n\n",
            r->steps, r->warmup, r->forward_evals);

@@ -111,12 +111,14 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
     };
     VkShaderModule module;
     VK_CHECK(vkCreateShaderModule(vk->device, &module_info, NULL, &module));
-    VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = sizeof(uint32_t)};
+    uint32_t values[2] = {desc->local_size_x, vk_shared_floats(vk)};
+    VkSpecializationMapEntry entries[2] = {{.constantID = 0, .offset = 0, .size = sizeof(uint32_t)},
+                                           {.constantID = 1, .offset = sizeof(uint32_t), .size = sizeof(uint32_t)}};
     VkSpecializationInfo spec = {
-        .mapEntryCount = 1,
-        .pMapEntries = &entry,
-        .dataSize = sizeof desc->local_size_x,
-        .pData = &desc->local_size_x,
+        .mapEntryCount = 2,
+        .pMapEntries = entries,
+        .dataSize = sizeof values,
+        .pData = values,
     };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -132,6 +134,13 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
     int rc = VK_STATUS(vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
     vkDestroyShaderModule(vk->device, module, NULL);
     return rc;
+}
+
+uint32_t vk_shared_floats(const vk_context *vk)
+{
+    uint32_t bytes = vk->props.limits.maxComputeSharedMemorySize;
+    bytes = bytes < 49152 ? bytes : 49152;
+    return bytes > VK_SHARED_RESERVED_BYTES ? (bytes - VK_SHARED_RESERVED_BYTES) / (uint32_t)sizeof(float) : 0;
 }
 
 static void pipeline_destroy(vk_context *vk, vk_pipeline *p)

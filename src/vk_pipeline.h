@@ -4,7 +4,8 @@
  * Every pipeline has the same shape: descriptor set 0 holds `bindings` storage buffers at
  * bindings 0..n-1, one push-constant range of the kernel's vk_push_* struct (vk_push.h), and
  * local_size_x given by specialization constant 0 (`layout(local_size_x_id = 0) in;`), so
- * the table below is the only place a workgroup size is written.
+ * the table below is the only place a workgroup size is written. Specialization constant 1 is
+ * the shared memory a kernel may declare, in floats (vk_shared_floats).
  *
  * Buffers are bound with push descriptors (VK_KHR_push_descriptor): the bindings are recorded
  * into the command buffer itself, so there are no descriptor pools or sets to size, allocate,
@@ -33,18 +34,17 @@
     X(REDUCE_SUM, reduce_sum, vk_push_reduce, 2, 256)                          \
     X(STEP_FIRE_BACKWARD, step_fire_backward, vk_push_fire, 2, 64)             \
     X(GATE_LAYER_BACKWARD, gate_layer_backward, vk_push_layer, 6, 64)          \
-    X(MOORE_BACKWARD, moore_backward, vk_push_moore, 5, 64)                    \
     X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
-    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 6, 256)           \
+    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
-    X(SUMS_REDUCE, sums_reduce, vk_push_sums_reduce, 2, 64)                    \
+    X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
     X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
     X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \
-    X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64)     \
+    X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64) /* 2^n */ \
     X(TN_UNARY, tn_unary, vk_push_tn_ew, 3, 256)                               \
     X(TN_BINARY, tn_binary, vk_push_tn_ew, 4, 256)                             \
     X(TN_REDUCE, tn_reduce, vk_push_tn_reduce, 4, 64)                          \
@@ -98,6 +98,14 @@ const vk_shader_code *vk_shader_at(size_t i);
 /* The pipeline `id`, created on first use. Creation checks the table row against the
  * device limits and the SPIR-V (bindings 0..n-1 in set 0, a push block iff push_size > 0). */
 int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out);
+
+/* Bytes of shared memory left to a kernel's small fixed arrays (the fused kernels' layer table). */
+enum { VK_SHARED_RESERVED_BYTES = 4096 };
+
+/* Floats of workgroup shared memory every pipeline gets as specialization constant 1, for one
+ * large array: the device's limit (at most 48 KiB, what NVIDIA allows without opting in) less
+ * VK_SHARED_RESERVED_BYTES. */
+uint32_t vk_shared_floats(const vk_context *vk);
 
 /* Creates every pipeline in the table now (start-up cost up front; a test checks the table). */
 int vk_pipelines_create_all(vk_context *vk);

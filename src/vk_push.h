@@ -78,20 +78,16 @@ typedef struct {
 } vk_push_hard_step;
 _Static_assert(sizeof(vk_push_hard_step) == 48, "mirror of hard_step_push in glsl/common.glsl");
 
-/* glsl/fused_step_forward.comp, glsl/fused_step_backward.comp */
+/* glsl/fused_step_forward.comp, fused_step_backward.comp, fused_grid_gather.comp (fields in
+ * glsl/common.glsl) */
 typedef struct {
     uint32_t cells, pitch, tile, layer_count;
     uint32_t height, width, periodic, channels;
-    uint32_t proposed_row, stream, threshold, step;
-    uint32_t gate_count;
+    uint32_t kernels, perception_layers, stream, threshold;
+    uint32_t step, partial_rows, gather, max_width;
+    uint32_t act_rows, update_inputs;
 } vk_push_fused;
-_Static_assert(sizeof(vk_push_fused) == 52, "mirror of fused_push in glsl/common.glsl");
-
-/* glsl/sums_reduce.comp */
-typedef struct {
-    uint32_t gate_count, tiles;
-} vk_push_sums_reduce;
-_Static_assert(sizeof(vk_push_sums_reduce) == 8, "mirror of sums_reduce_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_fused) == 72, "mirror of fused_push in glsl/common.glsl");
 
 /* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
 typedef struct {

@@ -184,8 +184,12 @@ static int test_gpu(void)
     if (vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_bench", err_message());
     int device = vk.device_index, timestamps = vk.timestamp_valid_bits > 0;
     vk_context_free(&vk);
+    /* The per-layer kernels, where the cache modes differ. */
+    setenv("DLCA_FUSED", "0", 1);
     char *full = bench_gpu(device, "full", timestamps), *checkpoint = bench_gpu(device, "checkpoint", timestamps);
+    unsetenv("DLCA_FUSED");
     if (full && checkpoint) {
+        CHECK(has_string(full, "kernels", "per-layer"), "DLCA_FUSED=0 runs the per-layer kernels");
         /* Checkpointing keeps one step's activations and records each forward step again in backward. */
         CHECK(number(checkpoint, "engine_device_bytes") < number(full, "engine_device_bytes"),
               "checkpoint needs less memory (%g < %g)", number(checkpoint, "engine_device_bytes"),
@@ -195,6 +199,15 @@ static int test_gpu(void)
               number(full, "dispatches_per_step"));
     }
     free(full), free(checkpoint);
+    /* gol's small grid picks the fused kernels: T = 2 steps in 4T + 16 dispatches, one submission. */
+    char *fused = bench_gpu(device, "full", timestamps);
+    if (fused) {
+        CHECK(has_string(fused, "kernels", "fused"), "the fused kernels run by default on a small grid");
+        CHECK(number(fused, "dispatches_per_step") <= 4 * 2 + 16 && number(fused, "submissions_per_step") == 1,
+              "fused: %g dispatches (at most 4T + 16 = 24) and %g submissions (1) per step",
+              number(fused, "dispatches_per_step"), number(fused, "submissions_per_step"));
+    }
+    free(fused);
     return 0;
 }
 
