@@ -9,19 +9,17 @@
 #ifndef DLCA_CA_FUSED_GLSL
 #define DLCA_CA_FUSED_GLSL
 
-const uint LAYER_FIELDS = 16;
-const uint LAYER_MOORE = 0, LAYER_GATES = 1;
 const uint FUSED_PERCEPTION_MAX = 4; // perception layers; src/ca_gpu.c falls back beyond it
 
 // One row of the layer table (src/ca_gpu_step.c writes it, in forward order): the moore
-// layer, the later perception layers, then the update layers.
+// layer (kind 0), the later perception layers, then the update layers (kind 1). The kernels
+// know a row's kind by its place and read only what they need.
 struct fused_layer {
     uint kind, n_in, n_out, units;
     uint unit_channels, in_split, in_base, in_stride;
     uint out_base, out_stride, coeff_base, coeff_stride;
     uint wiring_a, wiring_b, reverse_start, reverse_entry;
 };
-
 
 // What every fused kernel binds first; the rest of its bindings follow from 4. Read-only
 // tables are restrict so the compiler may use the read-only data path.

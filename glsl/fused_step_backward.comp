@@ -27,12 +27,12 @@ layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };             
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
 uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
 
-// Shared row where update layer l (table row perception_layers + l) writes its outputs.
+// Shared row where update layer l (table row perception_layers + l) writes its outputs: after
+// the update input, in the order of the step block's update rows (out_base).
 uint update_out_at(uint l)
 {
-    uint row = pc.update_inputs;
-    for (uint m = 0; m < l; m++) row += table[pc.perception_layers + m].n_out;
-    return row * pc.tile;
+    uint first = table[pc.perception_layers].out_base;
+    return (pc.update_inputs + table[pc.perception_layers + l].out_base - first) * pc.tile;
 }
 
 void split_incoming(uint first, uint width)

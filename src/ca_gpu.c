@@ -55,6 +55,7 @@ typedef struct {
 typedef struct {
     int possible;
     uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
+    size_t partial_bytes; /* the S partials: slots x step rows x vec4 */
 } fused_plan;
 
 static uint32_t env_count(const char *name, uint32_t fallback)
@@ -89,8 +90,8 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     p.tile_backward = (uint32_t)tile_backward, p.slots = (uint32_t)((cells + tile_backward - 1) / tile_backward);
     p.update_inputs = (uint32_t)update_inputs, p.max_width = (uint32_t)max_width, p.act_rows = (uint32_t)act;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
-    size_t rows = ca_config_layout_rows(c, perception_row, update_row);
-    p.possible = (size_t)p.slots * rows * 4 * sizeof(float) <= FUSED_MAX_PARTIAL_BYTES;
+    p.partial_bytes = (size_t)p.slots * ca_config_layout_rows(c, perception_row, update_row) * 4 * sizeof(float);
+    p.possible = p.partial_bytes <= FUSED_MAX_PARTIAL_BYTES;
     return p;
 }
 
@@ -112,8 +113,9 @@ static uint32_t backward_chunks(size_t cells)
     return (uint32_t)((cells + chunk - 1) / chunk);
 }
 
+/* The buffer sizes, and in *fused how the fused kernels would run with `shared_floats`. */
 static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int width, ca_cache cache,
-                              uint32_t shared_floats, uint32_t *pitch, uint32_t *partials)
+                              uint32_t shared_floats, fused_plan *fused, uint32_t *pitch, uint32_t *partials)
 {
     const ca_config *c = &m->config;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
@@ -123,8 +125,8 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
     *pitch = (uint32_t)p;
     *partials = (uint32_t)(((size_t)c->channels * cells + 255) / 256);
     /* One buffer of S partials for either path: [slots or chunks][rows]. */
-    fused_plan fused = plan_fused(m, cells, shared_floats);
-    size_t fused_sums = fused.possible ? (size_t)fused.slots * rows * 4 * f : 0;
+    *fused = plan_fused(m, cells, shared_floats);
+    size_t fused_sums = fused->possible ? fused->partial_bytes : 0;
     size_t chunk_sums = (size_t)backward_chunks(cells) * rows * 4 * f;
     return (gpu_sizes){
         .gates16 = m->gate_count * GATE_OP_COUNT * f,
@@ -145,8 +147,10 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
 size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache)
 {
     uint32_t pitch, partials;
-    gpu_sizes s = engine_sizes(m, batch, height, width, cache, (49152 - VK_SHARED_RESERVED_BYTES) / sizeof(float),
-                               &pitch, &partials);
+    fused_plan fused;
+    gpu_sizes s = engine_sizes(m, batch, height, width, cache,
+                               (VK_SHARED_MAX_BYTES - VK_SHARED_RESERVED_BYTES) / sizeof(float), &fused, &pitch,
+                               &partials);
     return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image + s.layers +
            s.sum_partials;
 }
@@ -234,19 +238,18 @@ enum { FUSED_AUTO_PARTIAL_BYTES = 16 << 20 };
 
 /* The fused kernels' plan and layer table, and whether they run: env DLCA_FUSED=0 or 1 decides
  * when set; otherwise they run when they fit and their S partials stay small (few cells). */
-static int upload_layers(ca_gpu *e)
+static int upload_layers(ca_gpu *e, const fused_plan *plan)
 {
-    fused_plan p = plan_fused(e->model, e->cells, vk_shared_floats(e->vk));
+    const fused_plan p = *plan;
     const char *choice = getenv("DLCA_FUSED");
     uint32_t rows[2 * CA_MAX_LAYERS * 16];
     e->fused_possible = p.possible;
     e->tile = p.tile, e->tiles = p.tiles, e->tile_backward = p.tile_backward, e->slots = p.slots;
     e->update_inputs = p.update_inputs, e->max_width = p.max_width, e->act_rows = p.act_rows;
-    size_t partial_bytes = (size_t)p.slots * e->step_rows * 4 * sizeof(float);
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = p.possible && choice[0] == '1';
     else
-        e->fused = p.possible && partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
+        e->fused = p.possible && p.partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
     e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
@@ -305,7 +308,8 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
                        e->shape.width);
     e->cells = (uint32_t)ca_shape_cells(e->shape);
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
-    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, vk_shared_floats(vk), &e->pitch,
+    fused_plan fused;
+    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, vk_shared_floats(vk), &fused, &e->pitch,
                                    &e->partial_count);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
     e->per_thread = backward_per_thread(e->cells);
@@ -320,7 +324,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
         rc = DLCA_ERR;
     }
     if (!rc) rc = upload_wiring(e);
-    if (!rc) rc = upload_layers(e);
+    if (!rc) rc = upload_layers(e, &fused);
     if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);

@@ -139,7 +139,7 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
 uint32_t vk_shared_floats(const vk_context *vk)
 {
     uint32_t bytes = vk->props.limits.maxComputeSharedMemorySize;
-    bytes = bytes < 49152 ? bytes : 49152;
+    bytes = bytes < VK_SHARED_MAX_BYTES ? bytes : VK_SHARED_MAX_BYTES;
     return bytes > VK_SHARED_RESERVED_BYTES ? (bytes - VK_SHARED_RESERVED_BYTES) / (uint32_t)sizeof(float) : 0;
 }
 

@@ -99,12 +99,12 @@ const vk_shader_code *vk_shader_at(size_t i);
  * device limits and the SPIR-V (bindings 0..n-1 in set 0, a push block iff push_size > 0). */
 int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out);
 
-/* Bytes of shared memory left to a kernel's small fixed arrays (the fused kernels' layer table). */
-enum { VK_SHARED_RESERVED_BYTES = 4096 };
+/* Shared memory a kernel may use at most (what NVIDIA allows without opting in), and the bytes
+ * of it left to a kernel's small fixed arrays (the fused kernels' layer table). */
+enum { VK_SHARED_MAX_BYTES = 49152, VK_SHARED_RESERVED_BYTES = 4096 };
 
 /* Floats of workgroup shared memory every pipeline gets as specialization constant 1, for one
- * large array: the device's limit (at most 48 KiB, what NVIDIA allows without opting in) less
- * VK_SHARED_RESERVED_BYTES. */
+ * large array: the device's limit (at most VK_SHARED_MAX_BYTES) less VK_SHARED_RESERVED_BYTES. */
 uint32_t vk_shared_floats(const vk_context *vk);
 
 /* Creates every pipeline in the table now (start-up cost up front; a test checks the table). */
