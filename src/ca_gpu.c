@@ -84,7 +84,7 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     if (c->perception_depth > 4 || backward_rows > shared_floats) return p; /* FUSED_PERCEPTION_MAX */
     size_t tile = shared_floats / forward_rows, tile_backward = shared_floats / backward_rows;
     tile = env_count("DLCA_TILE", tile < 2 ? (uint32_t)tile : 2);
-    tile_backward = env_count("DLCA_TILE_BACKWARD", tile_backward < 4 ? (uint32_t)tile_backward : 4);
+    tile_backward = env_count("DLCA_TILE_BACKWARD", tile_backward < 2 ? (uint32_t)tile_backward : 2);
     if (tile * forward_rows > shared_floats || tile_backward * backward_rows > shared_floats) return p;
     p.tile = (uint32_t)tile, p.tiles = (uint32_t)((cells + tile - 1) / tile);
     p.tile_backward = (uint32_t)tile_backward, p.slots = (uint32_t)((cells + tile_backward - 1) / tile_backward);
@@ -234,7 +234,7 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
 }
 
 /* Bytes of S partials up to which ca_gpu_init picks the fused kernels by itself. */
-enum { FUSED_AUTO_PARTIAL_BYTES = 16 << 20 };
+enum { FUSED_AUTO_PARTIAL_BYTES = 24 << 20 };
 
 /* The fused kernels' plan and layer table, and whether they run: env DLCA_FUSED=0 or 1 decides
  * when set; otherwise they run when they fit and their S partials stay small (few cells). */

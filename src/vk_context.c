@@ -304,7 +304,17 @@ static int device_create(vk_context *vk)
     if (!device_extension_available(vk->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
         return err_set(DLCA_ERR, "Vulkan device %s lacks %s, which dlca needs (hint: update the driver)",
                        vk->props.deviceName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    const char *extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    const char *extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
+    /* Diagnostics: registers, spills and the like of each compiled kernel, where the driver tells. */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR statistics = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE,
+    };
+    if (env_flag("DLCA_PIPELINE_STATS")) {
+        vk->pipeline_statistics = device_extension_available(vk->physical, extensions[1]);
+        if (!vk->pipeline_statistics)
+            fprintf(stderr, "DLCA_PIPELINE_STATS: %s lacks %s; no statistics\n", vk->props.deviceName, extensions[1]);
+    }
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -316,8 +326,9 @@ static int device_create(vk_context *vk)
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
-        .enabledExtensionCount = 1,
+        .enabledExtensionCount = vk->pipeline_statistics ? 2 : 1,
         .ppEnabledExtensionNames = extensions,
+        .pNext = vk->pipeline_statistics ? &statistics : NULL,
     };
     VK_CHECK(vkCreateDevice(vk->physical, &info, NULL, &vk->device));
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);

@@ -102,6 +102,46 @@ static int layouts_create(vk_context *vk, const vk_pipeline_desc *desc, vk_pipel
     return DLCA_OK;
 }
 
+static void print_statistic(const VkPipelineExecutableStatisticKHR *s)
+{
+    switch (s->format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, " %s=%u", s->name, s->value.b32); break;
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, " %s=%lld", s->name, (long long)s->value.i64); break;
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        fprintf(stderr, " %s=%llu", s->name, (unsigned long long)s->value.u64);
+        break;
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: fprintf(stderr, " %s=%g", s->name, s->value.f64); break;
+    default: break;
+    }
+}
+
+/* DLCA_PIPELINE_STATS=1: one stderr line per executable of the pipeline with what the driver
+ * reports of it (on NVIDIA: registers, binary size, shared and local memory; the local memory
+ * figure carries a stray 2^36 there, 580 driver). */
+static void pipeline_statistics_print(vk_context *vk, const char *name, VkPipeline pipeline)
+{
+    PFN_vkGetPipelineExecutablePropertiesKHR properties =
+        (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(vk->device, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR statistics =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(vk->device, "vkGetPipelineExecutableStatisticsKHR");
+    VkPipelineInfoKHR info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
+    uint32_t executables = 0;
+    if (!properties || !statistics || properties(vk->device, &info, &executables, NULL) != VK_SUCCESS) return;
+    for (uint32_t i = 0; i < executables; i++) {
+        VkPipelineExecutableInfoKHR at = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline,
+                                          .executableIndex = i};
+        VkPipelineExecutableStatisticKHR list[32];
+        uint32_t count = 32;
+        for (uint32_t j = 0; j < count; j++)
+            list[j] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        VkResult r = statistics(vk->device, &at, &count, list);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
+        fprintf(stderr, "pipeline %s:", name);
+        for (uint32_t j = 0; j < count; j++) print_statistic(&list[j]);
+        fprintf(stderr, "\n");
+    }
+}
+
 static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code, vk_pipeline *p)
 {
     VkShaderModuleCreateInfo module_info = {
@@ -122,6 +162,7 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
     };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = vk->pipeline_statistics ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
             .stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -132,6 +173,7 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
         .layout = p->layout,
     };
     int rc = VK_STATUS(vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
+    if (!rc && vk->pipeline_statistics) pipeline_statistics_print(vk, code->name, p->pipeline);
     vkDestroyShaderModule(vk->device, module, NULL);
     return rc;
 }

@@ -170,6 +170,24 @@ static void test_pipelines(vk_context *vk)
     CHECK(rc == DLCA_OK, "every pipeline in the table matches its shader: %s", err_message());
 }
 
+/* DLCA_PIPELINE_STATS=1: a device with VK_KHR_pipeline_executable_properties prints each
+ * pipeline's statistics, one without it says so once; either way every pipeline still builds. */
+static void test_pipeline_statistics(void)
+{
+    setenv("DLCA_PIPELINE_STATS", "1", 1);
+    vk_context other;
+    int rc = vk_context_init(&other, -1);
+    CHECK(rc == DLCA_OK, "context with DLCA_PIPELINE_STATS=1: %s", err_message());
+    if (!rc) {
+        printf("%s: pipeline statistics %s\n", test_name, other.pipeline_statistics ? "on" : "not offered");
+        rc = vk_pipelines_create_all(&other);
+        CHECK(rc == DLCA_OK, "every pipeline builds with statistics asked for: %s", err_message());
+        validation_errors += other.validation_errors;
+        vk_context_free(&other);
+    }
+    unsetenv("DLCA_PIPELINE_STATS");
+}
+
 int main(void)
 {
     vk_context vk;
@@ -187,6 +205,7 @@ int main(void)
     test_buffer_errors(&vk);
     test_timestamps(&vk);
     test_pipelines(&vk);
+    test_pipeline_statistics();
     vk_context_free(&vk);
     validation_errors += vk.validation_errors;
     CHECK(validation_errors == 0, "%d validation messages", validation_errors);
