@@ -233,11 +233,19 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
     }
 }
 
+/* Why the fused kernels cannot run, after `asked` (how they were asked for). */
+static int fused_impossible(const char *asked, const char *advice)
+{
+    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model and batch (shared memory, perception depth "
+                             "over 4, or S partials over %d MiB)%s", asked, FUSED_MAX_PARTIAL_BYTES >> 20, advice);
+}
+
 /* Bytes of S partials up to which ca_gpu_init picks the fused kernels by itself. */
 enum { FUSED_AUTO_PARTIAL_BYTES = 24 << 20 };
 
 /* The fused kernels' plan and layer table, and whether they run: env DLCA_FUSED=0 or 1 decides
- * when set; otherwise they run when they fit and their S partials stay small (few cells). */
+ * when set (1 where they do not fit is an error); otherwise they run when they fit and their S
+ * partials stay small (few cells). */
 static int upload_layers(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
@@ -246,8 +254,10 @@ static int upload_layers(ca_gpu *e, const fused_plan *plan)
     e->fused_possible = p.possible;
     e->tile = p.tile, e->tiles = p.tiles, e->tile_backward = p.tile_backward, e->slots = p.slots;
     e->update_inputs = p.update_inputs, e->max_width = p.max_width, e->act_rows = p.act_rows;
+    if (choice && choice[0] == '1' && !p.possible)
+        return fused_impossible("DLCA_FUSED=1: ", "; unset it to run the per-layer kernels");
     if (choice && (choice[0] == '0' || choice[0] == '1'))
-        e->fused = p.possible && choice[0] == '1';
+        e->fused = choice[0] == '1';
     else
         e->fused = p.possible && p.partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
     e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
@@ -257,8 +267,7 @@ static int upload_layers(ca_gpu *e, const fused_plan *plan)
 int ca_gpu_use_fused(ca_gpu *e, int on)
 {
     if (on && !e->fused_possible)
-        return err_set(DLCA_ERR, "the fused kernels do not fit this model on %u cells (shared memory, perception "
-                                 "depth over 4, or S partials over %d MiB)", e->cells, FUSED_MAX_PARTIAL_BYTES >> 20);
+        return fused_impossible("", "");
     e->fused = on != 0;
     return DLCA_OK;
 }

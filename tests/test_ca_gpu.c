@@ -16,6 +16,7 @@
 #include "vk_context.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static vk_context vk;
 
@@ -289,6 +290,40 @@ static void check_task_round(const char *preset)
     pair_free(&p);
 }
 
+/* DLCA_FUSED=1 where the fused kernels cannot run (a fifth perception layer) is an error that
+ * says so, not a silent fall-back; where they can, they run. */
+static void check_fused_forced(void)
+{
+    ca_config deep;
+    tiny_config(&deep, CA_BOUNDARY_ZERO, 1.0, 2, 2);
+    deep.perception_depth = 5;
+    for (int l = 2; l < 5; l++) deep.perception_widths[l] = 4;
+    deep.update_depth = 4; /* unique wiring reads all 2 + 2 x 2 x 4 inputs */
+    deep.update_widths[0] = 10, deep.update_widths[1] = 6, deep.update_widths[2] = 4, deep.update_widths[3] = 2;
+    setenv("DLCA_FUSED", "1", 1);
+    ca_model model;
+    ca_gpu engine;
+    if (ca_model_init(&model, &deep)) {
+        CHECK(0, "deep perception model: %s", err_message());
+    } else {
+        int rc = ca_gpu_init(&engine, &vk, &model, deep.batch, 0, 0, CA_CACHE_FULL);
+        CHECK(rc != DLCA_OK && strstr(err_message(), "DLCA_FUSED=1") && strstr(err_message(), "do not fit"),
+              "DLCA_FUSED=1 with 5 perception layers fails and says why: %s", rc ? err_message() : "it ran");
+        if (!rc) ca_gpu_free(&engine);
+        ca_model_free(&model);
+    }
+    ca_config tiny;
+    tiny_config(&tiny, CA_BOUNDARY_ZERO, 1.0, 1, 2);
+    if (ca_model_init(&model, &tiny) == DLCA_OK) {
+        int rc = ca_gpu_init(&engine, &vk, &model, tiny.batch, 0, 0, CA_CACHE_FULL);
+        CHECK(rc == DLCA_OK && engine.fused, "DLCA_FUSED=1 runs the fused kernels where they fit: %s",
+              rc ? err_message() : "per-layer");
+        if (!rc) ca_gpu_free(&engine);
+        ca_model_free(&model);
+    }
+    unsetenv("DLCA_FUSED");
+}
+
 int main(void)
 {
     if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
@@ -323,8 +358,11 @@ int main(void)
     small_preset(&odd, "checkerboard-async");
     odd.batch = 13;
     setenv("DLCA_TILE", "7", 1);
+    setenv("DLCA_TILE_BACKWARD", "4", 1);
     check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
     unsetenv("DLCA_TILE");
+    unsetenv("DLCA_TILE_BACKWARD");
+    check_fused_forced();
     check_adamw();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
     int validation_errors = vk.validation_errors;
