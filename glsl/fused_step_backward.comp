@@ -12,6 +12,7 @@
 //      kernels into moore_out for step t-1's dispatch (fused_grid_gather.comp after step 0);
 //   5. dgrid of its cells: the kept part, the update input's grid rows and the moore centres.
 #extension GL_GOOGLE_include_directive : enable
+#extension GL_EXT_control_flow_attributes : enable // [[unroll]] in ca_fused.glsl
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
 #include "ca_fused.glsl"
@@ -49,7 +50,7 @@ void split_incoming(uint first, uint width)
 
 void recompute_forward(uint first, uint width)
 {
-    uint units = pc.kernels * pc.channels, bits = table[pc.perception_layers - 1].n_out;
+    uint units = pc.kernels * pc.channels, bits = perception_bits();
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, ch = item / width;
         smem[ch * pc.tile + c] = grid[ch * pc.pitch + first + c];
@@ -58,8 +59,8 @@ void recompute_forward(uint first, uint width)
         uint c = item % width, unit = item / width;
         load_neighbours(unit % pc.channels, first + c);
         perception_forward(unit / pc.channels);
-        for (uint j = 0; j < bits; j++)
-            smem[(pc.channels + unit * bits + j) * pc.tile + c] = perception_output(j);
+        uint at = (pc.channels + unit * bits) * pc.tile + c;
+        STORE_OUTPUTS(at)
     }
     barrier();
     uint in_at = 0;
@@ -107,60 +108,63 @@ void update_backward(uint l, uint from, uint width)
     barrier();
 }
 
-float dv[FUSED_PERCEPTION_MAX][8];
-vec4 sacc[FUSED_PERCEPTION_MAX][8];
+// The moore gates' backward of kernel k on nbr, their dy read from the scratch rows (gate i,
+// unit) where perception_units_backward left them: S into sacc[0], the neighbour gradients
+// into the same rows, the centre's into row (8, unit).
+#define MOORE_BACKWARD(l, g)                                                                             \
+    {                                                                                                    \
+        uint at = (g * units + unit) * pc.tile + c;                                                      \
+        float a = PICK9(nbr, WIRE(0, 0, g)), d = smem[at];                                               \
+        vec4 kc = coeffs[GATE_INDEX(0, k, g)];                                                           \
+        sacc[0][g] += d * vec4(1.0, a, nbr[4], a * nbr[4]);                                              \
+        smem[at] = d * (kc.y + kc.w * nbr[4]);                                                           \
+        centre += d * (kc.z + kc.w * a);                                                                 \
+    }
 
-// Backward of the unit in pv (kernel k) from dv's last layer: S into sacc, moore neighbour
-// gradients into the scratch rows (gate i, unit) and the centre's into row (8, unit).
-void perception_backward(uint k, uint unit, uint c)
+void moore_backward(uint k, uint unit, uint c)
 {
     uint units = pc.kernels * pc.channels;
-    for (uint l = pc.perception_layers - 1; l >= 1; l--) {
-        fused_layer L = table[l];
-        for (uint g = 0; g < 8; g++) dv[l - 1][g] = 0.0;
-        for (uint g = 0; g < L.n_out; g++) {
-            uint ia = wiring[L.wiring_a + g], ib = wiring[L.wiring_b + g];
-            float a = pv[l - 1][ia], b = pv[l - 1][ib], d = dv[l][g];
-            vec4 kc = coeffs[L.coeff_base + k * L.coeff_stride + g];
-            sacc[l][g] += d * vec4(1.0, a, b, a * b);
-            dv[l - 1][ia] += d * (kc.y + kc.w * b);
-            dv[l - 1][ib] += d * (kc.z + kc.w * a);
-        }
-    }
-    fused_layer M = table[0];
-    float centre = 0.0, b = nbr[4];
-    for (uint g = 0; g < 8; g++) {
-        float a = nbr[wiring[M.wiring_a + g]], d = dv[0][g];
-        vec4 kc = coeffs[M.coeff_base + k * M.coeff_stride + g];
-        sacc[0][g] += d * vec4(1.0, a, b, a * b);
-        smem[(g * units + unit) * pc.tile + c] = d * (kc.y + kc.w * b);
-        centre += d * (kc.z + kc.w * a);
-    }
+    float centre = 0.0;
+    EACH_GATE(MOORE_BACKWARD, 0)
     smem[(8 * units + unit) * pc.tile + c] = centre;
 }
 
-// One invocation per unit (kernel, channel), over the tile's cells: dy of its outputs is in
-// gradient buffer `dx`'s rows C + unit * bits + j.
+// dv of the circuit's outputs: gradient buffer `dx`'s rows C + unit * bits + j.
+#define OUTPUT_GRADIENT(l, j) dv[l][j] = j < perception_bits() ? smem[at + j * pc.tile] : 0.0;
+#define OUTPUT_GRADIENTS(l)                                                                              \
+    if (l + 1 == PERCEPTION_DEPTH) EACH_GATE(OUTPUT_GRADIENT, l)
+
+// The moore gates' dy into the scratch rows (gate i, unit).
+#define MOORE_GRADIENT(l, g) smem[(g * units + unit) * pc.tile + c] = dv[0][g];
+
+// S of the unit's gates of layer l added into this workgroup's partial rows.
+#define ADD_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] += sacc[l][g];
+#define ADD_SUMS(l) EACH_GATE(ADD_SUM, l)
+
+// One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
+// fewer values are live at once (registers, not local memory): the circuit forward and the
+// layers after the moore gates backward, then the moore gates backward.
 void perception_units_backward(uint width, uint dx)
 {
-    uint units = pc.kernels * pc.channels, bits = table[pc.perception_layers - 1].n_out, top = pc.perception_layers - 1;
+    uint units = pc.kernels * pc.channels, bits = perception_bits();
     uint base = gl_WorkGroupID.x * pc.partial_rows;
     for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
-        uint k = unit / pc.channels, ch = unit % pc.channels;
-        for (uint l = 0; l < FUSED_PERCEPTION_MAX; l++)
-            for (uint g = 0; g < 8; g++) sacc[l][g] = vec4(0.0);
+        uint k = unit / pc.channels, ch = unit % pc.channels, first = gl_WorkGroupID.x * pc.tile;
+        perception_clear_sums();
         for (uint c = 0; c < width; c++) {
-            load_neighbours(ch, gl_WorkGroupID.x * pc.tile + c);
+            load_neighbours(ch, first + c);
             perception_forward(k);
-            for (uint g = 0; g < 8; g++) dv[top][g] = 0.0;
-            for (uint j = 0; j < bits; j++) dv[top][j] = smem[grad_at(dx) + (pc.channels + unit * bits + j) * pc.tile + c];
-            perception_backward(k, unit, c);
+            uint at = grad_at(dx) + (pc.channels + unit * bits) * pc.tile + c;
+            EACH_LAYER(OUTPUT_GRADIENTS)
+            perception_layers_backward(k);
+            EACH_GATE(MOORE_GRADIENT, 0)
         }
-        for (uint l = 0; l < pc.perception_layers; l++) {
-            fused_layer L = table[l];
-            uint row = base + L.out_base + unit * L.out_stride;
-            for (uint g = 0; g < L.n_out; g++) partial[row + g] += sacc[l][g];
+        ADD_SUMS(1) ADD_SUMS(2) ADD_SUMS(3)
+        for (uint c = 0; c < width; c++) {
+            load_neighbours(ch, first + c);
+            moore_backward(k, unit, c);
         }
+        ADD_SUMS(0)
     }
     barrier();
 }

@@ -6,6 +6,7 @@
 // each other only through grid_t, which the previous dispatch finished. Nothing else is kept:
 // fused_step_backward.comp recomputes the step.
 #extension GL_GOOGLE_include_directive : enable
+#extension GL_EXT_control_flow_attributes : enable // [[unroll]] in ca_fused.glsl
 #include "common.glsl"
 #include "ca_fused.glsl"
 
@@ -18,7 +19,7 @@ void main()
     load_table();
     uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
     uint width = min(pc.tile, pc.cells - first);
-    uint units = pc.kernels * pc.channels, bits = table[pc.perception_layers - 1].n_out;
+    uint units = pc.kernels * pc.channels, bits = perception_bits();
     uint half_size = pc.max_width * pc.tile; // two buffers of max_width rows
     // Update input: the cell's C channels, then every unit's perception outputs.
     for (uint item = lid; item < pc.channels * width; item += size) {
@@ -29,8 +30,8 @@ void main()
         uint c = item % width, unit = item / width, k = unit / pc.channels;
         load_neighbours(unit % pc.channels, first + c);
         perception_forward(k);
-        for (uint j = 0; j < bits; j++)
-            smem[(pc.channels + unit * bits + j) * pc.tile + c] = perception_output(j);
+        uint at = (pc.channels + unit * bits) * pc.tile + c;
+        STORE_OUTPUTS(at)
     }
     barrier();
     uint in_at = 0, out_at = half_size;

@@ -264,6 +264,36 @@ static int upload_layers(ca_gpu *e, const fused_plan *plan)
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
 
+/* The fused kernels' specialisation constants (ca_fused.glsl, from id 2): perception depth,
+ * the widths of layers 1-3, and each perception layer's wiring, a at l * 16 + g, b at
+ * l * 16 + 8 + g. */
+static uint32_t fused_constants(const ca_model *m, uint32_t *values)
+{
+    const ca_config *c = &m->config;
+    memset(values, 0, 68 * sizeof *values);
+    values[0] = (uint32_t)c->perception_depth;
+    for (int l = 1; l < 4; l++) values[l] = l < c->perception_depth ? (uint32_t)c->perception_widths[l] : 1;
+    for (int l = 0; l < c->perception_depth && l < 4; l++)
+        for (int g = 0; g < m->perception[l].n_out && g < 8; g++) {
+            values[4 + l * 16 + g] = (uint32_t)m->perception[l].input_a[g];
+            values[4 + l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
+        }
+    return 68;
+}
+
+/* The fused pipelines for this model, where the fused kernels can run. */
+static int create_fused_pipelines(ca_gpu *e)
+{
+    if (!e->fused_possible) return DLCA_OK;
+    static const vk_pipeline_id ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
+                                          VK_PIPE_FUSED_GRID_GATHER};
+    uint32_t values[68];
+    uint32_t count = fused_constants(e->model, values);
+    for (int i = 0; i < 3; i++)
+        if (vk_pipeline_create_specialized(e->vk, ids[i], values, count, &e->fused_pipelines[i])) return DLCA_ERR;
+    return DLCA_OK;
+}
+
 int ca_gpu_use_fused(ca_gpu *e, int on)
 {
     if (on && !e->fused_possible)
@@ -334,6 +364,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     }
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = upload_layers(e, &fused);
+    if (!rc) rc = create_fused_pipelines(e);
     if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);
@@ -346,6 +377,7 @@ void ca_gpu_free(ca_gpu *e)
                          &e->step_values, &e->wiring, &e->grids, &e->dact, &e->dgrid,
                          &e->target, &e->partials, &e->losses, &e->image, &e->layers, &e->sum_partials};
     for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
+    for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
     for (uint32_t i = 0; e->vk && e->act && i < e->act_buffers; i++) vk_buffer_free(e->vk, &e->act[i]);
     free(e->act);
     memset(e, 0, sizeof *e);

@@ -8,6 +8,7 @@
 #include "ca_cpu_layer.h"
 #include "ca_model.h"
 #include "vk_buffer.h"
+#include "vk_pipeline.h"
 
 #include <stdint.h>
 
@@ -66,6 +67,8 @@ typedef struct {
                               a slot of S partial rows) */
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
+    vk_pipeline fused_pipelines[3]; /* fused forward, backward, grid gather: specialised to the
+                                       model's perception circuits (ca_fused.glsl) */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */

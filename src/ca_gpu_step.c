@@ -295,12 +295,25 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
     return (int)n;
 }
 
+/* Records fused pipeline `which` (0 forward, 1 backward, 2 grid gather: e->fused_pipelines)
+ * and the barrier after it. */
+static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
+                          const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
+{
+    static const vk_pipeline_id ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
+                                          VK_PIPE_FUSED_GRID_GATHER};
+    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[ids[which]], views,
+                                  n_views, push, sizeof *push, groups_x, groups_y, 1);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
 static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t, e->tile);
     vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->layers),
                        grid_view(e, t + 1)};
-    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_FORWARD, views, 5, &push, sizeof push, e->tiles, 1);
+    return fused_dispatch(e, cmd, 0, views, 5, &push, e->tiles, 1);
 }
 
 /* Step t's moore gradients go to dact half t % 2; with `gather`, dgrid is completed first from
@@ -312,7 +325,7 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
     vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
                        slot_view(e, t % 2),    vk_view_all(&e->sum_partials)};
-    return dispatch(e, cmd, VK_PIPE_FUSED_STEP_BACKWARD, views, 8, &push, sizeof push, e->slots, 1);
+    return fused_dispatch(e, cmd, 1, views, 8, &push, e->slots, 1);
 }
 
 /* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t. */
@@ -322,10 +335,11 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_FUSED_GRID_GATHER, views, 6, &push, sizeof push,
-                            (uint64_t)config_of(e)->channels * e->cells);
-    if (!rc) vk_cmd_barrier(cmd);
-    return rc;
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[VK_PIPE_FUSED_GRID_GATHER];
+    uint32_t groups[3];
+    int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,
+                                groups);
+    return rc ? rc : fused_dispatch(e, cmd, 2, views, 6, &push, groups[0], groups[1]);
 }
 
 int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)

@@ -142,8 +142,25 @@ static void pipeline_statistics_print(vk_context *vk, const char *name, VkPipeli
     }
 }
 
-static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code, vk_pipeline *p)
+/* Specialisation constants: 0 the local size, 1 vk_shared_floats, then `extra` from id 2 on. */
+static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
+                           const uint32_t *extra, uint32_t n_extra, vk_pipeline *p)
 {
+    if (n_extra > VK_SPEC_EXTRA_MAX)
+        return err_set(DLCA_ERR, "pipeline %s: %u specialisation constants, at most %d", desc->name, n_extra,
+                       VK_SPEC_EXTRA_MAX);
+    uint32_t values[2 + VK_SPEC_EXTRA_MAX] = {desc->local_size_x, vk_shared_floats(vk)};
+    VkSpecializationMapEntry entries[2 + VK_SPEC_EXTRA_MAX];
+    for (uint32_t i = 0; i < 2 + n_extra; i++) {
+        if (i >= 2) values[i] = extra[i - 2];
+        entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = i * sizeof(uint32_t), .size = sizeof(uint32_t)};
+    }
+    VkSpecializationInfo spec = {
+        .mapEntryCount = 2 + n_extra,
+        .pMapEntries = entries,
+        .dataSize = (2 + n_extra) * sizeof(uint32_t),
+        .pData = values,
+    };
     VkShaderModuleCreateInfo module_info = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
         .codeSize = code->size,
@@ -151,15 +168,6 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
     };
     VkShaderModule module;
     VK_CHECK(vkCreateShaderModule(vk->device, &module_info, NULL, &module));
-    uint32_t values[2] = {desc->local_size_x, vk_shared_floats(vk)};
-    VkSpecializationMapEntry entries[2] = {{.constantID = 0, .offset = 0, .size = sizeof(uint32_t)},
-                                           {.constantID = 1, .offset = sizeof(uint32_t), .size = sizeof(uint32_t)}};
-    VkSpecializationInfo spec = {
-        .mapEntryCount = 2,
-        .pMapEntries = entries,
-        .dataSize = sizeof values,
-        .pData = values,
-    };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .flags = vk->pipeline_statistics ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
@@ -208,7 +216,7 @@ int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out)
         int rc = desc_check(vk, desc);
         if (!rc) rc = spirv_interface_check(code, desc);
         if (!rc) rc = layouts_create(vk, desc, p);
-        if (!rc) rc = pipeline_create(vk, desc, code, p);
+        if (!rc) rc = pipeline_create(vk, desc, code, NULL, 0, p);
         if (rc) {
             pipeline_destroy(vk, p);
             return rc;
@@ -244,7 +252,23 @@ int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const
     int rc = desc_check(vk, desc);
     if (!rc) rc = spirv_interface_check(&shader, desc);
     if (!rc) rc = layouts_create(vk, desc, out);
-    if (!rc) rc = pipeline_create(vk, desc, &shader, out);
+    if (!rc) rc = pipeline_create(vk, desc, &shader, NULL, 0, out);
+    if (rc) pipeline_destroy(vk, out);
+    return rc;
+}
+
+int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
+                                   vk_pipeline *out)
+{
+    *out = (vk_pipeline){0};
+    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
+    const vk_shader_code *code = vk_shader_find(desc->name);
+    if (!code) return err_set(DLCA_ERR, "pipeline %s: no embedded shader glsl/%s.comp", desc->name, desc->name);
+    int rc = desc_check(vk, desc);
+    if (!rc) rc = spirv_interface_check(code, desc);
+    if (!rc) rc = layouts_create(vk, desc, out);
+    if (!rc) rc = pipeline_create(vk, desc, code, values, count, out);
     if (rc) pipeline_destroy(vk, out);
     return rc;
 }

@@ -135,7 +135,17 @@ int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const
 int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const uint32_t *code, size_t size,
                              vk_pipeline *out);
 
-/* Destroys what vk_pipeline_create_spirv made; safe on a zeroed pipeline. */
+/* Most specialisation constants a pipeline of the table may take beyond ids 0 and 1. */
+enum { VK_SPEC_EXTRA_MAX = 96 };
+
+/* Pipeline `id` of the table with `count` more specialisation constants, ids 2, 3, ... (what
+ * one model fixes, as the fused kernels' perception circuits): the caller owns it, records it
+ * with vk_dispatch_pipeline and destroys it with vk_pipeline_destroy. */
+int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
+                                   vk_pipeline *out);
+
+/* Destroys what vk_pipeline_create_spirv or vk_pipeline_create_specialized made; safe on a
+ * zeroed pipeline. */
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p);
 
 /* vk_dispatch for a pipeline of vk_pipeline_create_spirv made from `desc`. */

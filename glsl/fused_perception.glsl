@@ -1,0 +1,159 @@
+// fused_perception.glsl: the fused kernels' perception circuits (kernel k on channel ch of one
+// cell: the moore gates, then the later perception layers), specialised per model.
+//
+// The circuits are tiny (width <= 8, depth <= FUSED_PERCEPTION_MAX) and the same for every
+// cell, so their shape and wiring are specialisation constants (src/ca_gpu.c fused_constants)
+// and the code below is unrolled by macros: every array index is a literal and every wiring
+// choice a comparison of constants the driver folds, so the circuit's values, gradients and S
+// sums stay in registers. (Wiring read from a buffer made them private arrays indexed at run
+// time: local memory, 816 bytes a thread, tools/BENCH_NOTES.md.)
+// Needs, declared before: pc (fused_push), coeffs, grid.
+#ifndef DLCA_FUSED_PERCEPTION_GLSL
+#define DLCA_FUSED_PERCEPTION_GLSL
+
+const uint FUSED_PERCEPTION_MAX = 4; // perception layers; src/ca_gpu.c falls back beyond it
+
+// wire_L_S_G: input a (S = 0) or b (S = 1) of gate G of perception layer L; for the moore layer
+// (L = 0) a is a neighbour j = 3 (dy + 1) + (dx + 1) and b the centre, 4. Ids 2.. as in
+// fused_constants.
+layout(constant_id = 2) const uint PERCEPTION_DEPTH = 1;
+layout(constant_id = 3) const uint PERCEPTION_WIDTH_1 = 1;
+layout(constant_id = 4) const uint PERCEPTION_WIDTH_2 = 1;
+layout(constant_id = 5) const uint PERCEPTION_WIDTH_3 = 1;
+layout(constant_id = 6) const uint wire_0_0_0 = 0; layout(constant_id = 7) const uint wire_0_0_1 = 0; layout(constant_id = 8) const uint wire_0_0_2 = 0; layout(constant_id = 9) const uint wire_0_0_3 = 0;
+layout(constant_id = 10) const uint wire_0_0_4 = 0; layout(constant_id = 11) const uint wire_0_0_5 = 0; layout(constant_id = 12) const uint wire_0_0_6 = 0; layout(constant_id = 13) const uint wire_0_0_7 = 0;
+layout(constant_id = 14) const uint wire_0_1_0 = 0; layout(constant_id = 15) const uint wire_0_1_1 = 0; layout(constant_id = 16) const uint wire_0_1_2 = 0; layout(constant_id = 17) const uint wire_0_1_3 = 0;
+layout(constant_id = 18) const uint wire_0_1_4 = 0; layout(constant_id = 19) const uint wire_0_1_5 = 0; layout(constant_id = 20) const uint wire_0_1_6 = 0; layout(constant_id = 21) const uint wire_0_1_7 = 0;
+layout(constant_id = 22) const uint wire_1_0_0 = 0; layout(constant_id = 23) const uint wire_1_0_1 = 0; layout(constant_id = 24) const uint wire_1_0_2 = 0; layout(constant_id = 25) const uint wire_1_0_3 = 0;
+layout(constant_id = 26) const uint wire_1_0_4 = 0; layout(constant_id = 27) const uint wire_1_0_5 = 0; layout(constant_id = 28) const uint wire_1_0_6 = 0; layout(constant_id = 29) const uint wire_1_0_7 = 0;
+layout(constant_id = 30) const uint wire_1_1_0 = 0; layout(constant_id = 31) const uint wire_1_1_1 = 0; layout(constant_id = 32) const uint wire_1_1_2 = 0; layout(constant_id = 33) const uint wire_1_1_3 = 0;
+layout(constant_id = 34) const uint wire_1_1_4 = 0; layout(constant_id = 35) const uint wire_1_1_5 = 0; layout(constant_id = 36) const uint wire_1_1_6 = 0; layout(constant_id = 37) const uint wire_1_1_7 = 0;
+layout(constant_id = 38) const uint wire_2_0_0 = 0; layout(constant_id = 39) const uint wire_2_0_1 = 0; layout(constant_id = 40) const uint wire_2_0_2 = 0; layout(constant_id = 41) const uint wire_2_0_3 = 0;
+layout(constant_id = 42) const uint wire_2_0_4 = 0; layout(constant_id = 43) const uint wire_2_0_5 = 0; layout(constant_id = 44) const uint wire_2_0_6 = 0; layout(constant_id = 45) const uint wire_2_0_7 = 0;
+layout(constant_id = 46) const uint wire_2_1_0 = 0; layout(constant_id = 47) const uint wire_2_1_1 = 0; layout(constant_id = 48) const uint wire_2_1_2 = 0; layout(constant_id = 49) const uint wire_2_1_3 = 0;
+layout(constant_id = 50) const uint wire_2_1_4 = 0; layout(constant_id = 51) const uint wire_2_1_5 = 0; layout(constant_id = 52) const uint wire_2_1_6 = 0; layout(constant_id = 53) const uint wire_2_1_7 = 0;
+layout(constant_id = 54) const uint wire_3_0_0 = 0; layout(constant_id = 55) const uint wire_3_0_1 = 0; layout(constant_id = 56) const uint wire_3_0_2 = 0; layout(constant_id = 57) const uint wire_3_0_3 = 0;
+layout(constant_id = 58) const uint wire_3_0_4 = 0; layout(constant_id = 59) const uint wire_3_0_5 = 0; layout(constant_id = 60) const uint wire_3_0_6 = 0; layout(constant_id = 61) const uint wire_3_0_7 = 0;
+layout(constant_id = 62) const uint wire_3_1_0 = 0; layout(constant_id = 63) const uint wire_3_1_1 = 0; layout(constant_id = 64) const uint wire_3_1_2 = 0; layout(constant_id = 65) const uint wire_3_1_3 = 0;
+layout(constant_id = 66) const uint wire_3_1_4 = 0; layout(constant_id = 67) const uint wire_3_1_5 = 0; layout(constant_id = 68) const uint wire_3_1_6 = 0; layout(constant_id = 69) const uint wire_3_1_7 = 0;
+
+#define WIRE(l, s, g) wire_##l##_##s##_##g
+#define WIDTH_0 8u
+#define WIDTH_1 PERCEPTION_WIDTH_1
+#define WIDTH_2 PERCEPTION_WIDTH_2
+#define WIDTH_3 PERCEPTION_WIDTH_3
+#define PREFIX_0 0u // gates of one kernel before layer l
+#define PREFIX_1 8u
+#define PREFIX_2 (8u + PERCEPTION_WIDTH_1)
+#define PREFIX_3 (8u + PERCEPTION_WIDTH_1 + PERCEPTION_WIDTH_2)
+#define HAS_GATE(l, g) (l < PERCEPTION_DEPTH && g < WIDTH_##l)
+
+// Model gate of kernel k's gate g in layer l (the perception gates come first), and the step
+// block row of unit `unit`'s (as ca_config_layout_rows).
+#define GATE_INDEX(l, k, g) (pc.kernels * PREFIX_##l + (k) * WIDTH_##l + g)
+#define UNIT_ROW(l, unit, g) (pc.kernels * pc.channels * PREFIX_##l + (unit) * WIDTH_##l + g)
+
+// v[i] for a constant i, without indexing at run time.
+#define PICK8(v, i) ((i) == 0u ? v[0] : (i) == 1u ? v[1] : (i) == 2u ? v[2] : (i) == 3u ? v[3] : \
+                     (i) == 4u ? v[4] : (i) == 5u ? v[5] : (i) == 6u ? v[6] : v[7])
+#define PICK9(v, i) ((i) == 8u ? v[8] : PICK8(v, i))
+// v[i] += x for a constant i.
+#define ADD8(v, i, x)                                      \
+    {                                                      \
+        float x_ = (x);                                    \
+        if ((i) == 0u) v[0] += x_;                         \
+        if ((i) == 1u) v[1] += x_;                         \
+        if ((i) == 2u) v[2] += x_;                         \
+        if ((i) == 3u) v[3] += x_;                         \
+        if ((i) == 4u) v[4] += x_;                         \
+        if ((i) == 5u) v[5] += x_;                         \
+        if ((i) == 6u) v[6] += x_;                         \
+        if ((i) == 7u) v[7] += x_;                         \
+    }
+#define EACH_GATE(M, l) M(l, 0) M(l, 1) M(l, 2) M(l, 3) M(l, 4) M(l, 5) M(l, 6) M(l, 7)
+#define EACH_LAYER(M) M(0) M(1) M(2) M(3)
+
+// The unit's values: pv[l][g] of perception layer l, gate g; nbr[j] the channel's 3x3
+// neighbourhood (0 outside a zero boundary); its gradients dv and S sums sacc (backward).
+float pv[FUSED_PERCEPTION_MAX][8];
+float nbr[9];
+float dv[FUSED_PERCEPTION_MAX][8];
+vec4 sacc[FUSED_PERCEPTION_MAX][8];
+
+#define LOAD_NEIGHBOUR(j)                                                                                \
+    {                                                                                                    \
+        int at = shifted_cell(cell, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);   \
+        float value = grid[ch * pc.pitch + uint(max(at, 0))]; /* loaded unconditionally: in range */   \
+        nbr[j] = at < 0 ? 0.0 : value;                                                                   \
+    }
+
+void load_neighbours(uint ch, uint cell)
+{
+    LOAD_NEIGHBOUR(0) LOAD_NEIGHBOUR(1) LOAD_NEIGHBOUR(2) LOAD_NEIGHBOUR(3) LOAD_NEIGHBOUR(4)
+    LOAD_NEIGHBOUR(5) LOAD_NEIGHBOUR(6) LOAD_NEIGHBOUR(7) LOAD_NEIGHBOUR(8)
+}
+
+// Forward of kernel k's circuit on nbr into pv (ca_cpu_layer.c: moore_layer_forward, then
+// gate_layer_forward per perception layer).
+#define MOORE_FORWARD(l, g) pv[0][g] = gate_eval(coeffs[GATE_INDEX(0, k, g)], PICK9(nbr, WIRE(0, 0, g)), nbr[4]);
+#define GATE_FORWARD(l, g)                                                                               \
+    if (HAS_GATE(l, g))                                                                                  \
+        pv[l][g] = gate_eval(coeffs[GATE_INDEX(l, k, g)], PICK8(pv[l - 1], WIRE(l, 0, g)),               \
+                             PICK8(pv[l - 1], WIRE(l, 1, g)));
+
+void perception_forward(uint k)
+{
+    EACH_GATE(MOORE_FORWARD, 0)
+    EACH_GATE(GATE_FORWARD, 1)
+    EACH_GATE(GATE_FORWARD, 2)
+    EACH_GATE(GATE_FORWARD, 3)
+}
+
+// Output j (< the last layer's width) of the circuit after perception_forward.
+#define OUTPUT_OF(l) if (l + 1 == PERCEPTION_DEPTH) y = PICK8(pv[l], j);
+float perception_output(uint j)
+{
+    float y = 0.0;
+    EACH_LAYER(OUTPUT_OF)
+    return y;
+}
+
+// Stores the circuit's outputs in shared rows `at`, `at` + row, ... (smem, declared by the
+// includer before its use).
+#define STORE_OUTPUT(at, j) if (j < perception_bits()) smem[(at) + j * pc.tile] = perception_output(j);
+#define STORE_OUTPUTS(at) EACH_GATE(STORE_OUTPUT, at)
+
+// Bits a unit outputs: the last perception layer's width.
+uint perception_bits()
+{
+    return PERCEPTION_DEPTH == 1 ? WIDTH_0 : PERCEPTION_DEPTH == 2 ? WIDTH_1 : PERCEPTION_DEPTH == 3 ? WIDTH_2 : WIDTH_3;
+}
+
+// Backward of layer l >= 1 of kernel k's circuit from dv[l] into dv[l - 1], S into sacc.
+#define CLEAR_GRADIENT(l, g) dv[l][g] = 0.0;
+#define GATE_BACKWARD(l, g)                                                                              \
+    if (HAS_GATE(l, g)) {                                                                                \
+        float a = PICK8(pv[l - 1], WIRE(l, 0, g)), b = PICK8(pv[l - 1], WIRE(l, 1, g)), d = dv[l][g];    \
+        vec4 kc = coeffs[GATE_INDEX(l, k, g)];                                                           \
+        sacc[l][g] += d * vec4(1.0, a, b, a * b);                                                        \
+        ADD8(dv[l - 1], WIRE(l, 0, g), d * (kc.y + kc.w * b))                                            \
+        ADD8(dv[l - 1], WIRE(l, 1, g), d * (kc.z + kc.w * a))                                            \
+    }
+#define LAYER_BACKWARD(l)                                                                                \
+    if (l < PERCEPTION_DEPTH) {                                                                          \
+        EACH_GATE(CLEAR_GRADIENT, l - 1)                                                                 \
+        EACH_GATE(GATE_BACKWARD, l)                                                                      \
+    }
+
+void perception_layers_backward(uint k)
+{
+    LAYER_BACKWARD(3)
+    LAYER_BACKWARD(2)
+    LAYER_BACKWARD(1)
+}
+
+#define CLEAR_SUM(l, g) sacc[l][g] = vec4(0.0);
+#define CLEAR_SUMS(l) EACH_GATE(CLEAR_SUM, l)
+void perception_clear_sums() { EACH_LAYER(CLEAR_SUMS) }
+
+#endif
