@@ -10,13 +10,16 @@
 
 // One row of the layer table (src/ca_gpu_step.c writes it, in forward order): the moore
 // layer (kind 0), the later perception layers, then the update layers (kind 1). The kernels
-// know a row's kind by its place and read only what they need.
+// know a row's kind by its place and read only what they need. An update layer's reverse
+// wiring is a table of `fanout` entries an input (gate * 2 + slot, or FUSED_NO_ENTRY), from a
+// multiple of 4 words.
 struct fused_layer {
     uint kind, n_in, n_out, units;
     uint unit_channels, in_split, in_base, in_stride;
     uint out_base, out_stride, coeff_base, coeff_stride;
-    uint wiring_a, wiring_b, reverse_start, reverse_entry;
+    uint wiring_a, wiring_b, reverse_table, fanout;
 };
+const uint FUSED_NO_ENTRY = 0xffffffffu; // CA_GPU_NO_ENTRY
 
 // What every fused kernel binds first; the rest of its bindings follow from 4. Read-only
 // tables are restrict so the compiler may use the read-only data path.

@@ -3,7 +3,6 @@
 // its neighbours' moore gates sent it (fused_step_backward.comp does this at its start for every
 // other step). One invocation per (cell, channel).
 #extension GL_GOOGLE_include_directive : enable
-#extension GL_EXT_control_flow_attributes : enable // [[unroll]] in ca_fused.glsl
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
 #include "ca_fused.glsl"

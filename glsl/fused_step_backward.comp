@@ -4,15 +4,14 @@
 //   1. dL/dgrid_{t+1} of its cells: its own part (dgrid) plus what the neighbours' moore gates
 //      sent (moore_in, written by step t+1's dispatch), split by the fire mask;
 //   2. the step's update activations, recomputed from grid_t (the forward keeps nothing);
-//   3. the update layers backward, last to first: S into this workgroup's partial rows (one
-//      invocation per gate, cells in order) and the input gradients gathered through the
-//      reverse wiring (no atomics: the same bits every run);
+//   3. the update layers backward, last to first: per gate, S into this workgroup's partial
+//      rows and its two input gradients into shared scratch; then per input, their sum through
+//      the padded reverse table (no atomics: the same bits every run);
 //   4. per perception unit, in registers, the circuit again and its backward; S into the
 //      partial rows of (kernel, channel), the moore gates' neighbour gradients summed over
 //      kernels into moore_out for step t-1's dispatch (fused_grid_gather.comp after step 0);
 //   5. dgrid of its cells: the kept part, the update input's grid rows and the moore centres.
 #extension GL_GOOGLE_include_directive : enable
-#extension GL_EXT_control_flow_attributes : enable // [[unroll]] in ca_fused.glsl
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
 #include "ca_fused.glsl"
@@ -21,6 +20,8 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; }; // [C*8][pitch]
 layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
+// The wiring buffer again, 4 words a load: the update layers' padded reverse tables.
+layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 reverse_table[]; };
 
 // Shared rows (of `tile` floats): act_rows of activations (update input, then every update
 // layer; reused for the perception scratch), two gradient buffers of max_width rows, and the
@@ -76,34 +77,43 @@ void recompute_forward(uint first, uint width)
     }
 }
 
-// Update layer l backward: dy in gradient buffer `from`, input gradients into the other one.
-void update_backward(uint l, uint from, uint width)
+// Update layer l backward, dy in gradient buffer 0 and dx into it. Per gate: S, and the
+// gradients into its inputs a (into the layer's own activation rows, no longer needed) and b
+// (gradient buffer 1). Per input: the sum of those over the gates that read it, in the order of
+// the reverse table; its first 4 entries are loaded before the gates' pass, so no global load
+// waits between the two barriers.
+void update_backward(uint l, uint width)
 {
     fused_layer L = table[pc.perception_layers + l];
-    uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(from), dx_at = grad_at(1 - from);
-    uint base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
-    for (uint g = gl_LocalInvocationID.x; g < L.n_out; g += gl_WorkGroupSize.x) {
-        uint ia = wiring[L.wiring_a + g] * pc.tile + in_at, ib = wiring[L.wiring_b + g] * pc.tile + in_at;
-        vec4 acc = partial[base + g];
+    uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(0), da_at = update_out_at(l), db_at = grad_at(1);
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
+    uvec4 first_entries = lid < L.n_in && L.fanout > 0 ? reverse_table[(L.reverse_table + lid * L.fanout) / 4]
+                                                        : uvec4(FUSED_NO_ENTRY);
+    for (uint g = lid; g < L.n_out; g += size) {
+        uint ia = in_at + wiring[L.wiring_a + g] * pc.tile, ib = in_at + wiring[L.wiring_b + g] * pc.tile;
+        vec4 k = coeffs[L.coeff_base + g], acc = partial[base + g];
         for (uint c = 0; c < width; c++) {
-            float a = smem[ia + c], b = smem[ib + c];
-            acc += smem[dy_at + g * pc.tile + c] * vec4(1.0, a, b, a * b);
+            float a = smem[ia + c], b = smem[ib + c], dy = smem[dy_at + g * pc.tile + c];
+            acc += dy * vec4(1.0, a, b, a * b);
+            smem[da_at + g * pc.tile + c] = dy * (k.y + k.w * b);
+            smem[db_at + g * pc.tile + c] = dy * (k.z + k.w * a);
         }
         partial[base + g] = acc;
     }
-    for (uint item = gl_LocalInvocationID.x; item < L.n_in * width; item += gl_WorkGroupSize.x) {
-        uint c = item % width, i = item / width;
-        float sum = 0.0;
-        for (uint e = wiring[L.reverse_start + i]; e < wiring[L.reverse_start + i + 1]; e++) {
-            uint entry = wiring[L.reverse_entry + e], g = entry >> 1;
-            vec4 k = coeffs[L.coeff_base + g];
-            float dy = smem[dy_at + g * pc.tile + c];
-            if ((entry & 1u) == 0u)
-                sum += dy * (k.y + k.w * smem[in_at + wiring[L.wiring_b + g] * pc.tile + c]);
-            else
-                sum += dy * (k.z + k.w * smem[in_at + wiring[L.wiring_a + g] * pc.tile + c]);
+    barrier();
+    for (uint i = lid; i < L.n_in; i += size) {
+        uint row = dy_at + i * pc.tile;
+        for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
+        for (uint j = 0; j < L.fanout; j += 4) {
+            uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
+            for (uint c = 0; c < width; c++) {
+                float sum = smem[row + c];
+                for (uint q = 0; q < 4; q++)
+                    if (entry[q] != FUSED_NO_ENTRY)
+                        sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
+                smem[row + c] = sum;
+            }
         }
-        smem[dx_at + i * pc.tile + c] = sum;
     }
     barrier();
 }
@@ -129,7 +139,7 @@ void moore_backward(uint k, uint unit, uint c)
     smem[(8 * units + unit) * pc.tile + c] = centre;
 }
 
-// dv of the circuit's outputs: gradient buffer `dx`'s rows C + unit * bits + j.
+// dv of the circuit's outputs: gradient buffer 0's rows C + unit * bits + j.
 #define OUTPUT_GRADIENT(l, j) dv[l][j] = j < perception_bits() ? smem[at + j * pc.tile] : 0.0;
 #define OUTPUT_GRADIENTS(l)                                                                              \
     if (l + 1 == PERCEPTION_DEPTH) EACH_GATE(OUTPUT_GRADIENT, l)
@@ -144,7 +154,7 @@ void moore_backward(uint k, uint unit, uint c)
 // One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
 // fewer values are live at once (registers, not local memory): the circuit forward and the
 // layers after the moore gates backward, then the moore gates backward.
-void perception_units_backward(uint width, uint dx)
+void perception_units_backward(uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     uint base = gl_WorkGroupID.x * pc.partial_rows;
@@ -154,7 +164,7 @@ void perception_units_backward(uint width, uint dx)
         for (uint c = 0; c < width; c++) {
             load_neighbours(ch, first + c);
             perception_forward(k);
-            uint at = grad_at(dx) + (pc.channels + unit * bits) * pc.tile + c;
+            uint at = grad_at(0) + (pc.channels + unit * bits) * pc.tile + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
@@ -169,12 +179,12 @@ void perception_units_backward(uint width, uint dx)
     barrier();
 }
 
-void finish_grid(uint first, uint width, uint dx)
+void finish_grid(uint first, uint width)
 {
     uint units = pc.kernels * pc.channels;
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, ch = item / width, cell = first + c;
-        float d = smem[keep_at() + ch * pc.tile + c] + smem[grad_at(dx) + ch * pc.tile + c];
+        float d = smem[keep_at() + ch * pc.tile + c] + smem[grad_at(0) + ch * pc.tile + c];
         for (uint k = 0; k < pc.kernels; k++) d += smem[(8 * units + k * pc.channels + ch) * pc.tile + c];
         dgrid[ch * pc.pitch + cell] = d;
         for (uint i = 0; i < 8; i++) {
@@ -191,11 +201,7 @@ void main()
     load_table();
     split_incoming(first, width);
     recompute_forward(first, width); // ends with a barrier
-    uint from = 0, depth = pc.layer_count - pc.perception_layers;
-    for (uint l = depth; l-- > 0;) {
-        update_backward(l, from, width);
-        from = 1 - from;
-    }
-    perception_units_backward(width, from);
-    finish_grid(first, width, from);
+    for (uint l = pc.layer_count - pc.perception_layers; l-- > 0;) update_backward(l, width);
+    perception_units_backward(width);
+    finish_grid(first, width);
 }

@@ -6,7 +6,6 @@
 // each other only through grid_t, which the previous dispatch finished. Nothing else is kept:
 // fused_step_backward.comp recomputes the step.
 #extension GL_GOOGLE_include_directive : enable
-#extension GL_EXT_control_flow_attributes : enable // [[unroll]] in ca_fused.glsl
 #include "common.glsl"
 #include "ca_fused.glsl"
 

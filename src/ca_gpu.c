@@ -11,9 +11,24 @@
 
 static uint32_t round_up(uint32_t value, uint32_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
-static size_t wiring_words(const wiring *w) { return 4 * (size_t)w->n_out + (size_t)w->n_in + 1; }
+/* Most gates that read one input of the layer, rounded up to whole chunks of 4 (the fused
+ * backward reads its reverse table 4 entries at a time). */
+static uint32_t wiring_fanout(const wiring *w)
+{
+    int most = 0;
+    for (int i = 0; i < w->n_in; i++)
+        if (w->reverse_start[i + 1] - w->reverse_start[i] > most) most = w->reverse_start[i + 1] - w->reverse_start[i];
+    return (uint32_t)(most + 3) / 4 * 4;
+}
 
-/* Appends one layer's wiring to `words` at *used and records where each part went. */
+static size_t wiring_words(const wiring *w)
+{
+    return 4 * (size_t)w->n_out + (size_t)w->n_in + 1 + 3 + (size_t)w->n_in * wiring_fanout(w);
+}
+
+/* Appends one layer's wiring to `words` at *used and records where each part went: the gates'
+ * inputs, the CSR reverse, and the same reverse padded to `fanout` entries an input (from a
+ * multiple of 4 words, read as uvec4). */
 static void pack_wiring(uint32_t *words, size_t *used, const wiring *w, ca_gpu_wiring *at)
 {
     size_t n = *used;
@@ -25,6 +40,13 @@ static void pack_wiring(uint32_t *words, size_t *used, const wiring *w, ca_gpu_w
     for (int i = 0; i <= w->n_in; i++) words[n++] = (uint32_t)w->reverse_start[i];
     at->reverse_entry = (uint32_t)n;
     for (int e = 0; e < 2 * w->n_out; e++) words[n++] = (uint32_t)w->reverse_entry[e];
+    while (n % 4) words[n++] = CA_GPU_NO_ENTRY;
+    at->reverse_table = (uint32_t)n, at->fanout = wiring_fanout(w);
+    for (int i = 0; i < w->n_in; i++)
+        for (uint32_t j = 0; j < at->fanout; j++) {
+            int e = w->reverse_start[i] + (int)j;
+            words[n++] = e < w->reverse_start[i + 1] ? (uint32_t)w->reverse_entry[e] : CA_GPU_NO_ENTRY;
+        }
     *used = n;
 }
 

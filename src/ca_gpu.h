@@ -19,9 +19,13 @@ typedef enum {
 } ca_cache;
 
 /* Where one layer's wiring lives in the wiring buffer (offsets in uints). */
+/* Where a layer's wiring lies in the wiring buffer (words): the gates' inputs, the CSR reverse,
+ * and the reverse as a table of `fanout` entries an input (padded with CA_GPU_NO_ENTRY). */
 typedef struct {
-    uint32_t input_a, input_b, reverse_start, reverse_entry;
+    uint32_t input_a, input_b, reverse_start, reverse_entry, reverse_table, fanout;
 } ca_gpu_wiring;
+
+#define CA_GPU_NO_ENTRY 0xffffffffu
 
 /* AdamW settings (the update is clip, then PyTorch's AdamW). */
 typedef struct {

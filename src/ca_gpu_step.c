@@ -289,7 +289,8 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
         layer_row(rows + 16 * n++, 1, &p);
     }
     for (int l = 0; l < c->update_depth; l++) {
-        vk_push_layer p = update_push(e, l);
+        vk_push_layer p = update_push(e, l); /* the fused backward reads the padded reverse */
+        p.reverse_start = e->update_wiring[l].reverse_table, p.reverse_entry = e->update_wiring[l].fanout;
         layer_row(rows + 16 * n++, 1, &p);
     }
     return (int)n;
