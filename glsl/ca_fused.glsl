@@ -47,12 +47,31 @@ void load_table()
     barrier();
 }
 
-// The update layers' gate for output g of table row L, on tile cell c: inputs from shared rows
-// starting at `in_at`.
-float update_gate(fused_layer L, uint g, uint c, uint in_at)
+// Shared row where update layer l (table row perception_layers + l) writes its outputs when
+// every layer keeps its own rows (the backward's recompute): after the update input, in the
+// order of the step block's update rows (out_base).
+uint update_out_at(uint l)
 {
-    float a = smem[in_at + wiring[L.wiring_a + g] * pc.tile + c], b = smem[in_at + wiring[L.wiring_b + g] * pc.tile + c];
-    return gate_eval(coeffs[L.coeff_base + g], a, b);
+    uint first = table[pc.perception_layers].out_base;
+    return (pc.update_inputs + table[pc.perception_layers + l].out_base - first) * pc.tile;
+}
+
+// What gate g of update layer L reads: its two inputs and its coefficients.
+struct gate_params {
+    uint a, b;
+    vec4 k;
+};
+
+gate_params gate_params_of(fused_layer L, uint g)
+{
+    return gate_params(wiring[L.wiring_a + g], wiring[L.wiring_b + g], coeffs[L.coeff_base + g]);
+}
+
+// Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at.
+void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out_at)
+{
+    for (uint c = 0; c < width; c++)
+        smem[out_at + g * pc.tile + c] = gate_eval(p.k, smem[in_at + p.a * pc.tile + c], smem[in_at + p.b * pc.tile + c]);
 }
 
 // The backward kernels' next two bindings, and the gradient that reaches `cell` of channel ch

@@ -29,14 +29,6 @@ layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 r
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
 uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
 
-// Shared row where update layer l (table row perception_layers + l) writes its outputs: after
-// the update input, in the order of the step block's update rows (out_base).
-uint update_out_at(uint l)
-{
-    uint first = table[pc.perception_layers].out_base;
-    return (pc.update_inputs + table[pc.perception_layers + l].out_base - first) * pc.tile;
-}
-
 void split_incoming(uint first, uint width)
 {
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
@@ -64,42 +56,65 @@ void recompute_forward(uint first, uint width)
         STORE_OUTPUTS(at)
     }
     barrier();
-    uint in_at = 0;
-    for (uint l = 0; l + pc.perception_layers < pc.layer_count; l++) {
-        fused_layer L = table[pc.perception_layers + l];
-        uint out_at = update_out_at(l);
-        for (uint item = gl_LocalInvocationID.x; item < L.n_out * width; item += gl_WorkGroupSize.x) {
-            uint c = item % width, g = item / width;
-            smem[out_at + g * pc.tile + c] = update_gate(L, g, c, in_at);
-        }
+    // The update layers as in fused_step_forward.comp, each into its own rows.
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, update = pc.perception_layers, in_at = 0;
+    gate_params next = gate_params(0u, 0u, vec4(0.0));
+    if (lid < table[update].n_out) next = gate_params_of(table[update], lid);
+    for (uint l = update; l < pc.layer_count; l++) {
+        fused_layer L = table[l];
+        uint out_at = update_out_at(l - update);
+        gate_params own = next;
+        if (l + 1 < pc.layer_count && lid < table[l + 1].n_out) next = gate_params_of(table[l + 1], lid);
+        if (lid < L.n_out) update_gate_forward(own, lid, width, in_at, out_at);
+        for (uint g = lid + size; g < L.n_out; g += size) update_gate_forward(gate_params_of(L, g), g, width, in_at, out_at);
         barrier();
         in_at = out_at;
     }
+}
+
+// Gate g of an update layer backward on the tile's cells (p: its parameters, partial: its S so
+// far in this workgroup's row `row`): S, and the gradients into its inputs a (da_at's rows) and
+// b (db_at's rows).
+void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint in_at, uint da_at, uint db_at)
+{
+    uint dy_at = grad_at(0);
+    for (uint c = 0; c < width; c++) {
+        float a = smem[in_at + p.a * pc.tile + c], b = smem[in_at + p.b * pc.tile + c], dy = smem[dy_at + g * pc.tile + c];
+        acc += dy * vec4(1.0, a, b, a * b);
+        smem[da_at + g * pc.tile + c] = dy * (p.k.y + p.k.w * b);
+        smem[db_at + g * pc.tile + c] = dy * (p.k.z + p.k.w * a);
+    }
+    partial[row] = acc;
+}
+
+// This invocation's gate of update layer l: its parameters and S partial (loaded one layer
+// ahead, as in update_layers_forward).
+void gate_prefetch(uint l, inout gate_params p, inout vec4 acc)
+{
+    fused_layer L = table[pc.perception_layers + l];
+    uint g = gl_LocalInvocationID.x;
+    if (g < L.n_out) p = gate_params_of(L, g), acc = partial[gl_WorkGroupID.x * pc.partial_rows + L.out_base + g];
 }
 
 // Update layer l backward, dy in gradient buffer 0 and dx into it. Per gate: S, and the
 // gradients into its inputs a (into the layer's own activation rows, no longer needed) and b
 // (gradient buffer 1). Per input: the sum of those over the gates that read it, in the order of
 // the reverse table; its first 4 entries are loaded before the gates' pass, so no global load
-// waits between the two barriers.
-void update_backward(uint l, uint width)
+// waits between the two barriers. next, next_acc: this invocation's gate of layer l, prefetched;
+// on return, of layer l - 1.
+void update_backward(uint l, uint width, inout gate_params next, inout vec4 next_acc)
 {
     fused_layer L = table[pc.perception_layers + l];
     uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(0), da_at = update_out_at(l), db_at = grad_at(1);
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
+    gate_params own = next;
+    vec4 own_acc = next_acc;
+    if (l > 0) gate_prefetch(l - 1, next, next_acc);
     uvec4 first_entries = lid < L.n_in && L.fanout > 0 ? reverse_table[(L.reverse_table + lid * L.fanout) / 4]
                                                         : uvec4(FUSED_NO_ENTRY);
-    for (uint g = lid; g < L.n_out; g += size) {
-        uint ia = in_at + wiring[L.wiring_a + g] * pc.tile, ib = in_at + wiring[L.wiring_b + g] * pc.tile;
-        vec4 k = coeffs[L.coeff_base + g], acc = partial[base + g];
-        for (uint c = 0; c < width; c++) {
-            float a = smem[ia + c], b = smem[ib + c], dy = smem[dy_at + g * pc.tile + c];
-            acc += dy * vec4(1.0, a, b, a * b);
-            smem[da_at + g * pc.tile + c] = dy * (k.y + k.w * b);
-            smem[db_at + g * pc.tile + c] = dy * (k.z + k.w * a);
-        }
-        partial[base + g] = acc;
-    }
+    if (lid < L.n_out) gate_backward(own, own_acc, lid, base + lid, width, in_at, da_at, db_at);
+    for (uint g = lid + size; g < L.n_out; g += size)
+        gate_backward(gate_params_of(L, g), partial[base + g], g, base + g, width, in_at, da_at, db_at);
     barrier();
     for (uint i = lid; i < L.n_in; i += size) {
         uint row = dy_at + i * pc.tile;
@@ -201,7 +216,11 @@ void main()
     load_table();
     split_incoming(first, width);
     recompute_forward(first, width); // ends with a barrier
-    for (uint l = pc.layer_count - pc.perception_layers; l-- > 0;) update_backward(l, width);
+    uint depth = pc.layer_count - pc.perception_layers;
+    gate_params next = gate_params(0u, 0u, vec4(0.0));
+    vec4 next_acc = vec4(0.0);
+    gate_prefetch(depth - 1, next, next_acc);
+    for (uint l = depth; l-- > 0;) update_backward(l, width, next, next_acc);
     perception_units_backward(width);
     finish_grid(first, width);
 }

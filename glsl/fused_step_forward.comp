@@ -19,7 +19,6 @@ void main()
     uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
     uint width = min(pc.tile, pc.cells - first);
     uint units = pc.kernels * pc.channels, bits = perception_bits();
-    uint half_size = pc.max_width * pc.tile; // two buffers of max_width rows
     // Update input: the cell's C channels, then every unit's perception outputs.
     for (uint item = lid; item < pc.channels * width; item += size) {
         uint c = item % width, ch = item / width;
@@ -33,13 +32,17 @@ void main()
         STORE_OUTPUTS(at)
     }
     barrier();
-    uint in_at = 0, out_at = half_size;
-    for (uint l = pc.perception_layers; l < pc.layer_count; l++) {
+    // The update layers, one invocation a gate: its wiring and coefficients of the next layer
+    // are loaded before it computes this one, so those loads overlap a layer's work and barrier.
+    uint in_at = 0, out_at = pc.max_width * pc.tile, update = pc.perception_layers;
+    gate_params next = gate_params(0u, 0u, vec4(0.0));
+    if (lid < table[update].n_out) next = gate_params_of(table[update], lid);
+    for (uint l = update; l < pc.layer_count; l++) {
         fused_layer L = table[l];
-        for (uint item = lid; item < L.n_out * width; item += size) {
-            uint c = item % width, g = item / width;
-            smem[out_at + g * pc.tile + c] = update_gate(L, g, c, in_at);
-        }
+        gate_params own = next;
+        if (l + 1 < pc.layer_count && lid < table[l + 1].n_out) next = gate_params_of(table[l + 1], lid);
+        if (lid < L.n_out) update_gate_forward(own, lid, width, in_at, out_at);
+        for (uint g = lid + size; g < L.n_out; g += size) update_gate_forward(gate_params_of(L, g), g, width, in_at, out_at);
         barrier();
         uint swap = in_at;
         in_at = out_at, out_at = swap;
