@@ -84,14 +84,19 @@ vec4 sacc[FUSED_PERCEPTION_MAX][8];
     {                                                                                                    \
         int at = shifted_cell(cell, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);   \
         float value = grid[ch * pc.pitch + uint(max(at, 0))]; /* loaded unconditionally: in range */   \
-        nbr[j] = at < 0 ? 0.0 : value;                                                                   \
+        v[j] = at < 0 ? 0.0 : value;                                                                     \
     }
 
-void load_neighbours(uint ch, uint cell)
+// Channel ch's 3x3 neighbourhood of `cell` in grid_t.
+float[9] neighbours_of(uint ch, uint cell)
 {
+    float v[9];
     LOAD_NEIGHBOUR(0) LOAD_NEIGHBOUR(1) LOAD_NEIGHBOUR(2) LOAD_NEIGHBOUR(3) LOAD_NEIGHBOUR(4)
     LOAD_NEIGHBOUR(5) LOAD_NEIGHBOUR(6) LOAD_NEIGHBOUR(7) LOAD_NEIGHBOUR(8)
+    return v;
 }
+
+void load_neighbours(uint ch, uint cell) { nbr = neighbours_of(ch, cell); }
 
 // Forward of kernel k's circuit on nbr into pv (ca_cpu_layer.c: moore_layer_forward, then
 // gate_layer_forward per perception layer).

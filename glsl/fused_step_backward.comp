@@ -168,7 +168,8 @@ void moore_backward(uint k, uint unit, uint c)
 
 // One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
 // fewer values are live at once (registers, not local memory): the circuit forward and the
-// layers after the moore gates backward, then the moore gates backward.
+// layers after the moore gates backward, then the moore gates backward. The next cell's
+// neighbourhood is loaded while this one's is worked on.
 void perception_units_backward(uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
@@ -176,17 +177,21 @@ void perception_units_backward(uint width)
     for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
         uint k = unit / pc.channels, ch = unit % pc.channels, first = gl_WorkGroupID.x * pc.tile;
         perception_clear_sums();
+        float next[9] = neighbours_of(ch, first);
         for (uint c = 0; c < width; c++) {
-            load_neighbours(ch, first + c);
+            nbr = next;
+            if (c + 1 < width) next = neighbours_of(ch, first + c + 1);
             perception_forward(k);
             uint at = grad_at(0) + (pc.channels + unit * bits) * pc.tile + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
         }
+        next = neighbours_of(ch, first);
         ADD_SUMS(1) ADD_SUMS(2) ADD_SUMS(3)
         for (uint c = 0; c < width; c++) {
-            load_neighbours(ch, first + c);
+            nbr = next;
+            if (c + 1 < width) next = neighbours_of(ch, first + c + 1);
             moore_backward(k, unit, c);
         }
         ADD_SUMS(0)
@@ -194,19 +199,20 @@ void perception_units_backward(uint width)
     barrier();
 }
 
+// One invocation per (cell, channel, sum): sums 0-7 the moore gradients of direction i over the
+// kernels into moore_out, sum 8 dgrid (the kept part, the update input's grid row, the moore
+// centres).
 void finish_grid(uint first, uint width)
 {
     uint units = pc.kernels * pc.channels;
-    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
-        uint c = item % width, ch = item / width, cell = first + c;
-        float d = smem[keep_at() + ch * pc.tile + c] + smem[grad_at(0) + ch * pc.tile + c];
-        for (uint k = 0; k < pc.kernels; k++) d += smem[(8 * units + k * pc.channels + ch) * pc.tile + c];
-        dgrid[ch * pc.pitch + cell] = d;
-        for (uint i = 0; i < 8; i++) {
-            float sum = 0.0;
-            for (uint k = 0; k < pc.kernels; k++) sum += smem[(i * units + k * pc.channels + ch) * pc.tile + c];
+    for (uint item = gl_LocalInvocationID.x; item < 9 * pc.channels * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, ch = (item / width) % pc.channels, i = item / (width * pc.channels), cell = first + c;
+        float sum = 0.0;
+        for (uint k = 0; k < pc.kernels; k++) sum += smem[(i * units + k * pc.channels + ch) * pc.tile + c];
+        if (i < 8)
             moore_out[(ch * 8 + i) * pc.pitch + cell] = sum;
-        }
+        else
+            dgrid[ch * pc.pitch + cell] = sum + smem[keep_at() + ch * pc.tile + c] + smem[grad_at(0) + ch * pc.tile + c];
     }
 }
 
