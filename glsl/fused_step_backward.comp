@@ -87,32 +87,38 @@ void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint i
     partial[row] = acc;
 }
 
-// This invocation's gate of update layer l: its parameters and S partial (loaded one layer
-// ahead, as in update_layers_forward).
-void gate_prefetch(uint l, inout gate_params p, inout vec4 acc)
+// What this invocation reads first in update layer l's backward, loaded one layer ahead (as the
+// forward's gate parameters are): its gate's parameters and S partial, and the first 4 reverse
+// entries of its input.
+struct layer_prefetch {
+    gate_params p;
+    vec4 acc;
+    uvec4 entries;
+};
+
+layer_prefetch prefetch_layer(uint l)
 {
     fused_layer L = table[pc.perception_layers + l];
-    uint g = gl_LocalInvocationID.x;
-    if (g < L.n_out) p = gate_params_of(L, g), acc = partial[gl_WorkGroupID.x * pc.partial_rows + L.out_base + g];
+    uint lid = gl_LocalInvocationID.x;
+    layer_prefetch f = layer_prefetch(gate_params(0u, 0u, vec4(0.0)), vec4(0.0), uvec4(FUSED_NO_ENTRY));
+    if (lid < L.n_out) f.p = gate_params_of(L, lid), f.acc = partial[gl_WorkGroupID.x * pc.partial_rows + L.out_base + lid];
+    if (lid < L.n_in && L.fanout > 0) f.entries = reverse_table[(L.reverse_table + lid * L.fanout) / 4];
+    return f;
 }
 
 // Update layer l backward, dy in gradient buffer 0 and dx into it. Per gate: S, and the
 // gradients into its inputs a (into the layer's own activation rows, no longer needed) and b
 // (gradient buffer 1). Per input: the sum of those over the gates that read it, in the order of
-// the reverse table; its first 4 entries are loaded before the gates' pass, so no global load
-// waits between the two barriers. next, next_acc: this invocation's gate of layer l, prefetched;
-// on return, of layer l - 1.
-void update_backward(uint l, uint width, inout gate_params next, inout vec4 next_acc)
+// the reverse table. next: this invocation's prefetch of layer l; on return, of layer l - 1.
+void update_backward(uint l, uint width, inout layer_prefetch next)
 {
     fused_layer L = table[pc.perception_layers + l];
     uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(0), da_at = update_out_at(l), db_at = grad_at(1);
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
-    gate_params own = next;
-    vec4 own_acc = next_acc;
-    if (l > 0) gate_prefetch(l - 1, next, next_acc);
-    uvec4 first_entries = lid < L.n_in && L.fanout > 0 ? reverse_table[(L.reverse_table + lid * L.fanout) / 4]
-                                                        : uvec4(FUSED_NO_ENTRY);
-    if (lid < L.n_out) gate_backward(own, own_acc, lid, base + lid, width, in_at, da_at, db_at);
+    layer_prefetch own = next;
+    if (l > 0) next = prefetch_layer(l - 1);
+    uvec4 first_entries = own.entries;
+    if (lid < L.n_out) gate_backward(own.p, own.acc, lid, base + lid, width, in_at, da_at, db_at);
     for (uint g = lid + size; g < L.n_out; g += size)
         gate_backward(gate_params_of(L, g), partial[base + g], g, base + g, width, in_at, da_at, db_at);
     barrier();
@@ -223,10 +229,8 @@ void main()
     split_incoming(first, width);
     recompute_forward(first, width); // ends with a barrier
     uint depth = pc.layer_count - pc.perception_layers;
-    gate_params next = gate_params(0u, 0u, vec4(0.0));
-    vec4 next_acc = vec4(0.0);
-    gate_prefetch(depth - 1, next, next_acc);
-    for (uint l = depth; l-- > 0;) update_backward(l, width, next, next_acc);
+    layer_prefetch next = prefetch_layer(depth - 1);
+    for (uint l = depth; l-- > 0;) update_backward(l, width, next);
     perception_units_backward(width);
     finish_grid(first, width);
 }
