@@ -343,6 +343,22 @@ int main(void)
                          async ? "async" : "sync", bits);
                 check_case(&config, label);
             }
+    /* Perception circuits of other shapes than the presets' (the fused kernels specialise on
+     * them): the moore layer alone, and two layers with an odd width. */
+    ca_config shallow;
+    tiny_config(&shallow, CA_BOUNDARY_PERIODIC, 1.0, 2, 3);
+    shallow.perception_depth = 1; /* 2 + 2 x 2 x 8 = 34 update inputs */
+    shallow.update_depth = 5;
+    shallow.update_widths[0] = 18, shallow.update_widths[1] = 10, shallow.update_widths[2] = 6;
+    shallow.update_widths[3] = 4, shallow.update_widths[4] = 2;
+    check_case(&shallow, "tiny moore-only perception");
+    ca_config odd_width;
+    tiny_config(&odd_width, CA_BOUNDARY_ZERO, 0.6, 2, 3);
+    odd_width.perception_depth = 2, odd_width.perception_widths[1] = 5; /* 2 + 2 x 2 x 5 = 22 inputs */
+    odd_width.update_depth = 4;
+    odd_width.update_widths[0] = 12, odd_width.update_widths[1] = 6, odd_width.update_widths[2] = 4;
+    odd_width.update_widths[3] = 2;
+    check_case(&odd_width, "tiny perception 8-5, async");
     /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
     ca_config wide;
     small_preset(&wide, "checkerboard-async");
