@@ -6,6 +6,7 @@
 #include "vk_command.h"
 #include "vk_pipeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,16 +304,22 @@ static uint32_t fused_constants(const ca_model *m, uint32_t *values)
     return 68;
 }
 
-/* The fused pipelines for this model, where the fused kernels can run. */
+/* The fused pipelines for this model, once: compiled only for an engine that runs them. */
 static int create_fused_pipelines(ca_gpu *e)
 {
-    if (!e->fused_possible) return DLCA_OK;
+    if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     static const vk_pipeline_id ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
                                           VK_PIPE_FUSED_GRID_GATHER};
     uint32_t values[68];
     uint32_t count = fused_constants(e->model, values);
     for (int i = 0; i < 3; i++)
-        if (vk_pipeline_create_specialized(e->vk, ids[i], values, count, &e->fused_pipelines[i])) return DLCA_ERR;
+        if (vk_pipeline_create_specialized(e->vk, ids[i], values, count, &e->fused_pipelines[i])) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", err_message());
+            for (int j = 0; j <= i; j++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[j]);
+            return err_set(DLCA_ERR, "compiling the fused kernels for this model failed (%s); DLCA_FUSED=0 runs the "
+                                     "per-layer kernels", why);
+        }
     return DLCA_OK;
 }
 
@@ -320,6 +327,7 @@ int ca_gpu_use_fused(ca_gpu *e, int on)
 {
     if (on && !e->fused_possible)
         return fused_impossible("", "");
+    if (on && create_fused_pipelines(e)) return DLCA_ERR;
     e->fused = on != 0;
     return DLCA_OK;
 }
@@ -386,7 +394,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     }
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = upload_layers(e, &fused);
-    if (!rc) rc = create_fused_pipelines(e);
+    if (!rc && e->fused) rc = create_fused_pipelines(e);
     if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);

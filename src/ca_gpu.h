@@ -72,7 +72,8 @@ typedef struct {
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_pipeline fused_pipelines[3]; /* fused forward, backward, grid gather: specialised to the
-                                       model's perception circuits (ca_fused.glsl) */
+                                       model's perception circuits (fused_perception.glsl), made
+                                       when the engine first runs them */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */
@@ -156,8 +157,9 @@ int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
  * the step's activations first in checkpoint mode; the fused kernels always do). */
 int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
-/* Switches between the fused kernels (on = 1) and the per-layer ones; fails, changing nothing,
- * when the fused kernels do not fit this model and batch. */
+/* Switches between the fused kernels (on = 1; compiled for this model on first use) and the
+ * per-layer ones; fails, changing nothing, when the fused kernels do not fit this model and
+ * batch or do not compile. */
 int ca_gpu_use_fused(ca_gpu *engine, int on);
 
 /* Zeroes the partial sums of S. */
