@@ -72,9 +72,9 @@ void recompute_forward(uint first, uint width)
     }
 }
 
-// Gate g of an update layer backward on the tile's cells (p: its parameters, partial: its S so
-// far in this workgroup's row `row`): S, and the gradients into its inputs a (da_at's rows) and
-// b (db_at's rows).
+// Gate g of an update layer backward on the tile's cells (p: its parameters; acc: its S so far,
+// kept in this workgroup's partial row `row`): S, and the gradients into its inputs a (da_at's
+// rows) and b (db_at's rows).
 void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint in_at, uint da_at, uint db_at)
 {
     uint dy_at = grad_at(0);
