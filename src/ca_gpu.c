@@ -287,13 +287,16 @@ static int upload_layers(ca_gpu *e, const fused_plan *plan)
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
 
-/* The fused kernels' specialisation constants (ca_fused.glsl, from id 2): perception depth,
- * the widths of layers 1-3, and each perception layer's wiring, a at l * 16 + g, b at
- * l * 16 + 8 + g. */
+/* The fused kernels' specialisation constants (fused_perception.glsl, from id 2): perception
+ * depth, the widths of layers 1-3, and each of the 4 possible perception layers' wiring, a at
+ * l * 16 + g, b at l * 16 + 8 + g. */
+enum { FUSED_CONSTANTS = 4 + 4 * 16 };
+_Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
+
 static uint32_t fused_constants(const ca_model *m, uint32_t *values)
 {
     const ca_config *c = &m->config;
-    memset(values, 0, 68 * sizeof *values);
+    memset(values, 0, FUSED_CONSTANTS * sizeof *values);
     values[0] = (uint32_t)c->perception_depth;
     for (int l = 1; l < 4; l++) values[l] = l < c->perception_depth ? (uint32_t)c->perception_widths[l] : 1;
     for (int l = 0; l < c->perception_depth && l < 4; l++)
@@ -301,7 +304,7 @@ static uint32_t fused_constants(const ca_model *m, uint32_t *values)
             values[4 + l * 16 + g] = (uint32_t)m->perception[l].input_a[g];
             values[4 + l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
         }
-    return 68;
+    return FUSED_CONSTANTS;
 }
 
 /* The fused pipelines for this model, once: compiled only for an engine that runs them. */
@@ -310,7 +313,7 @@ static int create_fused_pipelines(ca_gpu *e)
     if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     static const vk_pipeline_id ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
                                           VK_PIPE_FUSED_GRID_GATHER};
-    uint32_t values[68];
+    uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e->model, values);
     for (int i = 0; i < 3; i++)
         if (vk_pipeline_create_specialized(e->vk, ids[i], values, count, &e->fused_pipelines[i])) {
