@@ -201,27 +201,41 @@ static void pipeline_destroy(vk_context *vk, vk_pipeline *p)
     *p = (vk_pipeline){0};
 }
 
-int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out)
+/* Checks `desc` against the device and `code`, then makes its layouts and pipeline into *p
+ * (zeroed first, and again on failure). */
+static int pipeline_build(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
+                          const uint32_t *extra, uint32_t n_extra, vk_pipeline *p)
+{
+    *p = (vk_pipeline){0};
+    int rc = desc_check(vk, desc);
+    if (!rc) rc = spirv_interface_check(code, desc);
+    if (!rc) rc = layouts_create(vk, desc, p);
+    if (!rc) rc = pipeline_create(vk, desc, code, extra, n_extra, p);
+    if (rc) pipeline_destroy(vk, p);
+    return rc;
+}
+
+/* The table row of `id` and its embedded shader. */
+static int table_entry(vk_pipeline_id id, const vk_pipeline_desc **desc, const vk_shader_code **code)
 {
     if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
+    *desc = &vk_pipeline_descs[id];
+    *code = vk_shader_find((*desc)->name);
+    if (!*code) return err_set(DLCA_ERR, "pipeline %s: no embedded shader glsl/%s.comp", (*desc)->name, (*desc)->name);
+    return DLCA_OK;
+}
+
+int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out)
+{
+    const vk_pipeline_desc *desc = NULL;
+    const vk_shader_code *code = NULL;
+    if (table_entry(id, &desc, &code)) return DLCA_ERR;
     if (!vk->pipelines) {
         vk->pipelines = calloc(VK_PIPE_COUNT, sizeof *vk->pipelines);
         if (!vk->pipelines) return err_set(DLCA_ERR_NOMEM, "out of host memory for the pipeline table");
     }
     vk_pipeline *p = &vk->pipelines[id];
-    if (!p->pipeline) {
-        const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
-        const vk_shader_code *code = vk_shader_find(desc->name);
-        if (!code) return err_set(DLCA_ERR, "pipeline %s: no embedded shader glsl/%s.comp", desc->name, desc->name);
-        int rc = desc_check(vk, desc);
-        if (!rc) rc = spirv_interface_check(code, desc);
-        if (!rc) rc = layouts_create(vk, desc, p);
-        if (!rc) rc = pipeline_create(vk, desc, code, NULL, 0, p);
-        if (rc) {
-            pipeline_destroy(vk, p);
-            return rc;
-        }
-    }
+    if (!p->pipeline && pipeline_build(vk, desc, code, NULL, 0, p)) return DLCA_ERR;
     *out = p;
     return DLCA_OK;
 }
@@ -247,30 +261,18 @@ void vk_pipelines_free(vk_context *vk)
 int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const uint32_t *code, size_t size,
                              vk_pipeline *out)
 {
-    *out = (vk_pipeline){0};
     const vk_shader_code shader = {desc->name, code, size};
-    int rc = desc_check(vk, desc);
-    if (!rc) rc = spirv_interface_check(&shader, desc);
-    if (!rc) rc = layouts_create(vk, desc, out);
-    if (!rc) rc = pipeline_create(vk, desc, &shader, NULL, 0, out);
-    if (rc) pipeline_destroy(vk, out);
-    return rc;
+    return pipeline_build(vk, desc, &shader, NULL, 0, out);
 }
 
 int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
                                    vk_pipeline *out)
 {
     *out = (vk_pipeline){0};
-    if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
-    const vk_pipeline_desc *desc = &vk_pipeline_descs[id];
-    const vk_shader_code *code = vk_shader_find(desc->name);
-    if (!code) return err_set(DLCA_ERR, "pipeline %s: no embedded shader glsl/%s.comp", desc->name, desc->name);
-    int rc = desc_check(vk, desc);
-    if (!rc) rc = spirv_interface_check(code, desc);
-    if (!rc) rc = layouts_create(vk, desc, out);
-    if (!rc) rc = pipeline_create(vk, desc, code, values, count, out);
-    if (rc) pipeline_destroy(vk, out);
-    return rc;
+    const vk_pipeline_desc *desc = NULL;
+    const vk_shader_code *code = NULL;
+    if (table_entry(id, &desc, &code)) return DLCA_ERR;
+    return pipeline_build(vk, desc, code, values, count, out);
 }
 
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p) { pipeline_destroy(vk, p); }
