@@ -18,7 +18,6 @@ typedef enum {
     CA_CACHE_CHECKPOINT /* only the grid per step; backward recomputes one step at a time */
 } ca_cache;
 
-/* Where one layer's wiring lives in the wiring buffer (offsets in uints). */
 /* Where a layer's wiring lies in the wiring buffer (words): the gates' inputs, the CSR reverse,
  * and the reverse as a table of `fanout` entries an input (padded with CA_GPU_NO_ENTRY). */
 typedef struct {
@@ -26,6 +25,9 @@ typedef struct {
 } ca_gpu_wiring;
 
 #define CA_GPU_NO_ENTRY 0xffffffffu
+
+/* The table rows of the engine's fused pipelines: forward, backward, grid gather. */
+extern const vk_pipeline_id ca_gpu_fused_ids[3];
 
 /* AdamW settings (the update is clip, then PyTorch's AdamW). */
 typedef struct {
@@ -71,9 +73,9 @@ typedef struct {
                               a slot of S partial rows) */
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
-    vk_pipeline fused_pipelines[3]; /* fused forward, backward, grid gather: specialised to the
-                                       model's perception circuits (fused_perception.glsl), made
-                                       when the engine first runs them */
+    vk_pipeline fused_pipelines[3]; /* of ca_gpu_fused_ids: specialised to the model's perception
+                                       circuits (fused_perception.glsl), made when the engine
+                                       first runs them */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */

@@ -296,15 +296,12 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
     return (int)n;
 }
 
-/* Records fused pipeline `which` (0 forward, 1 backward, 2 grid gather: e->fused_pipelines)
- * and the barrier after it. */
+/* Records fused pipeline `which` (of ca_gpu_fused_ids) and the barrier after it. */
 static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                           const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
-    static const vk_pipeline_id ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
-                                          VK_PIPE_FUSED_GRID_GATHER};
-    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[ids[which]], views,
-                                  n_views, push, sizeof *push, groups_x, groups_y, 1);
+    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[ca_gpu_fused_ids[which]],
+                                  views, n_views, push, sizeof *push, groups_x, groups_y, 1);
     if (!rc) vk_cmd_barrier(cmd);
     return rc;
 }
@@ -336,7 +333,7 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
-    const vk_pipeline_desc *desc = &vk_pipeline_descs[VK_PIPE_FUSED_GRID_GATHER];
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[ca_gpu_fused_ids[2]];
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,
                                 groups);
