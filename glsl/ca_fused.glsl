@@ -26,26 +26,20 @@ const uint FUSED_NO_ENTRY = 0xffffffffu; // CA_GPU_NO_ENTRY
 layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };   // grid_t [C][pitch]
 layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[]; }; // [gates]
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
-layout(std430, binding = 3) restrict readonly buffer layers_buf { fused_layer layers[]; }; // the layer table
 layout(push_constant) uniform push_block { fused_push pc; };
 
 #include "fused_perception.glsl"
 
-// The layer table in shared memory (load_table), so a layer's fields are one shared load away;
-// its FUSED_TABLE_MAX * 16 floats are within VK_SHARED_RESERVED_BYTES.
-const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers
-shared fused_layer table[FUSED_TABLE_MAX];
+// The layer table as a uniform block: every invocation reads the same row at once, which the
+// constant cache serves without a per-workgroup copy in shared memory (that copy, a load round
+// and a barrier at each dispatch, cost ~2 us a dispatch on an H100; tools/BENCH_NOTES.md).
+// std140 lays a row out as std430 does, 16 words at a stride of 64 bytes.
+const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers; CA_GPU_TABLE_ROWS
+layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
 
-// The device's shared memory in floats less what small arrays like the table may take
-// (vk_shared_floats); the host sizes the tiles so that what a kernel carves out of smem fits.
+// The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes the tiles so that what a kernel carves out of smem fits.
 layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
 shared float smem[SHARED_FLOATS];
-
-void load_table()
-{
-    for (uint l = gl_LocalInvocationID.x; l < pc.layer_count; l += gl_WorkGroupSize.x) table[l] = layers[l];
-    barrier();
-}
 
 // Shared row where update layer l (table row perception_layers + l) writes its outputs when
 // every layer keeps its own rows (the backward's recompute): after the update input, in the

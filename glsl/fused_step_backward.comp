@@ -225,7 +225,6 @@ void finish_grid(uint first, uint width)
 void main()
 {
     uint first = gl_WorkGroupID.x * pc.tile, width = min(pc.tile, pc.cells - first);
-    load_table();
     split_incoming(first, width);
     recompute_forward(first, width); // ends with a barrier
     uint depth = pc.layer_count - pc.perception_layers;

@@ -15,7 +15,6 @@ layout(std430, binding = 4) writeonly buffer next_buf { float next_grid[]; }; //
 
 void main()
 {
-    load_table();
     uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
     uint width = min(pc.tile, pc.cells - first);
     uint units = pc.kernels * pc.channels, bits = perception_bits();

@@ -100,8 +100,10 @@ typedef enum {
 
 enum { CA_GPU_LOSS_SLOTS = 64 };
 
-/* Where the gate row table starts in the layers buffer: after the largest layer table, on a
- * 256-byte boundary (any minStorageBufferOffsetAlignment). */
+/* Rows of the fused kernels' layer table (ca_fused.glsl's uniform block: 4 perception layers at
+ * most, then the update layers), and where the gate row table starts in the layers buffer:
+ * after the largest layer table, on a 256-byte boundary (any minStorageBufferOffsetAlignment). */
+enum { CA_GPU_TABLE_ROWS = 4 + CA_MAX_LAYERS };
 enum { CA_GPU_GATE_ROWS_AT = (2 * CA_MAX_LAYERS * 16 * 4 + 255) / 256 * 256 };
 
 /* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when

@@ -296,6 +296,9 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
     return (int)n;
 }
 
+/* The layer table, as the fused kernels' uniform block declares it (CA_GPU_TABLE_ROWS rows). */
+static vk_view table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
+
 /* Records fused pipeline `which` (of ca_gpu_fused_ids) and the barrier after it. */
 static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                           const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
@@ -309,7 +312,7 @@ static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_vi
 static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t, e->tile);
-    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), vk_view_all(&e->layers),
+    vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
                        grid_view(e, t + 1)};
     return fused_dispatch(e, cmd, 0, views, 5, &push, e->tiles, 1);
 }
@@ -321,7 +324,7 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
     vk_push_fused push = fused_push(e, t, e->tile_backward);
     push.gather = gather != 0;
     vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
+                       table_view(e), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
                        slot_view(e, t % 2),    vk_view_all(&e->sum_partials)};
     return fused_dispatch(e, cmd, 1, views, 8, &push, e->slots, 1);
 }
@@ -332,7 +335,7 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     vk_push_fused push = fused_push(e, t, e->tile);
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       vk_view_all(&e->layers), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
+                       table_view(e), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
     const vk_pipeline_desc *desc = &vk_pipeline_descs[ca_gpu_fused_ids[2]];
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,

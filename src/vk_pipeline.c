@@ -16,24 +16,31 @@ const vk_pipeline_desc vk_pipeline_descs[VK_PIPE_COUNT] = {
 
 /* SPIR-V opcodes, decorations and storage classes the interface check reads. */
 enum { SPV_OP_DECORATE = 71, SPV_OP_VARIABLE = 59, SPV_DECORATION_BINDING = 33, SPV_DECORATION_SET = 34,
-       SPV_STORAGE_PUSH_CONSTANT = 9, SPV_MAGIC = 0x07230203 };
+       SPV_STORAGE_UNIFORM = 2, SPV_STORAGE_PUSH_CONSTANT = 9, SPV_MAGIC = 0x07230203 };
 
 /* Checks the shader declares exactly bindings 0..n-1 of set 0, and a push block iff push_size > 0,
- * so a C table row and its GLSL cannot drift apart silently. */
-static int spirv_interface_check(const vk_shader_code *code, const vk_pipeline_desc *desc)
+ * so a C table row and its GLSL cannot drift apart silently; sets p->uniform_bindings from the
+ * bindings' storage classes (a uniform block is class Uniform; a buffer block, StorageBuffer). */
+static int spirv_interface_check(const vk_shader_code *code, const vk_pipeline_desc *desc, vk_pipeline *p)
 {
     const uint32_t *w = code->code;
     size_t n = code->size / 4;
     uint64_t bindings = 0;
+    uint32_t bound_ids[VK_MAX_BINDINGS] = {0}, bound_at[VK_MAX_BINDINGS] = {0}, bound = 0;
     int push_blocks = 0, other_set = 0;
     if (n < 5 || w[0] != SPV_MAGIC) return err_set(DLCA_ERR, "shader %s: not SPIR-V", desc->name);
     for (size_t i = 5; i < n;) {
         uint32_t words = w[i] >> 16, op = w[i] & 0xffff;
         if (words == 0 || i + words > n) return err_set(DLCA_ERR, "shader %s: truncated SPIR-V", desc->name);
-        if (op == SPV_OP_DECORATE && words >= 4 && w[i + 2] == SPV_DECORATION_BINDING)
+        if (op == SPV_OP_DECORATE && words >= 4 && w[i + 2] == SPV_DECORATION_BINDING) {
             bindings |= w[i + 3] < 64 ? 1ull << w[i + 3] : 1ull << 63;
+            if (bound < VK_MAX_BINDINGS) bound_ids[bound] = w[i + 1], bound_at[bound++] = w[i + 3];
+        }
         if (op == SPV_OP_DECORATE && words >= 4 && w[i + 2] == SPV_DECORATION_SET && w[i + 3] != 0) other_set = 1;
         if (op == SPV_OP_VARIABLE && words >= 4 && w[i + 3] == SPV_STORAGE_PUSH_CONSTANT) push_blocks++;
+        if (op == SPV_OP_VARIABLE && words >= 4 && w[i + 3] == SPV_STORAGE_UNIFORM) /* decorations come first */
+            for (uint32_t b = 0; b < bound; b++)
+                if (bound_ids[b] == w[i + 2] && bound_at[b] < 32) p->uniform_bindings |= 1u << bound_at[b];
         i += words;
     }
     uint64_t want = desc->binding_count >= 64 ? ~0ull : (1ull << desc->binding_count) - 1;
@@ -73,13 +80,18 @@ static int desc_check(const vk_context *vk, const vk_pipeline_desc *desc)
     return DLCA_OK;
 }
 
+static VkDescriptorType binding_type(const vk_pipeline *p, uint32_t binding)
+{
+    return p->uniform_bindings >> binding & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
+
 static int layouts_create(vk_context *vk, const vk_pipeline_desc *desc, vk_pipeline *p)
 {
     VkDescriptorSetLayoutBinding bindings[VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < desc->binding_count; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = binding_type(p, i),
             .descriptorCount = 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
@@ -208,7 +220,7 @@ static int pipeline_build(vk_context *vk, const vk_pipeline_desc *desc, const vk
 {
     *p = (vk_pipeline){0};
     int rc = desc_check(vk, desc);
-    if (!rc) rc = spirv_interface_check(code, desc);
+    if (!rc) rc = spirv_interface_check(code, desc, p);
     if (!rc) rc = layouts_create(vk, desc, p);
     if (!rc) rc = pipeline_create(vk, desc, code, extra, n_extra, p);
     if (rc) pipeline_destroy(vk, p);
@@ -277,21 +289,24 @@ int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint
 
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p) { pipeline_destroy(vk, p); }
 
-/* Resolves the view and checks it against the device's storage-buffer limits. */
-static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, vk_view *view)
+/* Resolves the view and checks it against the device's limits for its kind of binding. */
+static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, int uniform, vk_view *view)
 {
     char what[96];
     snprintf(what, sizeof what, "%s binding %u", name, binding);
     int rc = vk_view_check(view, what);
     if (rc) return rc;
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    const char *kind = uniform ? "Uniform" : "Storage";
+    VkDeviceSize align = uniform ? lim->minUniformBufferOffsetAlignment : lim->minStorageBufferOffsetAlignment;
+    VkDeviceSize range = uniform ? lim->maxUniformBufferRange : lim->maxStorageBufferRange;
     if (view->size == 0) return err_set(DLCA_ERR, "%s: empty view", what);
-    if (view->offset % lim->minStorageBufferOffsetAlignment)
-        return err_set(DLCA_ERR, "%s: offset %llu is not a multiple of minStorageBufferOffsetAlignment %llu", what,
-                       (unsigned long long)view->offset, (unsigned long long)lim->minStorageBufferOffsetAlignment);
-    if (view->size > lim->maxStorageBufferRange)
-        return err_set(DLCA_ERR, "%s: %.1f MiB exceeds maxStorageBufferRange %.1f MiB", what,
-                       (double)view->size / 1048576.0, (double)lim->maxStorageBufferRange / 1048576.0);
+    if (view->offset % align)
+        return err_set(DLCA_ERR, "%s: offset %llu is not a multiple of min%sBufferOffsetAlignment %llu", what,
+                       (unsigned long long)view->offset, kind, (unsigned long long)align);
+    if (view->size > range)
+        return err_set(DLCA_ERR, "%s: %.1f MiB exceeds max%sBufferRange %.1f MiB", what, (double)view->size / 1048576.0,
+                       kind, (double)range / 1048576.0);
     return DLCA_OK;
 }
 
@@ -319,21 +334,21 @@ static int dispatch_record(vk_context *vk, VkCommandBuffer cmd, const vk_pipelin
 {
     int rc = dispatch_check(vk, desc, n_views, push, push_size, groups);
     if (rc) return rc;
+    if (!p && (rc = vk_pipeline_get(vk, id, &p))) return rc;
     VkDescriptorBufferInfo infos[VK_MAX_BINDINGS];
     VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < n_views; i++) {
         vk_view view = views[i];
-        if ((rc = view_bind_check(vk, desc->name, i, &view))) return rc;
+        if ((rc = view_bind_check(vk, desc->name, i, p->uniform_bindings >> i & 1u, &view))) return rc;
         infos[i] = (VkDescriptorBufferInfo){view.buffer->buffer, view.offset, view.size};
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstBinding = i,
             .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = binding_type(p, i),
             .pBufferInfo = &infos[i],
         };
     }
-    if (!p && (rc = vk_pipeline_get(vk, id, &p))) return rc;
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     vk->cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n_views, writes);
     if (push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);

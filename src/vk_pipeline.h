@@ -79,6 +79,8 @@ typedef struct vk_pipeline {
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
     VkPipeline pipeline;
+    uint32_t uniform_bindings; /* bit b: binding b is a uniform block (small tables every
+                                  invocation reads alike); the others are storage buffers */
 } vk_pipeline;
 
 /* An embedded shader: SPIR-V words compiled from glsl/<name>.comp at build time. */

@@ -168,6 +168,13 @@ static void test_pipelines(vk_context *vk)
     CHECK(vk_shader_find("no_such_shader") == NULL, "unknown shader is NULL");
     int rc = vk_pipelines_create_all(vk);
     CHECK(rc == DLCA_OK, "every pipeline in the table matches its shader: %s", err_message());
+    /* Descriptor types come from the SPIR-V: the fused kernels' layer table is a uniform block. */
+    const vk_pipeline *fused = NULL, *plain = NULL;
+    if (!vk_pipeline_get(vk, VK_PIPE_FUSED_STEP_FORWARD, &fused) && !vk_pipeline_get(vk, VK_PIPE_ADAMW, &plain)) {
+        CHECK(fused->uniform_bindings == 1u << 3, "fused_step_forward: binding 3 alone is uniform (mask %#x)",
+              fused->uniform_bindings);
+        CHECK(plain->uniform_bindings == 0, "adamw: storage buffers only (mask %#x)", plain->uniform_bindings);
+    }
 }
 
 /* DLCA_PIPELINE_STATS=1: a device with VK_KHR_pipeline_executable_properties prints each
