@@ -7,7 +7,9 @@
 #
 # Environment: BENCH_STEPS / BENCH_WARMUP override the measured and warm-up steps of the GPU
 # rows; BENCH_MAX_BATCH skips checkerboard rows above that batch (for slow devices such as
-# lavapipe); BENCH_CPU=0 drops the CPU-engine row.
+# lavapipe); BENCH_CPU=0 drops the CPU-engine row; BENCH_COMMIT names the commit the binary was
+# built from, for a copy of the tree whose git is not that commit (a build carried to another
+# machine); without it the table says what `git describe` says here.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -52,7 +54,7 @@ spread() {
 
 # header JSON: the title, the machine and the table head, from the first run that succeeded.
 header() {
-    commit=$(git -C "$(dirname "$0")/.." describe --always --dirty 2>/dev/null || echo unknown)
+    commit=${BENCH_COMMIT:-$(git -C "$(dirname "$0")/.." describe --always --dirty 2>/dev/null || echo unknown)}
     echo "# dlca bench table"
     echo
     echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
