@@ -61,9 +61,20 @@ gate_params gate_params_of(fused_layer L, uint g)
     return gate_params(wiring[L.wiring_a + g], wiring[L.wiring_b + g], coeffs[L.coeff_base + g]);
 }
 
-// Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at.
+// Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. Two
+// cells (the default tile) load all four inputs before either store: in the loop the compiler
+// cannot tell a store from the next cell's loads apart, so it waits out each cell's loads in
+// turn (the forward 0.225 -> 0.204 ms on an H100; a general version for up to 4 cells, with
+// predicated loads, was slower than the loop).
 void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out_at)
 {
+    if (width == 2u) {
+        uint a = in_at + p.a * pc.tile, b = in_at + p.b * pc.tile, y = out_at + g * pc.tile;
+        float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u];
+        smem[y] = gate_eval(p.k, a0, b0);
+        smem[y + 1u] = gate_eval(p.k, a1, b1);
+        return;
+    }
     for (uint c = 0; c < width; c++)
         smem[out_at + g * pc.tile + c] = gate_eval(p.k, smem[in_at + p.a * pc.tile + c], smem[in_at + p.b * pc.tile + c]);
 }
