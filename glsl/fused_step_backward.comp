@@ -78,6 +78,18 @@ void recompute_forward(uint first, uint width)
 void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint in_at, uint da_at, uint db_at)
 {
     uint dy_at = grad_at(0);
+    if (width == 2u) { // as update_gate_forward: every load before the first store
+        uint a = in_at + p.a * pc.tile, b = in_at + p.b * pc.tile, own = g * pc.tile, dy = dy_at + own;
+        float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u], d0 = smem[dy], d1 = smem[dy + 1u];
+        acc += d0 * vec4(1.0, a0, b0, a0 * b0);
+        acc += d1 * vec4(1.0, a1, b1, a1 * b1);
+        smem[da_at + own] = d0 * (p.k.y + p.k.w * b0);
+        smem[da_at + own + 1u] = d1 * (p.k.y + p.k.w * b1);
+        smem[db_at + own] = d0 * (p.k.z + p.k.w * a0);
+        smem[db_at + own + 1u] = d1 * (p.k.z + p.k.w * a1);
+        partial[row] = acc;
+        return;
+    }
     for (uint c = 0; c < width; c++) {
         float a = smem[in_at + p.a * pc.tile + c], b = smem[in_at + p.b * pc.tile + c], dy = smem[dy_at + g * pc.tile + c];
         acc += dy * vec4(1.0, a, b, a * b);
@@ -122,17 +134,32 @@ void update_backward(uint l, uint width, inout layer_prefetch next)
     for (uint g = lid + size; g < L.n_out; g += size)
         gate_backward(gate_params_of(L, g), partial[base + g], g, base + g, width, in_at, da_at, db_at);
     barrier();
-    for (uint i = lid; i < L.n_in; i += size) {
-        uint row = dy_at + i * pc.tile;
-        for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
-        for (uint j = 0; j < L.fanout; j += 4) {
-            uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
-            for (uint c = 0; c < width; c++) {
-                float sum = smem[row + c];
+    if (width == 2u) { // two cells: both sums in registers, stored once (as gate_backward)
+        for (uint i = lid; i < L.n_in; i += size) {
+            float sum0 = 0.0, sum1 = 0.0;
+            for (uint j = 0; j < L.fanout; j += 4) {
+                uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
                 for (uint q = 0; q < 4; q++)
-                    if (entry[q] != FUSED_NO_ENTRY)
-                        sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
-                smem[row + c] = sum;
+                    if (entry[q] != FUSED_NO_ENTRY) {
+                        uint from = ((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile;
+                        sum0 += smem[from], sum1 += smem[from + 1u];
+                    }
+            }
+            smem[dy_at + i * pc.tile] = sum0, smem[dy_at + i * pc.tile + 1u] = sum1;
+        }
+    } else {
+        for (uint i = lid; i < L.n_in; i += size) {
+            uint row = dy_at + i * pc.tile;
+            for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
+            for (uint j = 0; j < L.fanout; j += 4) {
+                uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
+                for (uint c = 0; c < width; c++) {
+                    float sum = smem[row + c];
+                    for (uint q = 0; q < 4; q++)
+                        if (entry[q] != FUSED_NO_ENTRY)
+                            sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
+                    smem[row + c] = sum;
+                }
             }
         }
     }
