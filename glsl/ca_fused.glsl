@@ -37,7 +37,8 @@ layout(push_constant) uniform push_block { fused_push pc; };
 const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers; CA_GPU_TABLE_ROWS
 layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
 
-// The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes the tiles so that what a kernel carves out of smem fits.
+// The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes
+// the tiles so that what a kernel carves out of smem fits.
 layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
 shared float smem[SHARED_FLOATS];
 

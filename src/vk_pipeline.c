@@ -20,7 +20,8 @@ enum { SPV_OP_DECORATE = 71, SPV_OP_VARIABLE = 59, SPV_DECORATION_BINDING = 33, 
 
 /* Checks the shader declares exactly bindings 0..n-1 of set 0, and a push block iff push_size > 0,
  * so a C table row and its GLSL cannot drift apart silently; sets p->uniform_bindings from the
- * bindings' storage classes (a uniform block is class Uniform; a buffer block, StorageBuffer). */
+ * bindings' storage classes (a uniform block is class Uniform; a buffer block StorageBuffer, as
+ * in the SPIR-V 1.3 and later that the build and hard_spirv.c make). */
 static int spirv_interface_check(const vk_shader_code *code, const vk_pipeline_desc *desc, vk_pipeline *p)
 {
     const uint32_t *w = code->code;
