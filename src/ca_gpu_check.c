@@ -45,12 +45,11 @@ static double largest(const double *cpu, size_t n)
 static int compare_floor(const char *stage, int step, const double *gpu, const double *cpu, size_t n, double tolerance,
                          double floor)
 {
-    double worst = 0.0, scale = floor;
+    double worst = 0.0, scale = fmax(floor, largest(cpu, n));
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         double diff = fabs(gpu[i] - cpu[i]);
         if (diff > worst || isnan(diff)) worst = diff, at = i;
-        scale = fmax(scale, fabs(cpu[i]));
     }
     double relative = scale > 0.0 ? worst / scale : worst;
     if (relative <= tolerance) return DLCA_OK;
