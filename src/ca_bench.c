@@ -54,7 +54,7 @@ static void describe(const ca_trainer *t, ca_bench_result *r)
     r->T = c->steps;
     if (t->backend == CA_BACKEND_GPU) {
         r->evals_per_cell = t->gpu.step_rows, r->cells = t->gpu.cells, r->fused = t->gpu.fused;
-        r->engine_device_bytes = ca_gpu_memory_bytes(t->model, c->batch, 0, 0, t->gpu.cache);
+        r->engine_device_bytes = ca_gpu_buffer_bytes(&t->gpu);
     } else {
         r->evals_per_cell = t->cpu_reference ? t->cpu.step_rows : t->fast.step_rows;
         r->cells = t->cpu_reference ? t->cpu.cells : t->fast.cells;

@@ -29,7 +29,7 @@ typedef struct {
     ca_bench_spread gpu_ms, forward_ms, loss_ms, backward_ms, optimizer_ms;
     double dispatches_per_step, submissions_per_step; /* mean over the measured steps */
     size_t peak_device_bytes;   /* vk->peak_device_bytes after the run */
-    size_t engine_device_bytes; /* ca_gpu_memory_bytes: what the engine's buffers take */
+    size_t engine_device_bytes; /* ca_gpu_buffer_bytes: what the engine's buffers take */
 } ca_bench_result;
 
 /* Runs `warmup` training steps, then `steps` measured ones (>= 1) on an initialised trainer

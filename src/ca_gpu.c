@@ -167,13 +167,13 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
     };
 }
 
-size_t ca_gpu_memory_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache)
+/* Bytes an engine would ask for on a device with `shared_floats` of shared memory (the fused
+ * tiles, and so the S partials, depend on it): what an out-of-memory error offers instead. */
+static size_t planned_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t shared_floats)
 {
     uint32_t pitch, partials;
     fused_plan fused;
-    gpu_sizes s = engine_sizes(m, batch, height, width, cache,
-                               (VK_SHARED_MAX_BYTES - VK_SHARED_RESERVED_BYTES) / sizeof(float), &fused, &pitch,
-                               &partials);
+    gpu_sizes s = engine_sizes(m, batch, height, width, cache, shared_floats, &fused, &pitch, &partials);
     return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image + s.layers +
            s.sum_partials;
 }
@@ -247,8 +247,8 @@ static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache
     const ca_model *m = e->model;
     double mib = (double)bytes / (1024.0 * 1024.0);
     if (cache == CA_CACHE_FULL) {
-        double fits = (double)ca_gpu_memory_bytes(m, e->shape.batch, e->shape.height, e->shape.width,
-                                                  CA_CACHE_CHECKPOINT) / (1024.0 * 1024.0);
+        double fits = (double)planned_bytes(m, e->shape.batch, e->shape.height, e->shape.width, CA_CACHE_CHECKPOINT,
+                                            vk_shared_floats(e->vk)) / (1024.0 * 1024.0);
         err_set(DLCA_ERR, "%s: the engine needs %.0f MiB with --cache full; --cache checkpoint needs %.0f MiB, "
                           "or use a smaller --batch", first, mib, fits);
     } else {
@@ -393,7 +393,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = vk_groups_1d(vk, VK_PIPE_LOSS_GRAD, (uint64_t)c->channels * e->cells, groups);
     if (!rc) e->partial_count = groups[0] * groups[1], sizes.partials = (size_t)e->partial_count * sizeof(float);
     if (!rc && create_buffers(e, &sizes)) {
-        explain_memory_failure(e, ca_gpu_memory_bytes(model, batch, height, width, cache), cache);
+        explain_memory_failure(e, planned_bytes(model, batch, height, width, cache, vk_shared_floats(vk)), cache);
         rc = DLCA_ERR;
     }
     if (!rc) rc = upload_wiring(e);
@@ -405,12 +405,26 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     return rc;
 }
 
+/* The engine's buffers but the step blocks (e->act), for what is done to each of them. */
+#define ENGINE_BUFFERS(X)                                                                                        \
+    X(logits) X(coeffs) X(coeff_grad) X(dlogits) X(moment1) X(moment2) X(step_values) X(wiring) X(grids) X(dact) \
+    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials)
+
+size_t ca_gpu_buffer_bytes(const ca_gpu *e)
+{
+    size_t bytes = 0;
+#define DEVICE_BYTES(name) bytes += e->name.kind == VK_BUFFER_DEVICE ? e->name.allocated : 0;
+    ENGINE_BUFFERS(DEVICE_BYTES)
+#undef DEVICE_BYTES
+    for (uint32_t i = 0; e->act && i < e->act_buffers; i++) bytes += e->act[i].allocated;
+    return bytes;
+}
+
 void ca_gpu_free(ca_gpu *e)
 {
-    vk_buffer *list[] = {&e->logits, &e->coeffs, &e->coeff_grad, &e->dlogits, &e->moment1, &e->moment2,
-                         &e->step_values, &e->wiring, &e->grids, &e->dact, &e->dgrid,
-                         &e->target, &e->partials, &e->losses, &e->image, &e->layers, &e->sum_partials};
-    for (size_t i = 0; e->vk && i < sizeof list / sizeof list[0]; i++) vk_buffer_free(e->vk, list[i]);
+#define FREE_BUFFER(name) if (e->vk) vk_buffer_free(e->vk, &e->name);
+    ENGINE_BUFFERS(FREE_BUFFER)
+#undef FREE_BUFFER
     for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
     for (uint32_t i = 0; e->vk && e->act && i < e->act_buffers; i++) vk_buffer_free(e->vk, &e->act[i]);
     free(e->act);

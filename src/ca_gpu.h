@@ -116,8 +116,8 @@ void ca_gpu_free(ca_gpu *engine);
 /* Where step block t lives: its buffer and byte offset in it. */
 vk_buffer *ca_gpu_block_buffer(ca_gpu *engine, int t, size_t *offset);
 
-/* Bytes of device memory the engine would take (to choose a cache mode before allocating). */
-size_t ca_gpu_memory_bytes(const ca_model *model, int batch, int height, int width, ca_cache cache);
+/* Bytes of device memory the engine's buffers hold: what ca_gpu_init allocated on this device. */
+size_t ca_gpu_buffer_bytes(const ca_gpu *engine);
 
 /* Copies logits ([gates][16] floats) to the device; clears the AdamW state when reset_moments. */
 int ca_gpu_upload_logits(ca_gpu *engine, const float *logits, int reset_moments);

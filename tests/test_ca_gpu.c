@@ -324,6 +324,32 @@ static void check_fused_forced(void)
     unsetenv("DLCA_FUSED");
 }
 
+/* ca_gpu_buffer_bytes (dlca bench's "engine buffers") is what the engine allocated on this
+ * device: its shared memory sets the fused tiles and so the S partials' size. */
+static void check_buffer_bytes(void)
+{
+    ca_config config;
+    small_preset(&config, "checkerboard");
+    ca_model model;
+    ca_gpu engine;
+    if (ca_model_init(&model, &config)) {
+        CHECK(0, "checkerboard model: %s", err_message());
+        return;
+    }
+    size_t before = vk.device_bytes;
+    if (ca_gpu_init(&engine, &vk, &model, config.batch, 0, 0, CA_CACHE_FULL) == DLCA_OK) {
+        size_t allocated = vk.device_bytes - before, counted = ca_gpu_buffer_bytes(&engine);
+        CHECK(counted > 0 && counted == allocated, "engine buffers: counted %zu bytes, the engine allocated %zu",
+              counted, allocated);
+        ca_gpu_free(&engine);
+    } else {
+        CHECK(0, "checkerboard engine: %s", err_message());
+    }
+    CHECK(vk.device_bytes == before, "freeing the engine gives its buffers back (%zu bytes left over)",
+          (size_t)(vk.device_bytes - before));
+    ca_model_free(&model);
+}
+
 int main(void)
 {
     if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
@@ -379,6 +405,7 @@ int main(void)
     unsetenv("DLCA_TILE");
     unsetenv("DLCA_TILE_BACKWARD");
     check_fused_forced();
+    check_buffer_bytes();
     check_adamw();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
     int validation_errors = vk.validation_errors;
