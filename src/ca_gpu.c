@@ -191,20 +191,37 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
-    /* The step blocks: as many to a buffer as one allocation may hold, so a full cache larger
-     * than maxMemoryAllocationSize (4 GiB on NVIDIA) takes several buffers. */
+    e->act_bytes = s->act, e->block_bytes = s->block;
+    /* Host-visible: written by the host between steps, or read by it after the fence. */
+    if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
+    return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
+}
+
+static void free_step_blocks(ca_gpu *e)
+{
+    for (uint32_t i = 0; e->act && i < e->act_buffers; i++) vk_buffer_free(e->vk, &e->act[i]);
+    free(e->act);
+    e->act = NULL, e->act_buffers = e->act_blocks = 0;
+}
+
+/* The step blocks of the per-layer kernels (the fused ones keep no activations): as many to a
+ * buffer as one allocation may hold, so a full cache larger than maxMemoryAllocationSize (4 GiB
+ * on NVIDIA) takes several buffers. */
+static int create_step_blocks(ca_gpu *e)
+{
+    size_t act = e->act_bytes, block = e->block_bytes;
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
     vkGetPhysicalDeviceProperties2(e->vk->physical, &props);
-    size_t blocks = s->act / s->block, per = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize / s->block : blocks;
+    size_t blocks = act / block, per = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize / block : blocks;
     VkDeviceSize heap = 0;
     for (uint32_t i = 0; i < e->vk->memory.memoryHeapCount; i++)
         if (e->vk->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT && e->vk->memory.memoryHeaps[i].size > heap)
             heap = e->vk->memory.memoryHeaps[i].size;
-    if (heap && s->act > heap) /* refused whole, as one buffer was, rather than buffer by buffer */
+    if (heap && act > heap) /* refused whole, as one buffer was, rather than buffer by buffer */
         return err_set(DLCA_ERR, "out of GPU memory for a device buffer of %.1f MiB (the activation cache, %zu step "
                                  "blocks; the largest device heap holds %.1f MiB)",
-                       (double)s->act / (1024.0 * 1024.0), s->act / s->block, (double)heap / (1024.0 * 1024.0));
+                       (double)act / (1024.0 * 1024.0), act / block, (double)heap / (1024.0 * 1024.0));
     const char *cap = getenv("DLCA_BLOCKS_PER_BUFFER"); /* tests: the split without 4 GiB of memory */
     if (cap && strtol(cap, NULL, 10) > 0 && (size_t)strtol(cap, NULL, 10) < per) per = (size_t)strtol(cap, NULL, 10);
     if (per < 1) per = 1;
@@ -215,11 +232,12 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
     if (!e->act) return err_set(DLCA_ERR_NOMEM, "out of memory for %u activation buffers", e->act_buffers);
     for (uint32_t i = 0; i < e->act_buffers; i++) {
         size_t count = i + 1 < e->act_buffers ? per : blocks - (size_t)i * per;
-        if (vk_buffer_create(e->vk, &e->act[i], count * s->block, VK_BUFFER_DEVICE)) return DLCA_ERR;
+        if (vk_buffer_create(e->vk, &e->act[i], count * block, VK_BUFFER_DEVICE)) {
+            free_step_blocks(e); /* all or none, so that a later call may try again */
+            return DLCA_ERR;
+        }
     }
-    /* Host-visible: written by the host between steps, or read by it after the fence. */
-    if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
-    return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
+    return DLCA_OK;
 }
 
 /* Every dispatch indexes rows by 32-bit integers and covers units * width rows with y groups. */
@@ -332,6 +350,7 @@ int ca_gpu_use_fused(ca_gpu *e, int on)
     if (on && !e->fused_possible)
         return fused_impossible("", "");
     if (on && create_fused_pipelines(e)) return DLCA_ERR;
+    if (!on && !e->act && create_step_blocks(e)) return DLCA_ERR;
     e->fused = on != 0;
     return DLCA_OK;
 }
@@ -399,6 +418,10 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = upload_layers(e, &fused);
     if (!rc && e->fused) rc = create_fused_pipelines(e);
+    if (!rc && !e->fused && create_step_blocks(e)) {
+        explain_memory_failure(e, planned_bytes(model, batch, height, width, cache, vk_shared_floats(vk)), cache);
+        rc = DLCA_ERR;
+    }
     if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);
@@ -426,7 +449,7 @@ void ca_gpu_free(ca_gpu *e)
     ENGINE_BUFFERS(FREE_BUFFER)
 #undef FREE_BUFFER
     for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
-    for (uint32_t i = 0; e->vk && e->act && i < e->act_buffers; i++) vk_buffer_free(e->vk, &e->act[i]);
+    if (e->vk) free_step_blocks(e);
     free(e->act);
     memset(e, 0, sizeof *e);
 }

@@ -51,8 +51,10 @@ typedef struct {
     vk_buffer wiring;      /* every layer's input_a, input_b, reverse_start, reverse_entry */
     vk_buffer grids;       /* [T+1][C][pitch] */
     vk_buffer *act;        /* full: T step blocks [step_rows][pitch], act_blocks to a buffer (one
-                              allocation is limited, 4 GiB on NVIDIA); checkpoint: one block */
+                              allocation is limited, 4 GiB on NVIDIA); checkpoint: one block. Made
+                              when the per-layer kernels are to run (the fused ones keep none) */
     uint32_t act_buffers, act_blocks;
+    size_t act_bytes, block_bytes; /* the step blocks in all, and one */
     vk_buffer dact;        /* [2][step_rows][pitch]: per-layer path: the slot gradients gate_backward.comp
                               writes, half 0 for input a, half 1 for input b (row r: what row r's gate
                               sends there), bound as two views (each within maxStorageBufferRange);

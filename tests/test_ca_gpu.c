@@ -341,6 +341,12 @@ static void check_buffer_bytes(void)
         size_t allocated = vk.device_bytes - before, counted = ca_gpu_buffer_bytes(&engine);
         CHECK(counted > 0 && counted == allocated, "engine buffers: counted %zu bytes, the engine allocated %zu",
               counted, allocated);
+        /* The fused kernels keep no activations: the step blocks come with the per-layer ones. */
+        CHECK(engine.fused && !engine.act, "the fused engine allocates no step blocks (fused %d)", engine.fused);
+        CHECK(ca_gpu_use_fused(&engine, 0) == DLCA_OK && engine.act, "per-layer: %s", err_message());
+        size_t grown = ca_gpu_buffer_bytes(&engine);
+        CHECK(grown >= counted + engine.act_bytes && grown == vk.device_bytes - before,
+              "per-layer adds the %zu bytes of step blocks: %zu -> %zu bytes", engine.act_bytes, counted, grown);
         ca_gpu_free(&engine);
     } else {
         CHECK(0, "checkerboard engine: %s", err_message());

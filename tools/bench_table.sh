@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench_table.sh BUILD_DIR [DEVICE]: the standard speed table of `dlca bench` as Markdown on
 # stdout: every preset at its default batch; checkerboard at batch 2, 16, 64 and 256; checkpoint
-# against full cache at T=50 for checkerboard; one CPU-engine row; the hard engine. DEVICE is
+# against full cache at T=50 for checkerboard (per-layer kernels), and the fused kernels there;
+# one CPU-engine row; the hard engine. DEVICE is
 # what --device takes (default auto). Progress and failures go to stderr; a row that fails
 # (out of device memory, say) is printed as failed and the table goes on.
 #
@@ -103,8 +104,12 @@ gpu_flags=""
     for batch in 16 64 256; do
         if [ "$batch" -le "$max_batch" ]; then row checkerboard "$device" --batch "$batch" $gpu_flags; fi
     done
+    # The cache modes matter to the per-layer kernels only: the fused ones keep no activations.
+    export DLCA_FUSED=0
     row checkerboard "$device" --T 50 --cache full $gpu_flags
     row checkerboard "$device" --T 50 --cache checkpoint $gpu_flags
+    unset DLCA_FUSED
+    row checkerboard "$device" --T 50 $gpu_flags
     if [ "${BENCH_CPU:-1}" != 0 ] && [ "$device" != cpu ]; then row checkerboard cpu; fi
 }
 
