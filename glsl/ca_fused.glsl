@@ -28,6 +28,24 @@ layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[];
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
 layout(push_constant) uniform push_block { fused_push pc; };
 
+// The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes
+// the tiles so that what a kernel carves out of smem fits.
+layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
+shared float smem[SHARED_FLOATS];
+
+// Coefficients of perception gate i (the model's first gates). A kernel that defines
+// FUSED_STAGED_AT, the shared float where they start (4 a gate), reads the copy it staged there:
+// a global load round costs 0.5-2 us inside these kernels (tools/BENCH_NOTES.md, fifth round).
+#ifdef FUSED_STAGED_AT
+vec4 perception_coeff(uint i)
+{
+    uint at = FUSED_STAGED_AT + 4u * i;
+    return vec4(smem[at], smem[at + 1u], smem[at + 2u], smem[at + 3u]);
+}
+#else
+vec4 perception_coeff(uint i) { return coeffs[i]; }
+#endif
+
 #include "fused_perception.glsl"
 
 // The layer table as a uniform block: every invocation reads the same row at once, which the
@@ -36,11 +54,6 @@ layout(push_constant) uniform push_block { fused_push pc; };
 // std140 lays a row out as std430 does, 16 words at a stride of 64 bytes.
 const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers; CA_GPU_TABLE_ROWS
 layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
-
-// The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes
-// the tiles so that what a kernel carves out of smem fits.
-layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
-shared float smem[SHARED_FLOATS];
 
 // Shared row where update layer l (table row perception_layers + l) writes its outputs when
 // every layer keeps its own rows (the backward's recompute): after the update input, in the

@@ -7,7 +7,7 @@
 // choice a comparison of constants the driver folds, so the circuit's values, gradients and S
 // sums stay in registers. (Wiring read from a buffer made them private arrays indexed at run
 // time: local memory, 816 bytes a thread, tools/BENCH_NOTES.md.)
-// Needs, declared before: pc (fused_push), coeffs, grid.
+// Needs, declared before: pc (fused_push), grid, perception_coeff (ca_fused.glsl).
 #ifndef DLCA_FUSED_PERCEPTION_GLSL
 #define DLCA_FUSED_PERCEPTION_GLSL
 
@@ -47,6 +47,10 @@ layout(constant_id = 66) const uint wire_3_1_4 = 0; layout(constant_id = 67) con
 #define PREFIX_2 (8u + PERCEPTION_WIDTH_1)
 #define PREFIX_3 (8u + PERCEPTION_WIDTH_1 + PERCEPTION_WIDTH_2)
 #define HAS_GATE(l, g) (l < PERCEPTION_DEPTH && g < WIDTH_##l)
+// Gates of one kernel's circuit.
+#define PERCEPTION_GATES_PER_KERNEL                                                                      \
+    (PERCEPTION_DEPTH == 1 ? PREFIX_1 : PERCEPTION_DEPTH == 2 ? PREFIX_2 : PERCEPTION_DEPTH == 3 ? PREFIX_3 \
+                                                                                      : PREFIX_3 + WIDTH_3)
 
 // Model gate of kernel k's gate g in layer l (the perception gates come first), and the step
 // block row of unit `unit`'s (as ca_config_layout_rows).
@@ -100,10 +104,10 @@ void load_neighbours(uint ch, uint cell) { nbr = neighbours_of(ch, cell); }
 
 // Forward of kernel k's circuit on nbr into pv (ca_cpu_layer.c: moore_layer_forward, then
 // gate_layer_forward per perception layer).
-#define MOORE_FORWARD(l, g) pv[0][g] = gate_eval(coeffs[GATE_INDEX(0, k, g)], PICK9(nbr, WIRE(0, 0, g)), nbr[4]);
+#define MOORE_FORWARD(l, g) pv[0][g] = gate_eval(perception_coeff(GATE_INDEX(0, k, g)), PICK9(nbr, WIRE(0, 0, g)), nbr[4]);
 #define GATE_FORWARD(l, g)                                                                               \
     if (HAS_GATE(l, g))                                                                                  \
-        pv[l][g] = gate_eval(coeffs[GATE_INDEX(l, k, g)], PICK8(pv[l - 1], WIRE(l, 0, g)),               \
+        pv[l][g] = gate_eval(perception_coeff(GATE_INDEX(l, k, g)), PICK8(pv[l - 1], WIRE(l, 0, g)),     \
                              PICK8(pv[l - 1], WIRE(l, 1, g)));
 
 void perception_forward(uint k)
@@ -139,7 +143,7 @@ uint perception_bits()
 #define GATE_BACKWARD(l, g)                                                                              \
     if (HAS_GATE(l, g)) {                                                                                \
         float a = PICK8(pv[l - 1], WIRE(l, 0, g)), b = PICK8(pv[l - 1], WIRE(l, 1, g)), d = dv[l][g];    \
-        vec4 kc = coeffs[GATE_INDEX(l, k, g)];                                                           \
+        vec4 kc = perception_coeff(GATE_INDEX(l, k, g));                                                 \
         sacc[l][g] += d * vec4(1.0, a, b, a * b);                                                        \
         ADD8(dv[l - 1], WIRE(l, 0, g), d * (kc.y + kc.w * b))                                            \
         ADD8(dv[l - 1], WIRE(l, 1, g), d * (kc.z + kc.w * a))                                            \

@@ -14,6 +14,12 @@
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
+// Shared rows (of `tile` floats): act_rows of activations (update input, then every update
+// layer; reused for the perception scratch), two gradient buffers of max_width rows, the kept
+// part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
+// perception gates' coefficients (4 floats a gate).
+#define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * pc.tile)
+#define FUSED_STAGED_AT (FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile)
 #include "ca_fused.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -23,11 +29,36 @@ layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };             
 // The wiring buffer again, 4 words a load: the update layers' padded reverse tables.
 layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 reverse_table[]; };
 
-// Shared rows (of `tile` floats): act_rows of activations (update input, then every update
-// layer; reused for the perception scratch), two gradient buffers of max_width rows, and the
-// kept part of dgrid (C rows).
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
 uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
+
+// Stages in shared memory what the perception circuits read, recompute and backward alike: the
+// tile's neighbourhoods in grid_t and the perception gates' coefficients. The barrier that
+// makes them visible is the caller's.
+void stage_perception(uint first, uint width)
+{
+    for (uint item = gl_LocalInvocationID.x; item < 9 * pc.channels * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, row = item / width, ch = row / 9, j = row % 9;
+        int at = shifted_cell(first + c, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);
+        float value = grid[ch * pc.pitch + uint(max(at, 0))]; /* loaded unconditionally: in range */
+        smem[FUSED_NEIGHBOURS_AT + row * pc.tile + c] = at < 0 ? 0.0 : value;
+    }
+    for (uint i = gl_LocalInvocationID.x; i < pc.kernels * PERCEPTION_GATES_PER_KERNEL; i += gl_WorkGroupSize.x) {
+        vec4 k = coeffs[i];
+        uint at = FUSED_STAGED_AT + 4u * i;
+        smem[at] = k.x, smem[at + 1u] = k.y, smem[at + 2u] = k.z, smem[at + 3u] = k.w;
+    }
+}
+
+// Channel ch's 3x3 neighbourhood of tile cell c, as stage_perception left it.
+#define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c];
+float[9] staged_neighbours(uint ch, uint c)
+{
+    float v[9];
+    STAGED_NEIGHBOUR(0) STAGED_NEIGHBOUR(1) STAGED_NEIGHBOUR(2) STAGED_NEIGHBOUR(3) STAGED_NEIGHBOUR(4)
+    STAGED_NEIGHBOUR(5) STAGED_NEIGHBOUR(6) STAGED_NEIGHBOUR(7) STAGED_NEIGHBOUR(8)
+    return v;
+}
 
 void split_incoming(uint first, uint width)
 {
@@ -50,7 +81,7 @@ void recompute_forward(uint first, uint width)
     }
     for (uint item = gl_LocalInvocationID.x; item < units * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, unit = item / width;
-        load_neighbours(unit % pc.channels, first + c);
+        nbr = staged_neighbours(unit % pc.channels, c);
         perception_forward(unit / pc.channels);
         uint at = (pc.channels + unit * bits) * pc.tile + c;
         STORE_OUTPUTS(at)
@@ -173,7 +204,7 @@ void update_backward(uint l, uint width, inout layer_prefetch next)
     {                                                                                                    \
         uint at = (g * units + unit) * pc.tile + c;                                                      \
         float a = PICK9(nbr, WIRE(0, 0, g)), d = smem[at];                                               \
-        vec4 kc = coeffs[GATE_INDEX(0, k, g)];                                                           \
+        vec4 kc = perception_coeff(GATE_INDEX(0, k, g));                                                 \
         sacc[0][g] += d * vec4(1.0, a, nbr[4], a * nbr[4]);                                              \
         smem[at] = d * (kc.y + kc.w * nbr[4]);                                                           \
         centre += d * (kc.z + kc.w * a);                                                                 \
@@ -201,30 +232,26 @@ void moore_backward(uint k, uint unit, uint c)
 
 // One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
 // fewer values are live at once (registers, not local memory): the circuit forward and the
-// layers after the moore gates backward, then the moore gates backward. The next cell's
-// neighbourhood is loaded while this one's is worked on.
+// layers after the moore gates backward, then the moore gates backward. Neighbourhoods and
+// coefficients come from shared memory (stage_perception).
 void perception_units_backward(uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     uint base = gl_WorkGroupID.x * pc.partial_rows;
     for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
-        uint k = unit / pc.channels, ch = unit % pc.channels, first = gl_WorkGroupID.x * pc.tile;
+        uint k = unit / pc.channels, ch = unit % pc.channels;
         perception_clear_sums();
-        float next[9] = neighbours_of(ch, first);
         for (uint c = 0; c < width; c++) {
-            nbr = next;
-            if (c + 1 < width) next = neighbours_of(ch, first + c + 1);
+            nbr = staged_neighbours(ch, c);
             perception_forward(k);
             uint at = grad_at(0) + (pc.channels + unit * bits) * pc.tile + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
         }
-        next = neighbours_of(ch, first);
         ADD_SUMS(1) ADD_SUMS(2) ADD_SUMS(3)
         for (uint c = 0; c < width; c++) {
-            nbr = next;
-            if (c + 1 < width) next = neighbours_of(ch, first + c + 1);
+            nbr = staged_neighbours(ch, c);
             moore_backward(k, unit, c);
         }
         ADD_SUMS(0)
@@ -252,7 +279,9 @@ void finish_grid(uint first, uint width)
 void main()
 {
     uint first = gl_WorkGroupID.x * pc.tile, width = min(pc.tile, pc.cells - first);
+    stage_perception(first, width);
     split_incoming(first, width);
+    barrier();
     recompute_forward(first, width); // ends with a barrier
     uint depth = pc.layer_count - pc.perception_layers;
     layer_prefetch next = prefetch_layer(depth - 1);

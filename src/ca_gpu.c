@@ -102,13 +102,17 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
         layers += (size_t)c->update_widths[l];
     }
     size_t scratch = 9 * (size_t)c->kernels * (size_t)c->channels; /* perception backward */
-    size_t act = layers > scratch ? layers : scratch;
-    size_t forward_rows = 2 * max_width, backward_rows = act + 2 * max_width + (size_t)c->channels;
-    if (c->perception_depth > 4 || backward_rows > shared_floats) return p; /* FUSED_PERCEPTION_MAX */
-    size_t tile = shared_floats / forward_rows, tile_backward = shared_floats / backward_rows;
+    size_t act = layers > scratch ? layers : scratch, perception_gates = 0;
+    for (int l = 0; l < c->perception_depth; l++) perception_gates += (size_t)c->kernels * (size_t)c->perception_widths[l];
+    /* Backward, per cell: activations, two gradient buffers, dgrid's kept part, neighbourhoods;
+     * once: the perception coefficients (fused_step_backward.comp). */
+    size_t forward_rows = 2 * max_width, backward_rows = act + 2 * max_width + 10 * (size_t)c->channels;
+    size_t staged = 4 * perception_gates;
+    if (c->perception_depth > 4 || backward_rows + staged > shared_floats) return p; /* FUSED_PERCEPTION_MAX */
+    size_t tile = shared_floats / forward_rows, tile_backward = (shared_floats - staged) / backward_rows;
     tile = env_count("DLCA_TILE", tile < 2 ? (uint32_t)tile : 2);
     tile_backward = env_count("DLCA_TILE_BACKWARD", tile_backward < 2 ? (uint32_t)tile_backward : 2);
-    if (tile * forward_rows > shared_floats || tile_backward * backward_rows > shared_floats) return p;
+    if (tile * forward_rows > shared_floats || tile_backward * backward_rows + staged > shared_floats) return p;
     p.tile = (uint32_t)tile, p.tiles = (uint32_t)((cells + tile - 1) / tile);
     p.tile_backward = (uint32_t)tile_backward, p.slots = (uint32_t)((cells + tile_backward - 1) / tile_backward);
     p.update_inputs = (uint32_t)update_inputs, p.max_width = (uint32_t)max_width, p.act_rows = (uint32_t)act;
