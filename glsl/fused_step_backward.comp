@@ -1,6 +1,8 @@
 #version 450
 // fused_step_backward.comp: one CA step of BPTT in one dispatch (ca_cpu.c: ca_step_backward).
 // A workgroup owns `tile` cells and keeps everything in shared memory:
+//   0. the tile's 3x3 neighbourhoods in grid_t and the perception coefficients, staged once for
+//      the perception circuits of 2 and 4;
 //   1. dL/dgrid_{t+1} of its cells: its own part (dgrid) plus what the neighbours' moore gates
 //      sent (moore_in, written by step t+1's dispatch), split by the fire mask;
 //   2. the step's update activations, recomputed from grid_t (the forward keeps nothing);
