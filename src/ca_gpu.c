@@ -172,14 +172,16 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
 }
 
 /* Bytes an engine would ask for on a device with `shared_floats` of shared memory (the fused
- * tiles, and so the S partials, depend on it): what an out-of-memory error offers instead. */
-static size_t planned_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t shared_floats)
+ * tiles, and so the S partials, depend on it), with or without the per-layer kernels' step
+ * blocks: what an out-of-memory error offers instead. */
+static size_t planned_bytes(const ca_model *m, int batch, int height, int width, ca_cache cache, uint32_t shared_floats,
+                            int step_blocks)
 {
     uint32_t pitch, partials;
     fused_plan fused;
     gpu_sizes s = engine_sizes(m, batch, height, width, cache, shared_floats, &fused, &pitch, &partials);
-    return 4 * s.gates16 + 2 * s.gates4 + s.grids + s.act + s.dact + s.dgrid + s.target + s.partials + s.image + s.layers +
-           s.sum_partials;
+    return 4 * s.gates16 + 2 * s.gates4 + s.grids + (step_blocks ? s.act : 0) + s.dact + s.dgrid + s.target +
+           s.partials + s.image + s.layers + s.sum_partials;
 }
 
 static int create_buffers(ca_gpu *e, const gpu_sizes *s)
@@ -262,15 +264,21 @@ static int check_limits(const ca_gpu *e, const gpu_sizes *s)
     return DLCA_OK;
 }
 
-static void explain_memory_failure(const ca_gpu *e, size_t bytes, ca_cache cache)
+/* Appends to the allocation error what the engine needs and what would fit instead. */
+static void explain_memory_failure(const ca_gpu *e)
 {
     char first[512];
     snprintf(first, sizeof first, "%s", err_message());
     const ca_model *m = e->model;
-    double mib = (double)bytes / (1024.0 * 1024.0);
-    if (cache == CA_CACHE_FULL) {
-        double fits = (double)planned_bytes(m, e->shape.batch, e->shape.height, e->shape.width, CA_CACHE_CHECKPOINT,
-                                            vk_shared_floats(e->vk)) / (1024.0 * 1024.0);
+    ca_shape shape = e->shape;
+    uint32_t shared = vk_shared_floats(e->vk);
+    double mib = (double)planned_bytes(m, shape.batch, shape.height, shape.width, e->cache, shared, !e->fused) / 1048576.0;
+    if (e->fused) {
+        err_set(DLCA_ERR, "%s: the engine needs %.0f MiB (the fused kernels keep no activations, so --cache does not "
+                          "change it); use a smaller --batch", first, mib);
+    } else if (e->cache == CA_CACHE_FULL) {
+        double fits = (double)planned_bytes(m, shape.batch, shape.height, shape.width, CA_CACHE_CHECKPOINT, shared, 1) /
+                      1048576.0;
         err_set(DLCA_ERR, "%s: the engine needs %.0f MiB with --cache full; --cache checkpoint needs %.0f MiB, "
                           "or use a smaller --batch", first, mib, fits);
     } else {
@@ -288,14 +296,13 @@ static int fused_impossible(const char *asked, const char *advice)
 /* Bytes of S partials up to which ca_gpu_init picks the fused kernels by itself. */
 enum { FUSED_AUTO_PARTIAL_BYTES = 24 << 20 };
 
-/* The fused kernels' plan and layer table, and whether they run: env DLCA_FUSED=0 or 1 decides
- * when set (1 where they do not fit is an error); otherwise they run when they fit and their S
- * partials stay small (few cells). */
-static int upload_layers(ca_gpu *e, const fused_plan *plan)
+/* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
+ * where they do not fit is an error); otherwise they run when they fit and their S partials
+ * stay small (few cells). */
+static int choose_fused(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
     const char *choice = getenv("DLCA_FUSED");
-    uint32_t rows[2 * CA_MAX_LAYERS * 16];
     e->fused_possible = p.possible;
     e->tile = p.tile, e->tiles = p.tiles, e->tile_backward = p.tile_backward, e->slots = p.slots;
     e->update_inputs = p.update_inputs, e->max_width = p.max_width, e->act_rows = p.act_rows;
@@ -305,6 +312,13 @@ static int upload_layers(ca_gpu *e, const fused_plan *plan)
         e->fused = choice[0] == '1';
     else
         e->fused = p.possible && p.partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
+    return DLCA_OK;
+}
+
+/* The fused kernels' layer table (after upload_wiring: it names the reverse tables). */
+static int upload_layers(ca_gpu *e)
+{
+    uint32_t rows[2 * CA_MAX_LAYERS * 16];
     e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
@@ -415,17 +429,14 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     uint32_t groups[3];
     if (!rc) rc = vk_groups_1d(vk, VK_PIPE_LOSS_GRAD, (uint64_t)c->channels * e->cells, groups);
     if (!rc) e->partial_count = groups[0] * groups[1], sizes.partials = (size_t)e->partial_count * sizeof(float);
-    if (!rc && create_buffers(e, &sizes)) {
-        explain_memory_failure(e, planned_bytes(model, batch, height, width, cache, vk_shared_floats(vk)), cache);
+    if (!rc) rc = choose_fused(e, &fused);
+    if (!rc && (create_buffers(e, &sizes) || (!e->fused && create_step_blocks(e)))) {
+        explain_memory_failure(e);
         rc = DLCA_ERR;
     }
     if (!rc) rc = upload_wiring(e);
-    if (!rc) rc = upload_layers(e, &fused);
+    if (!rc) rc = upload_layers(e);
     if (!rc && e->fused) rc = create_fused_pipelines(e);
-    if (!rc && !e->fused && create_step_blocks(e)) {
-        explain_memory_failure(e, planned_bytes(model, batch, height, width, cache, vk_shared_floats(vk)), cache);
-        rc = DLCA_ERR;
-    }
     if (!rc) rc = upload_gate_rows(e);
     if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
     if (rc) ca_gpu_free(e);
