@@ -39,11 +39,10 @@ uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
 // makes them visible is the caller's.
 void stage_perception(uint first, uint width)
 {
-    for (uint item = gl_LocalInvocationID.x; item < 9 * pc.channels * width; item += gl_WorkGroupSize.x) {
-        uint c = item % width, row = item / width, ch = row / 9, j = row % 9;
-        int at = shifted_cell(first + c, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);
-        float value = grid[ch * pc.pitch + uint(max(at, 0))]; /* loaded unconditionally: in range */
-        smem[FUSED_NEIGHBOURS_AT + row * pc.tile + c] = at < 0 ? 0.0 : value;
+    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
+        uint c = item % width, ch = item / width;
+        float v[9] = neighbours_of(ch, first + c);
+        for (uint j = 0; j < 9; j++) smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c] = v[j];
     }
     for (uint i = gl_LocalInvocationID.x; i < pc.kernels * PERCEPTION_GATES_PER_KERNEL; i += gl_WorkGroupSize.x) {
         vec4 k = coeffs[i];
