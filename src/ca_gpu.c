@@ -464,8 +464,7 @@ void ca_gpu_free(ca_gpu *e)
     ENGINE_BUFFERS(FREE_BUFFER)
 #undef FREE_BUFFER
     for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
-    if (e->vk) free_step_blocks(e);
-    free(e->act);
+    if (e->vk) free_step_blocks(e); /* e->act exists only beside e->vk */
     memset(e, 0, sizeof *e);
 }
 
