@@ -293,12 +293,9 @@ static int fused_impossible(const char *asked, const char *advice)
                              "over 4, or S partials over %d MiB)%s", asked, FUSED_MAX_PARTIAL_BYTES >> 20, advice);
 }
 
-/* Bytes of S partials up to which ca_gpu_init picks the fused kernels by itself. */
-enum { FUSED_AUTO_PARTIAL_BYTES = 24 << 20 };
-
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
- * where they do not fit is an error); otherwise they run when they fit and their S partials
- * stay small (few cells). */
+ * where they do not fit is an error); otherwise they run wherever they fit, since they beat
+ * the per-layer kernels at every size that fits (2-3x on an H100, tools/BENCH_NOTES.md). */
 static int choose_fused(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
@@ -311,7 +308,7 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = choice[0] == '1';
     else
-        e->fused = p.possible && p.partial_bytes <= FUSED_AUTO_PARTIAL_BYTES;
+        e->fused = p.possible;
     return DLCA_OK;
 }
 
