@@ -66,12 +66,13 @@ static inline void random_unit(double *values, size_t n, rng_state *rng)
     for (size_t i = 0; i < n; i++) values[i] = rng_uniform(rng);
 }
 
-/* max |a - b| / max |b|: error relative to the largest magnitude. */
+/* max |a - b| / max |b|: error relative to the largest magnitude; infinite where either holds a NaN. */
 static inline double relative_error(const double *got, const double *want, size_t n)
 {
     double worst = 0.0, scale = 0.0;
     for (size_t i = 0; i < n; i++) {
         double diff = fabs(got[i] - want[i]);
+        if (isnan(diff)) return INFINITY; /* a NaN on either side is never close */
         if (diff > worst) worst = diff;
         if (fabs(want[i]) > scale) scale = fabs(want[i]);
     }

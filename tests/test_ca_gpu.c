@@ -410,6 +410,15 @@ int main(void)
     check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
     unsetenv("DLCA_TILE");
     unsetenv("DLCA_TILE_BACKWARD");
+    /* Layers wider than a fused workgroup (256 invocations): an invocation takes a second gate,
+     * input and gate of the layer below, with their parameters loaded where they are used. */
+    ca_config broad;
+    small_preset(&broad, "checkerboard");
+    static const int broad_widths[] = {300, 270, 136, 68, 34, 17, 9};
+    broad.update_depth = 8;
+    for (int l = 0; l < 7; l++) broad.update_widths[l] = broad_widths[l];
+    broad.update_widths[7] = broad.channels;
+    check_case(&broad, "checkerboard, update layers of 300 and 270 gates");
     check_fused_forced();
     check_buffer_bytes();
     check_adamw();
