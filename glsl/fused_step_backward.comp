@@ -23,6 +23,7 @@
 #define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * pc.tile)
 #define FUSED_STAGED_AT (FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile)
 #include "ca_fused.glsl"
+#include "fused_update_layers.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -89,19 +90,9 @@ void recompute_forward(uint first, uint width)
     }
     barrier();
     // The update layers as in fused_step_forward.comp, each into its own rows.
-    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, update = pc.perception_layers, in_at = 0;
-    gate_params next = gate_params(0u, 0u, vec4(0.0));
-    if (lid < table[update].n_out) next = gate_params_of(table[update], lid);
-    for (uint l = update; l < pc.layer_count; l++) {
-        fused_layer L = table[l];
-        uint out_at = update_out_at(l - update);
-        gate_params own = next;
-        if (l + 1 < pc.layer_count && lid < table[l + 1].n_out) next = gate_params_of(table[l + 1], lid);
-        if (lid < L.n_out) update_gate_forward(own, lid, width, in_at, out_at);
-        for (uint g = lid + size; g < L.n_out; g += size) update_gate_forward(gate_params_of(L, g), g, width, in_at, out_at);
-        barrier();
-        in_at = out_at;
-    }
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, in_at = 0;
+#define OUT_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
+    UPDATE_LAYERS_FORWARD()
 }
 
 // Gate g of an update layer backward on the tile's cells (p: its parameters; acc: its S so far,

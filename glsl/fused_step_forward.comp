@@ -8,6 +8,7 @@
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 #include "ca_fused.glsl"
+#include "fused_update_layers.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -31,21 +32,10 @@ void main()
         STORE_OUTPUTS(at)
     }
     barrier();
-    // The update layers, one invocation a gate: its wiring and coefficients of the next layer
-    // are loaded before it computes this one, so those loads overlap a layer's work and barrier.
-    uint in_at = 0, out_at = pc.max_width * pc.tile, update = pc.perception_layers;
-    gate_params next = gate_params(0u, 0u, vec4(0.0));
-    if (lid < table[update].n_out) next = gate_params_of(table[update], lid);
-    for (uint l = update; l < pc.layer_count; l++) {
-        fused_layer L = table[l];
-        gate_params own = next;
-        if (l + 1 < pc.layer_count && lid < table[l + 1].n_out) next = gate_params_of(table[l + 1], lid);
-        if (lid < L.n_out) update_gate_forward(own, lid, width, in_at, out_at);
-        for (uint g = lid + size; g < L.n_out; g += size) update_gate_forward(gate_params_of(L, g), g, width, in_at, out_at);
-        barrier();
-        uint swap = in_at;
-        in_at = out_at, out_at = swap;
-    }
+    // The update layers, one invocation a gate, between two shared buffers.
+    uint in_at = 0;
+#define OUT_AT(u) ((u) % 2u == 0u ? pc.max_width * pc.tile : 0u)
+    UPDATE_LAYERS_FORWARD()
     // The last layer's C outputs are in_at's rows now: the proposed state.
     for (uint item = lid; item < pc.channels * width; item += size) {
         uint c = item % width, ch = item / width, cell = first + c;

@@ -320,14 +320,17 @@ static int upload_layers(ca_gpu *e)
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
 
-/* The fused kernels' specialisation constants (fused_perception.glsl, from id 2): perception
- * depth, the widths of layers 1-3, and each of the 4 possible perception layers' wiring, a at
- * l * 16 + g, b at l * 16 + 8 + g. */
-enum { FUSED_CONSTANTS = 4 + 4 * 16 };
+/* The fused kernels' specialisation constants, from id 2: for fused_perception.glsl the
+ * perception depth, the widths of layers 1-3, and each of the 4 possible perception layers'
+ * wiring, a at l * 16 + g, b at l * 16 + 8 + g; then for fused_update_layers.glsl the update
+ * depth and per update layer its width, wiring a and b, coefficient base and step-block row,
+ * as the layer table holds them. */
+enum { FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16, FUSED_CONSTANTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS };
 _Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
 
-static uint32_t fused_constants(const ca_model *m, uint32_t *values)
+static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
 {
+    const ca_model *m = e->model;
     const ca_config *c = &m->config;
     memset(values, 0, FUSED_CONSTANTS * sizeof *values);
     values[0] = (uint32_t)c->perception_depth;
@@ -337,6 +340,14 @@ static uint32_t fused_constants(const ca_model *m, uint32_t *values)
             values[4 + l * 16 + g] = (uint32_t)m->perception[l].input_a[g];
             values[4 + l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
         }
+    uint32_t rows[2 * CA_MAX_LAYERS * 16], *update = values + FUSED_PERCEPTION_CONSTANTS;
+    int first = ca_gpu_fused_layers(e, rows) - c->update_depth;
+    update[0] = (uint32_t)c->update_depth;
+    for (int u = 0; u < c->update_depth; u++) { /* rows as layer_row writes them */
+        const uint32_t *row = rows + 16 * (first + u);
+        uint32_t *to = update + 1 + 5 * u;
+        to[0] = row[2], to[1] = row[12], to[2] = row[13], to[3] = row[10], to[4] = row[8];
+    }
     return FUSED_CONSTANTS;
 }
 
@@ -348,7 +359,7 @@ static int create_fused_pipelines(ca_gpu *e)
 {
     if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     uint32_t values[FUSED_CONSTANTS];
-    uint32_t count = fused_constants(e->model, values);
+    uint32_t count = fused_constants(e, values);
     for (int i = 0; i < 3; i++)
         if (vk_pipeline_create_specialized(e->vk, ca_gpu_fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];
