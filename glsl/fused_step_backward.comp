@@ -268,9 +268,10 @@ void finish_grid(uint first, uint width)
     }
 }
 
-void main()
+// One tile's backward step, the tile of cells from `first`.
+void tile_backward(uint first)
 {
-    uint first = gl_WorkGroupID.x * pc.tile, width = min(pc.tile, pc.cells - first);
+    uint width = min(pc.tile, pc.cells - first);
     stage_perception(first, width);
     split_incoming(first, width);
     barrier();
@@ -280,4 +281,25 @@ void main()
     for (uint l = depth; l-- > 0;) update_backward(l, width, next);
     perception_units_backward(width);
     finish_grid(first, width);
+}
+
+// Whether there are fewer workgroups (S partial slots) than tiles (src/ca_gpu.c caps them so
+// that the partials stay bounded). A constant, so that a workgroup a tile compiles without the
+// loop: its registers sit at the 128 that let two workgroups share an SM (tools/BENCH_NOTES.md).
+layout(constant_id = 231) const bool SHARED_SLOTS = false;
+
+// With shared slots a workgroup takes tile gl_WorkGroupID.x, then every gl_NumWorkGroups.x-th
+// tile after it in turn, all adding into its one slot: each partial row is read and written by
+// the same invocation, so program order is all they need.
+void main()
+{
+    if (!SHARED_SLOTS) {
+        tile_backward(gl_WorkGroupID.x * pc.tile);
+        return;
+    }
+    uint tiles = (pc.cells + pc.tile - 1u) / pc.tile;
+    for (uint t = gl_WorkGroupID.x; t < tiles; t += gl_NumWorkGroups.x) {
+        if (t != gl_WorkGroupID.x) barrier(); // the tile before still reads shared memory
+        tile_backward(t * pc.tile);
+    }
 }

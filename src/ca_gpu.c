@@ -78,6 +78,7 @@ typedef struct {
 typedef struct {
     int possible;
     uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
+    uint32_t tiles_per_slot; /* backward tiles a workgroup takes, rounded up (1: no sharing) */
     size_t partial_bytes; /* the S partials: slots x step rows x vec4 */
 } fused_plan;
 
@@ -88,9 +89,21 @@ static uint32_t env_count(const char *name, uint32_t fallback)
     return n >= 1 && n <= 64 ? (uint32_t)n : fallback;
 }
 
-/* Bytes of S partials past which the fused backward is not offered: each workgroup adds into
- * its own [step_rows] slot every step, so a slot per few cells only suits small grids. */
+/* Bytes of S partials the fused backward keeps at most: each of its workgroups adds into its
+ * own [step_rows] slot, so past this many slots a workgroup takes several tiles in turn. */
 enum { FUSED_MAX_PARTIAL_BYTES = 64 << 20 };
+
+/* The fused backward's workgroups (S partial slots) for `tiles` tiles of `row_bytes` a slot:
+ * one a tile while they fit FUSED_MAX_PARTIAL_BYTES; env DLCA_FUSED_SLOTS caps them lower. */
+static uint32_t fused_slots(size_t tiles, size_t row_bytes)
+{
+    size_t cap = FUSED_MAX_PARTIAL_BYTES / row_bytes;
+    const char *text = getenv("DLCA_FUSED_SLOTS");
+    long n = text ? strtol(text, NULL, 10) : 0;
+    if (n >= 1 && (size_t)n < cap) cap = (size_t)n;
+    if (cap < 1) cap = 1;
+    return (uint32_t)(tiles < cap ? tiles : cap);
+}
 
 static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_floats)
 {
@@ -114,11 +127,13 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     tile_backward = env_count("DLCA_TILE_BACKWARD", tile_backward < 2 ? (uint32_t)tile_backward : 2);
     if (tile * forward_rows > shared_floats || tile_backward * backward_rows + staged > shared_floats) return p;
     p.tile = (uint32_t)tile, p.tiles = (uint32_t)((cells + tile - 1) / tile);
-    p.tile_backward = (uint32_t)tile_backward, p.slots = (uint32_t)((cells + tile_backward - 1) / tile_backward);
+    p.tile_backward = (uint32_t)tile_backward;
     p.update_inputs = (uint32_t)update_inputs, p.max_width = (uint32_t)max_width, p.act_rows = (uint32_t)act;
-    size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
-    p.partial_bytes = (size_t)p.slots * ca_config_layout_rows(c, perception_row, update_row) * 4 * sizeof(float);
-    p.possible = p.partial_bytes <= FUSED_MAX_PARTIAL_BYTES;
+    size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS], tiles_backward = (cells + tile_backward - 1) / tile_backward;
+    size_t row_bytes = ca_config_layout_rows(c, perception_row, update_row) * 4 * sizeof(float);
+    p.slots = fused_slots(tiles_backward, row_bytes), p.tiles_per_slot = (uint32_t)((tiles_backward + p.slots - 1) / p.slots);
+    p.partial_bytes = (size_t)p.slots * row_bytes;
+    p.possible = 1;
     return p;
 }
 
@@ -289,13 +304,19 @@ static void explain_memory_failure(const ca_gpu *e)
 /* Why the fused kernels cannot run, after `asked` (how they were asked for). */
 static int fused_impossible(const char *asked, const char *advice)
 {
-    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model and batch (shared memory, perception depth "
-                             "over 4, or S partials over %d MiB)%s", asked, FUSED_MAX_PARTIAL_BYTES >> 20, advice);
+    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model (shared memory, or perception depth over 4)%s",
+                   asked, advice);
 }
 
+/* Backward tiles a fused workgroup may take in turn for ca_gpu_init to pick the fused kernels by
+ * itself, where a tile holds 2 cells or more: on an H100 they beat the per-layer ones by 2-3x at
+ * one tile a workgroup, by 1.2-1.4x at 2-3 (checkerboard batch 8 and 16), and tie at 5; with
+ * tiles of one cell (lizard) they lose already at 2 (tools/BENCH_NOTES.md). */
+enum { FUSED_AUTO_TILES_PER_SLOT = 3 };
+
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
- * where they do not fit is an error); otherwise they run wherever they fit, since they beat
- * the per-layer kernels at every size that fits (2-3x on an H100, tools/BENCH_NOTES.md). */
+ * where they do not fit is an error); otherwise they run where they fit and their workgroups
+ * take few enough tiles each. */
 static int choose_fused(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
@@ -308,7 +329,8 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = choice[0] == '1';
     else
-        e->fused = p.possible;
+        e->fused = p.possible && (p.tiles_per_slot == 1 ||
+                                  (p.tile_backward >= 2 && p.tiles_per_slot <= FUSED_AUTO_TILES_PER_SLOT));
     return DLCA_OK;
 }
 
@@ -324,8 +346,9 @@ static int upload_layers(ca_gpu *e)
  * perception depth, the widths of layers 1-3, and each of the 4 possible perception layers'
  * wiring, a at l * 16 + g, b at l * 16 + 8 + g; then for fused_update_layers.glsl the update
  * depth and per update layer its width, wiring a and b, coefficient base and step-block row,
- * as the layer table holds them. */
-enum { FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16, FUSED_CONSTANTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS };
+ * as the layer table holds them; last, for fused_step_backward.comp, whether its workgroups
+ * share slots (take several tiles each). */
+enum { FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16, FUSED_CONSTANTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS + 1 };
 _Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
 
 static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
@@ -348,6 +371,7 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
         uint32_t *to = update + 1 + 5 * u;
         to[0] = row[2], to[1] = row[12], to[2] = row[13], to[3] = row[10], to[4] = row[8];
     }
+    values[FUSED_CONSTANTS - 1] = e->slots < (e->cells + e->tile_backward - 1) / e->tile_backward;
     return FUSED_CONSTANTS;
 }
 

@@ -410,6 +410,10 @@ int main(void)
     check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
     unsetenv("DLCA_TILE");
     unsetenv("DLCA_TILE_BACKWARD");
+    /* Fewer fused backward workgroups than tiles: each takes every third tile, into one slot. */
+    setenv("DLCA_FUSED_SLOTS", "3", 1);
+    check_case(&odd, "checkerboard-async batch 13, 3 fused backward workgroups");
+    unsetenv("DLCA_FUSED_SLOTS");
     /* Layers wider than a fused workgroup (256 invocations): an invocation takes a second gate,
      * input and gate of the layer below, with their parameters loaded where they are used. */
     ca_config broad;
