@@ -56,8 +56,9 @@ const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS updat
 layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
 
 // Shared row where update layer l (table row perception_layers + l) writes its outputs when
-// every layer keeps its own rows (the backward's recompute): after the update input, in the
-// order of the step block's update rows (out_base).
+// every layer keeps its own rows (the backward): after the update input, in the order of the
+// step block's update rows (out_base). The recompute writes them through the same formula on
+// the specialisation constants (OUT_AT in fused_step_backward.comp), so the two must agree.
 uint update_out_at(uint l)
 {
     uint first = table[pc.perception_layers].out_base;

@@ -69,10 +69,10 @@ typedef struct {
     uint32_t partial_count;
     int fused;             /* 1: one dispatch per CA step forward, one backward (the fused kernels);
                               0: one per layer. ca_gpu_init picks (ca_gpu_use_fused changes it) */
-    int fused_possible;    /* the fused kernels fit this model and batch (fused_plan in ca_gpu.c) */
+    int fused_possible;    /* the fused kernels fit this model (fused_plan in ca_gpu.c) */
     uint32_t tile, tiles;  /* fused forward: cells per workgroup, workgroups per step */
-    uint32_t tile_backward, slots; /* fused backward: cells per workgroup, workgroups (each owns
-                              a slot of S partial rows) */
+    uint32_t tile_backward, slots; /* fused backward: cells per tile, workgroups (each owns a
+                              slot of S partial rows; fewer than tiles: each takes every slots-th) */
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_pipeline fused_pipelines[3]; /* of ca_gpu_fused_ids: specialised to the model's perception
