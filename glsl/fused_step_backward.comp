@@ -89,7 +89,7 @@ void recompute_forward(uint first, uint width)
         STORE_OUTPUTS(at)
     }
     barrier();
-    // The update layers as in fused_step_forward.comp, each into its own rows (update_out_at's).
+    // The update layers as in fused_step_forward.comp, each into its own rows.
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, in_at = 0;
 #define OUT_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
     UPDATE_LAYERS_FORWARD()
