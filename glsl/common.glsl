@@ -62,15 +62,17 @@ bool rng_fires(uint stream, uint t, uint cell, uint threshold)
 }
 
 // The cell at offset (dy, dx) from `cell` in a batch of height x width planes, or -1 outside a
-// zero boundary; as shifted_cell in src/ca_cpu_layer.c.
+// zero boundary; as shifted_cell in src/ca_cpu_layer.c. The offsets are neighbours' (-1, 0 or
+// 1), so a periodic boundary wraps once at most: a compare, not a %, whose division sequence by
+// a value known only at run time the fused kernels ran 9 times a cell.
 int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int dx)
 {
     uint plane = height * width;
     uint b = cell / plane, yx = cell % plane;
     int y = int(yx / width) + dy, x = int(yx % width) + dx;
     if (periodic != 0) {
-        y = (y + int(height)) % int(height);
-        x = (x + int(width)) % int(width);
+        y = y < 0 ? y + int(height) : (y >= int(height) ? y - int(height) : y);
+        x = x < 0 ? x + int(width) : (x >= int(width) ? x - int(width) : x);
     } else if (y < 0 || y >= int(height) || x < 0 || x >= int(width)) {
         return -1;
     }
