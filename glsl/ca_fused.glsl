@@ -55,16 +55,6 @@ vec4 perception_coeff(uint i) { return coeffs[i]; }
 const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers; CA_GPU_TABLE_ROWS
 layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
 
-// Shared row where update layer l (table row perception_layers + l) writes its outputs when
-// every layer keeps its own rows (the backward): after the update input, in the order of the
-// step block's update rows (out_base). The recompute writes them through the same formula on
-// the specialisation constants (OUT_AT in fused_step_backward.comp), so the two must agree.
-uint update_out_at(uint l)
-{
-    uint first = table[pc.perception_layers].out_base;
-    return (pc.update_inputs + table[pc.perception_layers + l].out_base - first) * pc.tile;
-}
-
 // What gate g of update layer L reads: its two inputs and its coefficients.
 struct gate_params {
     uint a, b;
@@ -76,15 +66,22 @@ gate_params gate_params_of(fused_layer L, uint g)
     return gate_params(wiring[L.wiring_a + g], wiring[L.wiring_b + g], coeffs[L.coeff_base + g]);
 }
 
-// Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. Two
-// cells (the default tile) load all four inputs before either store: in the loop the compiler
+// Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
+// defines TILE_CELLS as its own before including this file.
+layout(constant_id = 232) const uint FORWARD_TILE = 0;
+layout(constant_id = 233) const uint BACKWARD_TILE = 0;
+
+// Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. A
+// tile of two (the default) loads all four inputs before either store: in the loop the compiler
 // cannot tell a store from the next cell's loads apart, so it waits out each cell's loads in
-// turn (the forward 0.225 -> 0.204 ms on an H100; a general version for up to 4 cells, with
-// predicated loads, was slower than the loop).
+// turn (the forward 0.225 -> 0.204 ms on an H100). The tile is a constant so that the loop's
+// code is not compiled at all then: every layer's code is fetched afresh at each dispatch, and
+// the loop made it 4 times as long (tools/BENCH_NOTES.md, tenth round). The last tile may have
+// one cell only; its second column is then scratch, computed and never read.
 void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out_at)
 {
-    if (width == 2u) {
-        uint a = in_at + p.a * pc.tile, b = in_at + p.b * pc.tile, y = out_at + g * pc.tile;
+    if (TILE_CELLS == 2u) {
+        uint a = in_at + p.a * 2u, b = in_at + p.b * 2u, y = out_at + g * 2u;
         float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u];
         smem[y] = gate_eval(p.k, a0, b0);
         smem[y + 1u] = gate_eval(p.k, a1, b1);

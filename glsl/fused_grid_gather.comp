@@ -5,6 +5,7 @@
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
+#define TILE_CELLS FORWARD_TILE
 #include "ca_fused.glsl"
 
 layout(local_size_x_id = 0) in;

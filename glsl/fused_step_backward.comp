@@ -22,8 +22,10 @@
 // perception gates' coefficients (4 floats a gate).
 #define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * pc.tile)
 #define FUSED_STAGED_AT (FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile)
+#define TILE_CELLS BACKWARD_TILE
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
+#include "fused_update_backward.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -91,7 +93,7 @@ void recompute_forward(uint first, uint width)
     barrier();
     // The update layers as in fused_step_forward.comp, each into its own rows.
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, in_at = 0;
-#define OUT_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
+#define OUT_AT(u) UPDATE_ROWS_AT(u)
     UPDATE_LAYERS_FORWARD()
 }
 
@@ -101,11 +103,11 @@ void recompute_forward(uint first, uint width)
 void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint in_at, uint da_at, uint db_at)
 {
     uint dy_at = grad_at(0);
-    if (width == 2u) { // as update_gate_forward: every load before the first store
-        uint a = in_at + p.a * pc.tile, b = in_at + p.b * pc.tile, own = g * pc.tile, dy = dy_at + own;
+    if (TILE_CELLS == 2u) { // as update_gate_forward: every load before the first store
+        uint a = in_at + p.a * 2u, b = in_at + p.b * 2u, own = g * 2u, dy = dy_at + own;
         float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u], d0 = smem[dy], d1 = smem[dy + 1u];
         acc += d0 * vec4(1.0, a0, b0, a0 * b0);
-        acc += d1 * vec4(1.0, a1, b1, a1 * b1);
+        if (width == 2u) acc += d1 * vec4(1.0, a1, b1, a1 * b1); // else column 1 is scratch
         smem[da_at + own] = d0 * (p.k.y + p.k.w * b0);
         smem[da_at + own + 1u] = d1 * (p.k.y + p.k.w * b1);
         smem[db_at + own] = d0 * (p.k.z + p.k.w * a0);
@@ -122,71 +124,41 @@ void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint i
     partial[row] = acc;
 }
 
-// What this invocation reads first in update layer l's backward, loaded one layer ahead (as the
-// forward's gate parameters are): its gate's parameters and S partial, and the first 4 reverse
-// entries of its input.
-struct layer_prefetch {
-    gate_params p;
-    vec4 acc;
-    uvec4 entries;
-};
-
-layer_prefetch prefetch_layer(uint l)
+// Per input of an update layer (n_in of them; gate lid's first reverse entries in
+// first_entries): the sum of the gradients its readers left in da_at's and db_at's rows, in the
+// order of the reverse table (no atomics: the same bits every run), into gradient buffer 0.
+void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 first_entries, uint width, uint da_at, uint db_at)
 {
-    fused_layer L = table[pc.perception_layers + l];
-    uint lid = gl_LocalInvocationID.x;
-    layer_prefetch f = layer_prefetch(gate_params(0u, 0u, vec4(0.0)), vec4(0.0), uvec4(FUSED_NO_ENTRY));
-    if (lid < L.n_out) f.p = gate_params_of(L, lid), f.acc = partial[gl_WorkGroupID.x * pc.partial_rows + L.out_base + lid];
-    if (lid < L.n_in && L.fanout > 0) f.entries = reverse_table[(L.reverse_table + lid * L.fanout) / 4];
-    return f;
-}
-
-// Update layer l backward, dy in gradient buffer 0 and dx into it. Per gate: S, and the
-// gradients into its inputs a (into the layer's own activation rows, no longer needed) and b
-// (gradient buffer 1). Per input: the sum of those over the gates that read it, in the order of
-// the reverse table. next: this invocation's prefetch of layer l; on return, of layer l - 1.
-void update_backward(uint l, uint width, inout layer_prefetch next)
-{
-    fused_layer L = table[pc.perception_layers + l];
-    uint in_at = l == 0 ? 0 : update_out_at(l - 1), dy_at = grad_at(0), da_at = update_out_at(l), db_at = grad_at(1);
-    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, base = gl_WorkGroupID.x * pc.partial_rows + L.out_base;
-    layer_prefetch own = next;
-    if (l > 0) next = prefetch_layer(l - 1);
-    uvec4 first_entries = own.entries;
-    if (lid < L.n_out) gate_backward(own.p, own.acc, lid, base + lid, width, in_at, da_at, db_at);
-    for (uint g = lid + size; g < L.n_out; g += size)
-        gate_backward(gate_params_of(L, g), partial[base + g], g, base + g, width, in_at, da_at, db_at);
-    barrier();
-    if (width == 2u) { // two cells: both sums in registers, stored once (as gate_backward)
-        for (uint i = lid; i < L.n_in; i += size) {
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, dy_at = grad_at(0);
+    if (TILE_CELLS == 2u) { // two cells: both sums in registers, stored once (as gate_backward)
+        for (uint i = lid; i < n_in; i += size) {
             float sum0 = 0.0, sum1 = 0.0;
-            for (uint j = 0; j < L.fanout; j += 4) {
-                uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
+            for (uint j = 0; j < fanout; j += 4) {
+                uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(table_at + i * fanout + j) / 4];
                 for (uint q = 0; q < 4; q++)
                     if (entry[q] != FUSED_NO_ENTRY) {
-                        uint from = ((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile;
+                        uint from = ((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * 2u;
                         sum0 += smem[from], sum1 += smem[from + 1u];
                     }
             }
-            smem[dy_at + i * pc.tile] = sum0, smem[dy_at + i * pc.tile + 1u] = sum1;
+            smem[dy_at + i * 2u] = sum0, smem[dy_at + i * 2u + 1u] = sum1;
         }
-    } else {
-        for (uint i = lid; i < L.n_in; i += size) {
-            uint row = dy_at + i * pc.tile;
-            for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
-            for (uint j = 0; j < L.fanout; j += 4) {
-                uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(L.reverse_table + i * L.fanout + j) / 4];
-                for (uint c = 0; c < width; c++) {
-                    float sum = smem[row + c];
-                    for (uint q = 0; q < 4; q++)
-                        if (entry[q] != FUSED_NO_ENTRY)
-                            sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
-                    smem[row + c] = sum;
-                }
+        return;
+    }
+    for (uint i = lid; i < n_in; i += size) {
+        uint row = dy_at + i * pc.tile;
+        for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
+        for (uint j = 0; j < fanout; j += 4) {
+            uvec4 entry = i == lid && j == 0 ? first_entries : reverse_table[(table_at + i * fanout + j) / 4];
+            for (uint c = 0; c < width; c++) {
+                float sum = smem[row + c];
+                for (uint q = 0; q < 4; q++)
+                    if (entry[q] != FUSED_NO_ENTRY)
+                        sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
+                smem[row + c] = sum;
             }
         }
     }
-    barrier();
 }
 
 // The moore gates' backward of kernel k on nbr, their dy read from the scratch rows (gate i,
@@ -271,14 +243,16 @@ void finish_grid(uint first, uint width)
 // One tile's backward step, the tile of cells from `first`.
 void tile_backward(uint first)
 {
-    uint width = min(pc.tile, pc.cells - first);
+    // A one-cell tile as a constant, so that the cell loops compile to straight code (the
+    // unrolled layers would otherwise carry them all: image's backward binary doubled).
+    uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
     stage_perception(first, width);
     split_incoming(first, width);
     barrier();
     recompute_forward(first, width); // ends with a barrier
-    uint depth = pc.layer_count - pc.perception_layers;
-    layer_prefetch next = prefetch_layer(depth - 1);
-    for (uint l = depth; l-- > 0;) update_backward(l, width, next);
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, db_at = grad_at(1);
+    uint slot = gl_WorkGroupID.x * pc.partial_rows; // this workgroup's S partial rows
+    UPDATE_LAYERS_BACKWARD()
     perception_units_backward(width);
     finish_grid(first, width);
 }

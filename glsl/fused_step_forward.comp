@@ -7,6 +7,7 @@
 // fused_step_backward.comp recomputes the step.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
+#define TILE_CELLS FORWARD_TILE
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
 
@@ -17,7 +18,9 @@ layout(std430, binding = 4) writeonly buffer next_buf { float next_grid[]; }; //
 void main()
 {
     uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
-    uint width = min(pc.tile, pc.cells - first);
+    // A one-cell tile as a constant, so that the cell loops compile to straight code (the
+    // unrolled layers would otherwise carry them all: image's backward binary doubled).
+    uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     // Update input: the cell's C channels, then every unit's perception outputs.
     for (uint item = lid; item < pc.channels * width; item += size) {

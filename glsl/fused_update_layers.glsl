@@ -50,28 +50,49 @@ UPDATE_LAYER_CONSTANTS(28, 211, 212, 213, 214, 215)
 UPDATE_LAYER_CONSTANTS(29, 216, 217, 218, 219, 220)
 UPDATE_LAYER_CONSTANTS(30, 221, 222, 223, 224, 225)
 UPDATE_LAYER_CONSTANTS(31, 226, 227, 228, 229, 230)
-// Past the last possible layer: what UPDATE_LAYER_FORWARD(31, 32) reads.
-const uint update_n_out_32 = 0, update_wiring_a_32 = 0, update_wiring_b_32 = 0, update_coeff_base_32 = 0;
+// Past the last possible layer: what the last batch's loads name (never taken).
+#define NO_LAYER_CONSTANTS(u) \
+    const uint update_n_out_##u = 0, update_wiring_a_##u = 0, update_wiring_b_##u = 0, update_coeff_base_##u = 0;
+NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CONSTANTS(35)
 
-#define UPDATE_PARAMS(u, g) \
-    gate_params(wiring[update_wiring_a_##u + (g)], wiring[update_wiring_b_##u + (g)], coeffs[update_coeff_base_##u + (g)])
+// Gate g's parameters in layer u; `after` (always 0) ties the loads to a value the includer
+// has already waited for, so the compiler cannot issue them earlier (see UPDATE_LAYERS_FORWARD).
+#define UPDATE_PARAMS_AFTER(u, g, after)                                                           \
+    gate_params(wiring[update_wiring_a_##u + (g) + (after)], wiring[update_wiring_b_##u + (g) + (after)], \
+                coeffs[update_coeff_base_##u + (g) + (after)])
+#define UPDATE_PARAMS(u, g) UPDATE_PARAMS_AFTER(u, g, 0u)
+#define UPDATE_LOAD(v) \
+    if (v < UPDATE_DEPTH && lid < update_n_out_##v) p##v = UPDATE_PARAMS_AFTER(v, lid, after);
+#define UPDATE_LOAD_BATCH(a, b, c, d) UPDATE_LOAD(a) UPDATE_LOAD(b) UPDATE_LOAD(c) UPDATE_LOAD(d)
+#define UPDATE_NO_LOADS
 
-// Layer u (of the update layers) forward on the tile, gate lid's parameters in p##u: first the
-// next layer's into p##v, then the gates (any past the workgroup's size load theirs here), from
-// in_at's rows into OUT_AT(u)'s (the includer's macro); in_at is then the layer's output.
-#define UPDATE_LAYER_FORWARD(u, v)                                                                      \
+// Layer u (of the update layers) forward on the tile, gate lid's parameters in p##u: the gates
+// (any past the workgroup's size load theirs here), from in_at's rows into OUT_AT(u)'s (the
+// includer's macro); in_at is then the layer's output. LOADS, once this gate's parameters are
+// in, start the loads of a later batch of layers.
+#define UPDATE_LAYER_FORWARD(u, LOADS)                                                               \
     if (u < UPDATE_DEPTH) {                                                                          \
-        if (v < UPDATE_DEPTH && lid < update_n_out_##v) p##v = UPDATE_PARAMS(v, lid);                    \
         uint out_at = OUT_AT(u);                                                                     \
         if (lid < update_n_out_##u) update_gate_forward(p##u, lid, width, in_at, out_at);            \
-        for (uint g = lid + size; g < update_n_out_##u; g += size)                                   \
-            update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                        \
+        {                                                                                            \
+            uint after = p##u.a >> 31; /* a row index: 0, but only once p##u.a is in */              \
+            LOADS                                                                                    \
+        }                                                                                            \
+        if (update_n_out_##u > gl_WorkGroupSize.x) /* constants: no code for the usual layers */     \
+            for (uint g = lid + size; g < update_n_out_##u; g += size)                               \
+                update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                    \
         barrier();                                                                                   \
         in_at = out_at;                                                                              \
     }
 
 // Every update layer forward, starting from the update input at in_at (a uint the includer
 // declares, with lid, size and width); each layer ends with a barrier.
+//
+// The parameters come in batches of 4 layers, each batch's loads started in the first layer of
+// the batch before, after that layer's own parameters are in. The driver gives every global load
+// one scoreboard, and waiting for one load waits for all in flight, so a load issued a layer
+// ahead made every layer wait a whole load latency (~600 cycles on an H100; its SASS,
+// tools/BENCH_NOTES.md, tenth round); this way a wait covers only loads issued 4 layers before.
 #define UPDATE_LAYERS_FORWARD()                                                                         \
     {                                                                                                \
         const gate_params none = gate_params(0u, 0u, vec4(0.0));                                     \
@@ -79,40 +100,44 @@ const uint update_n_out_32 = 0, update_wiring_a_32 = 0, update_wiring_b_32 = 0, 
                     p7 = none, p8 = none, p9 = none, p10 = none, p11 = none, p12 = none, p13 = none, \
                     p14 = none, p15 = none, p16 = none, p17 = none, p18 = none, p19 = none,          \
                     p20 = none, p21 = none, p22 = none, p23 = none, p24 = none, p25 = none,          \
-                    p26 = none, p27 = none, p28 = none, p29 = none, p30 = none, p31 = none, p32 = none; \
-        if (lid < update_n_out_0) p0 = UPDATE_PARAMS(0, lid);                                        \
-    UPDATE_LAYER_FORWARD(0, 1) \
-    UPDATE_LAYER_FORWARD(1, 2) \
-    UPDATE_LAYER_FORWARD(2, 3) \
-    UPDATE_LAYER_FORWARD(3, 4) \
-    UPDATE_LAYER_FORWARD(4, 5) \
-    UPDATE_LAYER_FORWARD(5, 6) \
-    UPDATE_LAYER_FORWARD(6, 7) \
-    UPDATE_LAYER_FORWARD(7, 8) \
-    UPDATE_LAYER_FORWARD(8, 9) \
-    UPDATE_LAYER_FORWARD(9, 10) \
-    UPDATE_LAYER_FORWARD(10, 11) \
-    UPDATE_LAYER_FORWARD(11, 12) \
-    UPDATE_LAYER_FORWARD(12, 13) \
-    UPDATE_LAYER_FORWARD(13, 14) \
-    UPDATE_LAYER_FORWARD(14, 15) \
-    UPDATE_LAYER_FORWARD(15, 16) \
-    UPDATE_LAYER_FORWARD(16, 17) \
-    UPDATE_LAYER_FORWARD(17, 18) \
-    UPDATE_LAYER_FORWARD(18, 19) \
-    UPDATE_LAYER_FORWARD(19, 20) \
-    UPDATE_LAYER_FORWARD(20, 21) \
-    UPDATE_LAYER_FORWARD(21, 22) \
-    UPDATE_LAYER_FORWARD(22, 23) \
-    UPDATE_LAYER_FORWARD(23, 24) \
-    UPDATE_LAYER_FORWARD(24, 25) \
-    UPDATE_LAYER_FORWARD(25, 26) \
-    UPDATE_LAYER_FORWARD(26, 27) \
-    UPDATE_LAYER_FORWARD(27, 28) \
-    UPDATE_LAYER_FORWARD(28, 29) \
-    UPDATE_LAYER_FORWARD(29, 30) \
-    UPDATE_LAYER_FORWARD(30, 31) \
-    UPDATE_LAYER_FORWARD(31, 32) \
+                    p26 = none, p27 = none, p28 = none, p29 = none, p30 = none, p31 = none, p32 = none, \
+                    p33 = none, p34 = none, p35 = none;                                              \
+        {                                                                                            \
+            uint after = 0u;                                                                         \
+            UPDATE_LOAD_BATCH(0, 1, 2, 3)                                                            \
+        }                                                                                            \
+    UPDATE_LAYER_FORWARD(0, UPDATE_LOAD_BATCH(4, 5, 6, 7)) \
+    UPDATE_LAYER_FORWARD(1, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(2, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(3, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(4, UPDATE_LOAD_BATCH(8, 9, 10, 11)) \
+    UPDATE_LAYER_FORWARD(5, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(6, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(7, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(8, UPDATE_LOAD_BATCH(12, 13, 14, 15)) \
+    UPDATE_LAYER_FORWARD(9, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(10, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(11, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(12, UPDATE_LOAD_BATCH(16, 17, 18, 19)) \
+    UPDATE_LAYER_FORWARD(13, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(14, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(15, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(16, UPDATE_LOAD_BATCH(20, 21, 22, 23)) \
+    UPDATE_LAYER_FORWARD(17, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(18, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(19, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(20, UPDATE_LOAD_BATCH(24, 25, 26, 27)) \
+    UPDATE_LAYER_FORWARD(21, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(22, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(23, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(24, UPDATE_LOAD_BATCH(28, 29, 30, 31)) \
+    UPDATE_LAYER_FORWARD(25, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(26, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(27, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(28, UPDATE_LOAD_BATCH(32, 33, 34, 35)) \
+    UPDATE_LAYER_FORWARD(29, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(30, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(31, UPDATE_NO_LOADS) \
     }
 
 #endif

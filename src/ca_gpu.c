@@ -309,10 +309,10 @@ static int fused_impossible(const char *asked, const char *advice)
 }
 
 /* Backward tiles a fused workgroup may take in turn for ca_gpu_init to pick the fused kernels by
- * itself, where a tile holds 2 cells or more: on an H100 they beat the per-layer ones by 2-3x at
- * one tile a workgroup, by 1.2-1.4x at 2-3 (checkerboard batch 8 and 16), and tie at 5; with
- * tiles of one cell (lizard) they lose already at 2 (tools/BENCH_NOTES.md). */
-enum { FUSED_AUTO_TILES_PER_SLOT = 3 };
+ * itself, for tiles of 2 cells or more and of one: on an H100 they beat the per-layer ones by
+ * 2-3x at one tile a workgroup, by 1.2-2.5x at 2-3 (checkerboard batch 8 and 16), and tie at 5;
+ * lizard (one-cell tiles, 2 a workgroup) fused 2.13 vs 2.93 ms (tools/BENCH_NOTES.md). */
+enum { FUSED_AUTO_TILES_PER_SLOT = 3, FUSED_AUTO_ONE_CELL_TILES_PER_SLOT = 2 };
 
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
  * where they do not fit is an error); otherwise they run where they fit and their workgroups
@@ -329,8 +329,8 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = choice[0] == '1';
     else
-        e->fused = p.possible && (p.tiles_per_slot == 1 ||
-                                  (p.tile_backward >= 2 && p.tiles_per_slot <= FUSED_AUTO_TILES_PER_SLOT));
+        e->fused = p.possible && p.tiles_per_slot <= (p.tile_backward >= 2 ? FUSED_AUTO_TILES_PER_SLOT
+                                                                             : FUSED_AUTO_ONE_CELL_TILES_PER_SLOT);
     return DLCA_OK;
 }
 
@@ -346,9 +346,15 @@ static int upload_layers(ca_gpu *e)
  * perception depth, the widths of layers 1-3, and each of the 4 possible perception layers'
  * wiring, a at l * 16 + g, b at l * 16 + 8 + g; then for fused_update_layers.glsl the update
  * depth and per update layer its width, wiring a and b, coefficient base and step-block row,
- * as the layer table holds them; last, for fused_step_backward.comp, whether its workgroups
- * share slots (take several tiles each). */
-enum { FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16, FUSED_CONSTANTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS + 1 };
+ * as the layer table holds them; then, for fused_step_backward.comp, whether its workgroups
+ * share slots (take several tiles each); the forward's and the backward's cells a tile; last,
+ * for fused_update_backward.glsl, per update layer its padded reverse table and fanout. */
+enum {
+    FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16,
+    FUSED_SHARED_SLOTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS,
+    FUSED_REVERSE = FUSED_SHARED_SLOTS + 3,
+    FUSED_CONSTANTS = FUSED_REVERSE + 2 * CA_MAX_LAYERS
+};
 _Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
 
 static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
@@ -370,8 +376,10 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
         const uint32_t *row = rows + 16 * (first + u);
         uint32_t *to = update + 1 + 5 * u;
         to[0] = row[2], to[1] = row[12], to[2] = row[13], to[3] = row[10], to[4] = row[8];
+        values[FUSED_REVERSE + 2 * u] = row[14], values[FUSED_REVERSE + 2 * u + 1] = row[15];
     }
-    values[FUSED_CONSTANTS - 1] = e->slots < (e->cells + e->tile_backward - 1) / e->tile_backward;
+    values[FUSED_SHARED_SLOTS] = e->slots < (e->cells + e->tile_backward - 1) / e->tile_backward;
+    values[FUSED_SHARED_SLOTS + 1] = e->tile, values[FUSED_SHARED_SLOTS + 2] = e->tile_backward;
     return FUSED_CONSTANTS;
 }
 

@@ -139,7 +139,7 @@ int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const
                              vk_pipeline *out);
 
 /* Most specialisation constants a pipeline of the table may take beyond ids 0 and 1. */
-enum { VK_SPEC_EXTRA_MAX = 240 };
+enum { VK_SPEC_EXTRA_MAX = 320 };
 
 /* Pipeline `id` of the table with `count` more specialisation constants, ids 2, 3, ... (what
  * one model fixes, as the fused kernels' perception circuits): the caller owns it, records it

@@ -391,6 +391,11 @@ int main(void)
     odd_width.update_widths[0] = 12, odd_width.update_widths[1] = 6, odd_width.update_widths[2] = 4;
     odd_width.update_widths[3] = 2;
     check_case(&odd_width, "tiny perception 8-5, async");
+    /* An odd number of cells: the last fused tile of two has one, its second column scratch. */
+    ca_config odd_cells;
+    tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);
+    odd_cells.width = 5, odd_cells.batch = 3; /* 45 cells */
+    check_case(&odd_cells, "tiny 3x5 batch 3, a last tile of one cell");
     /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
     ca_config wide;
     small_preset(&wide, "checkerboard-async");
@@ -408,6 +413,12 @@ int main(void)
     setenv("DLCA_TILE", "7", 1);
     setenv("DLCA_TILE_BACKWARD", "4", 1);
     check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
+    unsetenv("DLCA_TILE");
+    unsetenv("DLCA_TILE_BACKWARD");
+    /* Tiles of one cell (the kernels' constant path for them, as image and lizard run). */
+    setenv("DLCA_TILE", "1", 1);
+    setenv("DLCA_TILE_BACKWARD", "1", 1);
+    check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1");
     unsetenv("DLCA_TILE");
     unsetenv("DLCA_TILE_BACKWARD");
     /* Fewer fused backward workgroups than tiles: each takes every third tile, into one slot. */
