@@ -308,11 +308,13 @@ static int fused_impossible(const char *asked, const char *advice)
                    asked, advice);
 }
 
-/* Backward tiles a fused workgroup may take in turn for ca_gpu_init to pick the fused kernels by
- * itself, for tiles of 2 cells or more and of one: on an H100 they beat the per-layer ones by
- * 2-3x at one tile a workgroup, by 1.2-2.5x at 2-3 (checkerboard batch 8 and 16), and tie at 5;
- * lizard (one-cell tiles, 2 a workgroup) fused 2.13 vs 2.93 ms (tools/BENCH_NOTES.md). */
-enum { FUSED_AUTO_TILES_PER_SLOT = 3, FUSED_AUTO_ONE_CELL_TILES_PER_SLOT = 2 };
+/* Backward tiles of one cell a fused workgroup may take in turn for ca_gpu_init to pick the
+ * fused kernels by itself; tiles of 2 cells or more run fused at any count. On an H100 the fused
+ * kernels beat the per-layer ones at every checkerboard batch (2: 0.83 vs 5.2 ms, 64: 21.8 vs
+ * 31.1, 256 with 2.4 GB instead of 25: 83.6 vs 108.7) and image batch 16 (10.2 vs 12.8), but
+ * lizard's one-cell tiles only at 2 a workgroup (batch 1: 2.11 vs 2.86; batch 4: 6.90 vs 6.46;
+ * tools/BENCH_NOTES.md). */
+enum { FUSED_AUTO_ONE_CELL_TILES_PER_SLOT = 2 };
 
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
  * where they do not fit is an error); otherwise they run where they fit and their workgroups
@@ -329,8 +331,7 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = choice[0] == '1';
     else
-        e->fused = p.possible && p.tiles_per_slot <= (p.tile_backward >= 2 ? FUSED_AUTO_TILES_PER_SLOT
-                                                                             : FUSED_AUTO_ONE_CELL_TILES_PER_SLOT);
+        e->fused = p.possible && (p.tile_backward >= 2 || p.tiles_per_slot <= FUSED_AUTO_ONE_CELL_TILES_PER_SLOT);
     return DLCA_OK;
 }
 
