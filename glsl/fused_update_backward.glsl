@@ -51,15 +51,26 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 // Shared row where update layer u's activations are (the recompute writes them there).
 #define UPDATE_ROWS_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
 
+// Whether layer v's prefetch takes an input's second 4 reverse entries: on tiles of two (see
+// gather_inputs), where it has more than 4 and no input past the workgroup's size (those load
+// theirs in the gather, whose wait then covers the prefetch anyway). `size` is a variable: as a
+// specialisation-constant expression this made lavapipe fail to create the pipeline.
+#define UPDATE_OWN_EIGHT(v, n_in) (TILE_CELLS == 2u && update_fanout_##v > 4u && (n_in) <= size)
+
 // Layer v's loads for this invocation (n_in: the layer's inputs), tied by `after` to a value
-// already waited for.
+// already waited for: its gate's parameters and S partial, its input's first 8 reverse entries
+// (the gather then loads nothing for an input of up to 8 readers: its wait would cover the
+// prefetch issued just before it).
 #define UPDATE_PREFETCH(v, n_in)                                                                         \
     if (lid < update_n_out_##v) {                                                                        \
         p##v = UPDATE_PARAMS_AFTER(v, lid, after);                                                       \
         acc##v = partial[slot + update_out_base_##v + lid + after];                                      \
     }                                                                                                    \
-    if (lid < (n_in) && update_fanout_##v > 0u)                                                          \
-        entries##v = reverse_table[(update_reverse_##v + lid * update_fanout_##v) / 4u + after];
+    if (lid < (n_in) && update_fanout_##v > 0u) {                                                        \
+        uint at = (update_reverse_##v + lid * update_fanout_##v) / 4u + after;                           \
+        entries##v = reverse_table[at];                                                                  \
+        if (UPDATE_OWN_EIGHT(v, n_in)) more##v = reverse_table[at + 1u];                                 \
+    }
 
 // Layer u backward (its inputs n_in at in_at's rows; dy in gradient buffer 0 and dx into it): per
 // gate S and the gradients into its inputs a (the layer's own rows, no longer needed) and b
@@ -83,7 +94,8 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         barrier();                                                                                       \
-        gather_inputs(n_in, update_fanout_##u, update_reverse_##u, entries##u, width, da_at, db_at);     \
+        gather_inputs(n_in, update_fanout_##u, update_reverse_##u, entries##u, more##u,                  \
+                      UPDATE_OWN_EIGHT(u, n_in) ? 8u : 4u, width, da_at, db_at);     \
         barrier();                                                                                       \
     }
 
@@ -103,6 +115,10 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         uvec4 entries8 = uvec4(FUSED_NO_ENTRY), entries9 = uvec4(FUSED_NO_ENTRY), entries10 = uvec4(FUSED_NO_ENTRY), entries11 = uvec4(FUSED_NO_ENTRY), entries12 = uvec4(FUSED_NO_ENTRY), entries13 = uvec4(FUSED_NO_ENTRY), entries14 = uvec4(FUSED_NO_ENTRY), entries15 = uvec4(FUSED_NO_ENTRY); \
         uvec4 entries16 = uvec4(FUSED_NO_ENTRY), entries17 = uvec4(FUSED_NO_ENTRY), entries18 = uvec4(FUSED_NO_ENTRY), entries19 = uvec4(FUSED_NO_ENTRY), entries20 = uvec4(FUSED_NO_ENTRY), entries21 = uvec4(FUSED_NO_ENTRY), entries22 = uvec4(FUSED_NO_ENTRY), entries23 = uvec4(FUSED_NO_ENTRY); \
         uvec4 entries24 = uvec4(FUSED_NO_ENTRY), entries25 = uvec4(FUSED_NO_ENTRY), entries26 = uvec4(FUSED_NO_ENTRY), entries27 = uvec4(FUSED_NO_ENTRY), entries28 = uvec4(FUSED_NO_ENTRY), entries29 = uvec4(FUSED_NO_ENTRY), entries30 = uvec4(FUSED_NO_ENTRY), entries31 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more0 = uvec4(FUSED_NO_ENTRY), more1 = uvec4(FUSED_NO_ENTRY), more2 = uvec4(FUSED_NO_ENTRY), more3 = uvec4(FUSED_NO_ENTRY), more4 = uvec4(FUSED_NO_ENTRY), more5 = uvec4(FUSED_NO_ENTRY), more6 = uvec4(FUSED_NO_ENTRY), more7 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more8 = uvec4(FUSED_NO_ENTRY), more9 = uvec4(FUSED_NO_ENTRY), more10 = uvec4(FUSED_NO_ENTRY), more11 = uvec4(FUSED_NO_ENTRY), more12 = uvec4(FUSED_NO_ENTRY), more13 = uvec4(FUSED_NO_ENTRY), more14 = uvec4(FUSED_NO_ENTRY), more15 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more16 = uvec4(FUSED_NO_ENTRY), more17 = uvec4(FUSED_NO_ENTRY), more18 = uvec4(FUSED_NO_ENTRY), more19 = uvec4(FUSED_NO_ENTRY), more20 = uvec4(FUSED_NO_ENTRY), more21 = uvec4(FUSED_NO_ENTRY), more22 = uvec4(FUSED_NO_ENTRY), more23 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more24 = uvec4(FUSED_NO_ENTRY), more25 = uvec4(FUSED_NO_ENTRY), more26 = uvec4(FUSED_NO_ENTRY), more27 = uvec4(FUSED_NO_ENTRY), more28 = uvec4(FUSED_NO_ENTRY), more29 = uvec4(FUSED_NO_ENTRY), more30 = uvec4(FUSED_NO_ENTRY), more31 = uvec4(FUSED_NO_ENTRY); \
     UPDATE_LAYER_BACKWARD(31, update_n_out_30, UPDATE_ROWS_AT(30), UPDATE_PREFETCH(30, update_n_out_29)) \
     UPDATE_LAYER_BACKWARD(30, update_n_out_29, UPDATE_ROWS_AT(29), UPDATE_PREFETCH(29, update_n_out_28)) \
     UPDATE_LAYER_BACKWARD(29, update_n_out_28, UPDATE_ROWS_AT(28), UPDATE_PREFETCH(28, update_n_out_27)) \
