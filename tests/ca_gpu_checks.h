@@ -1,0 +1,359 @@
+/* ca_gpu_checks.h: the Vulkan engine against the CPU engine on one config (check_case), and the
+ * engine-level checks around it, shared by test_ca_gpu.c and test_ca_gpu_shapes.c (two test
+ * programs so that CI runs them side by side: each compiles the fused kernels per config, which
+ * lavapipe takes seconds for). */
+#ifndef DLCA_TESTS_CA_GPU_CHECKS_H
+#define DLCA_TESTS_CA_GPU_CHECKS_H
+
+#include "ca_cpu.h"
+#include "ca_fixtures.h"
+#include "ca_gpu.h"
+#include "ca_task.h"
+#include "ca_train.h"
+#include "check.h"
+#include "error.h"
+#include "vk_command.h"
+#include "vk_context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vk_context vk;
+
+typedef struct {
+    ca_model model;
+    ca_cpu cpu;
+    ca_gpu gpu;
+    double *logits, *target;
+    float *logits_f;
+    size_t n_grid;
+} pair;
+
+static inline int pair_init(pair *p, const ca_config *config, ca_cache cache, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    if (ca_model_init(&p->model, config) || ca_cpu_init(&p->cpu, &p->model, config->batch, 0, 0)) return DLCA_ERR;
+    size_t gates = p->model.gate_count;
+    p->n_grid = (size_t)config->channels * p->cpu.cells;
+    p->logits = malloc(gates * 16 * sizeof(double)), p->logits_f = malloc(gates * 16 * sizeof(float));
+    p->target = malloc(p->n_grid * sizeof(double));
+    rng_state rng;
+    rng_init(&rng, seed, 1);
+    peaked_logits(p->logits, gates, &rng);
+    for (size_t i = 0; i < gates * 16; i++) p->logits[i] = p->logits_f[i] = (float)p->logits[i];
+    random_unit(p->target, p->n_grid, &rng);
+    memcpy(p->model.logits, p->logits_f, gates * 16 * sizeof(float));
+    if (ca_gpu_init(&p->gpu, &vk, &p->model, config->batch, 0, 0, cache)) return DLCA_ERR;
+    ca_task_start(config, p->cpu.shape, seed, ca_cpu_grid(&p->cpu, 0));
+    for (size_t i = 0; i < p->n_grid; i++) ca_cpu_grid(&p->cpu, 0)[i] = 0.8 * ca_cpu_grid(&p->cpu, 0)[i] + 0.1;
+    ca_cpu_set_fire_stream(&p->cpu, 4242), ca_gpu_set_fire_stream(&p->gpu, 4242);
+    if (ca_gpu_upload_grid(&p->gpu, 0, ca_cpu_grid(&p->cpu, 0)) || ca_gpu_upload_target(&p->gpu, p->target))
+        return DLCA_ERR;
+    return DLCA_OK;
+}
+
+static inline void pair_free(pair *p)
+{
+    free(p->logits), free(p->logits_f), free(p->target);
+    ca_gpu_free(&p->gpu), ca_cpu_free(&p->cpu), ca_model_free(&p->model);
+}
+
+/* Records and submits one stage. */
+typedef int (*gpu_stage)(ca_gpu *e, VkCommandBuffer cmd);
+
+static inline int run_gpu(ca_gpu *e, gpu_stage stage)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(&vk, &cmd)) return DLCA_ERR;
+    if (stage(e, cmd)) {
+        vk_cmd_free(&vk, cmd);
+        return DLCA_ERR;
+    }
+    return vk_cmd_finish(&vk, cmd);
+}
+
+static inline int stage_soft_coefficients(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_coefficients(e, cmd, 0); }
+static inline int stage_forward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward(e, cmd); }
+static inline int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_loss(e, cmd, 3); }
+static inline int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    return ca_gpu_sums_zero(e, cmd) || ca_step_backward_gpu(e, cmd, e->model->config.steps - 1) ||
+           ca_gpu_sums_finish(e, cmd);
+}
+static inline int stage_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    return ca_gpu_backward(e, cmd) || ca_gpu_logits_gradient(e, cmd);
+}
+
+static inline double compare(const char *what, const char *label, const double *gpu, const double *cpu, size_t n, double tol)
+{
+    double error = relative_error(gpu, cpu, n);
+    CHECK(error <= tol, "%s: %s relative error %.3g > %.1g", label, what, error, tol);
+    return error;
+}
+
+/* The rows of step block t as the CPU holds them, [step_rows][cells]. */
+static inline int gpu_block(pair *p, int t, double *rows)
+{
+    size_t n = p->cpu.step_rows * p->gpu.pitch;
+    float *staged = malloc(n * sizeof(float));
+    size_t offset;
+    vk_buffer *buffer = ca_gpu_block_buffer(&p->gpu, t, &offset);
+    int rc = vk_buffer_download(&vk, buffer, offset, staged, n * sizeof(float));
+    for (size_t r = 0; !rc && r < p->cpu.step_rows; r++)
+        for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = staged[r * p->gpu.pitch + x];
+    free(staged);
+    return rc;
+}
+
+static inline void check_forward(pair *p, const char *label)
+{
+    const ca_config *c = &p->model.config;
+    size_t gates = p->model.gate_count, block = p->cpu.step_rows * p->cpu.cells;
+    double *values = malloc((block > gates * 16 ? block : gates * 16) * sizeof(double));
+    ca_cpu_coefficients(&p->cpu, p->logits, 0);
+    CHECK(run_gpu(&p->gpu, stage_soft_coefficients) == DLCA_OK, "%s: %s", label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeffs, 4, values);
+    compare("coefficients", label, values, p->cpu.coeffs, gates * 4, 1e-4);
+
+    ca_cpu_forward(&p->cpu);
+    CHECK(run_gpu(&p->gpu, stage_forward) == DLCA_OK, "%s forward: %s", label, err_message());
+    for (int t = 0; t < c->steps; t++) {
+        char what[64];
+        if (p->gpu.cache == CA_CACHE_FULL && !p->gpu.fused) { /* the fused forward keeps no activations */
+            gpu_block(p, t, values);
+            snprintf(what, sizeof what, "step %d activations", t);
+            compare(what, label, values, p->cpu.act + (size_t)t * block, block, 1e-4);
+        }
+        ca_gpu_download_grid(&p->gpu, t + 1, values);
+        snprintf(what, sizeof what, "grid %d", t + 1);
+        compare(what, label, values, ca_cpu_grid(&p->cpu, t + 1), p->n_grid, 1e-4);
+    }
+    free(values);
+}
+
+static inline void check_loss_and_backward(pair *p, const char *label, double *dlogits_out)
+{
+    size_t gates = p->model.gate_count;
+    double *values = malloc((gates * 16 > p->n_grid ? gates * 16 : p->n_grid) * sizeof(double));
+    double *cpu_dlogits = malloc(gates * 16 * sizeof(double));
+    double cpu_loss = ca_loss_forward(&p->cpu, p->target);
+    ca_loss_backward(&p->cpu, p->target);
+    float losses[4];
+    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK, "%s loss: %s", label, err_message());
+    ca_gpu_read_losses(&p->gpu, losses, 4);
+    CHECK_CLOSE(losses[3], cpu_loss, 0.0, 1e-4, "%s: loss", label);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("loss gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
+
+    /* One step back from the loss: every backward kernel against the CPU at 1e-4. */
+    memset(p->cpu.coeff_grad, 0, gates * 4 * sizeof(double));
+    ca_step_backward(&p->cpu, p->model.config.steps - 1);
+    CHECK(run_gpu(&p->gpu, stage_last_step_backward) == DLCA_OK, "%s step backward: %s", label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
+    compare("one step's S", label, values, p->cpu.coeff_grad, gates * 4, 1e-4);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("one step's grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
+
+    /* Full BPTT from the loss again. */
+    ca_loss_backward(&p->cpu, p->target);
+    ca_cpu_backward(&p->cpu);
+    ca_cpu_logits_gradient(&p->cpu, p->logits, cpu_dlogits);
+    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK && run_gpu(&p->gpu, stage_backward) == DLCA_OK, "%s BPTT: %s",
+          label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.dlogits, 16, dlogits_out);
+    compare("BPTT logit gradient", label, dlogits_out, cpu_dlogits, gates * 16, 1e-3);
+    ca_gpu_download_dgrid(&p->gpu, values);
+    compare("BPTT start-grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-3);
+    free(values), free(cpu_dlogits);
+}
+
+/* Five runs, each checked against the CPU engine: the per-layer kernels (the default) with the
+ * full cache twice and with checkpoints, then the fused kernels with both caches. Full and
+ * checkpoint give the same bits on each path; so does a second run. per_thread > 0 sets
+ * gate_backward's cells per lane (fewer, larger chunks than init chose). */
+static inline void check_case_with(const ca_config *config, const char *label, uint32_t per_thread)
+{
+    enum { RUNS = 5 };
+    static const int checkpoint[RUNS] = {0, 0, 1, 0, 1}, fused[RUNS] = {0, 0, 0, 1, 1};
+    pair runs[RUNS];
+    size_t n = 0;
+    double *dlogits[RUNS] = {0};
+    for (int r = 0; r < RUNS; r++) {
+        if (pair_init(&runs[r], config, checkpoint[r] ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
+            CHECK(0, "%s set-up: %s", label, err_message());
+            for (int k = 0; k <= r; k++) pair_free(&runs[k]);
+            for (int k = 0; k < r; k++) free(dlogits[k]);
+            return;
+        }
+        CHECK(ca_gpu_use_fused(&runs[r].gpu, fused[r]) == DLCA_OK, "%s: %s", label, err_message());
+        if (per_thread > runs[r].gpu.per_thread) {
+            runs[r].gpu.per_thread = per_thread;
+            runs[r].gpu.chunks = (runs[r].gpu.cells + 64 * per_thread - 1) / (64 * per_thread);
+        }
+        n = runs[r].model.gate_count * 16;
+        dlogits[r] = malloc(n * sizeof(double));
+        check_forward(&runs[r], label);
+        check_loss_and_backward(&runs[r], label, dlogits[r]);
+    }
+    CHECK(memcmp(dlogits[0], dlogits[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
+    CHECK(memcmp(dlogits[0], dlogits[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
+          label);
+    CHECK(memcmp(dlogits[3], dlogits[4], n * sizeof(double)) == 0,
+          "%s: fused full and checkpoint give identical gradients", label);
+    printf("%s: %zu gates, %zu cells, %u chunks of %u cells, %u activation buffers, fused tiles of %u and %u cells, compared per-layer and fused\n",
+           label, runs[0].model.gate_count, runs[0].cpu.cells, runs[0].gpu.chunks, 64 * runs[0].gpu.per_thread,
+           runs[0].gpu.act_buffers, runs[0].gpu.tile, runs[0].gpu.tile_backward);
+    for (int r = 0; r < RUNS; r++) free(dlogits[r]), pair_free(&runs[r]);
+}
+
+static inline void check_case(const ca_config *config, const char *label) { check_case_with(config, label, 0); }
+
+/* A few AdamW steps on the GPU against the same steps in double. */
+static inline int stage_adamw(ca_gpu *e, VkCommandBuffer cmd)
+{
+    static const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
+    return ca_gpu_adamw(e, cmd, &adamw);
+}
+
+static inline void check_adamw(void)
+{
+    const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
+    ca_config config;
+    tiny_config(&config, CA_BOUNDARY_ZERO, 1.0, 2, 1);
+    pair p;
+    if (pair_init(&p, &config, CA_CACHE_FULL, 5)) {
+        CHECK(0, "adamw set-up: %s", err_message());
+        pair_free(&p);
+        return;
+    }
+    size_t n = p.model.gate_count * 16;
+    double *param = malloc(n * sizeof(double)), *m = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
+    float *grad = malloc(n * sizeof(float)), *gpu = malloc(n * sizeof(float));
+    rng_state rng;
+    rng_init(&rng, 8, 8);
+    for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
+    for (int step = 1; step <= 4; step++) {
+        for (size_t i = 0; i < n; i++) grad[i] = (float)(300.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
+        vk_buffer_upload(&vk, &p.gpu.dlogits, 0, grad, n * sizeof(float));
+        ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
+        CHECK(run_gpu(&p.gpu, stage_adamw) == DLCA_OK, "adamw: %s", err_message());
+        for (size_t i = 0; i < n; i++) {
+            double g = fmax(-100.0, fmin(100.0, (double)grad[i]));
+            m[i] = 0.9 * m[i] + 0.1 * g;
+            v[i] = 0.99 * v[i] + 0.01 * g * g;
+            double m_hat = m[i] / (1.0 - pow(0.9, step)), v_hat = v[i] / (1.0 - pow(0.99, step));
+            param[i] = param[i] * (1.0 - 0.05 * 1e-2) - 0.05 * m_hat / (sqrt(v_hat) + 1e-8);
+        }
+    }
+    ca_gpu_download_logits(&p.gpu, gpu);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(gpu[i] - param[i]) / fmax(1.0, fabs(param[i])));
+    CHECK(worst <= 1e-5, "4 AdamW steps: GPU vs double reference relative error %.3g", worst);
+    free(param), free(m), free(v), free(grad), free(gpu);
+    pair_free(&p);
+}
+
+/* task_round.comp draws the same start grid and target as ca_round_inputs, for every kind. */
+static inline int stage_task_round(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_task_round(e, cmd, 5); }
+
+static inline void check_task_round(const char *preset)
+{
+    ca_config config;
+    small_preset(&config, preset);
+    pair p;
+    if (pair_init(&p, &config, CA_CACHE_FULL, 3)) {
+        CHECK(0, "%s task set-up: %s", preset, err_message());
+        pair_free(&p);
+        return;
+    }
+    size_t cells = p.cpu.cells, plane = (size_t)config.height * (size_t)config.width;
+    size_t n_target = (size_t)config.loss_channels * cells;
+    double *image = malloc((size_t)config.loss_channels * plane * sizeof(double));
+    double *start = malloc(p.n_grid * sizeof(double)), *target = malloc(n_target * sizeof(double));
+    double *gpu = malloc(p.n_grid * sizeof(double));
+    float *rows = malloc((size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    rng_state rng;
+    rng_init(&rng, 17, 0);
+    for (size_t i = 0; i < (size_t)config.loss_channels * plane; i++) image[i] = (double)(rng_next(&rng) >> 63);
+    ca_gpu_upload_image(&p.gpu, image);
+    ca_round_inputs(&config, p.cpu.shape, 5, image, start, target);
+    CHECK(run_gpu(&p.gpu, stage_task_round) == DLCA_OK, "%s task round: %s", preset, err_message());
+    ca_gpu_download_grid(&p.gpu, 0, gpu);
+    CHECK(memcmp(gpu, start, p.n_grid * sizeof(double)) == 0, "%s: GPU start grid equals the CPU's", preset);
+    vk_buffer_download(&vk, &p.gpu.target, 0, rows, (size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    int same = 1;
+    for (int ch = 0; ch < config.loss_channels; ch++)
+        for (size_t x = 0; x < cells; x++) same &= rows[(size_t)ch * p.gpu.pitch + x] == target[(size_t)ch * cells + x];
+    CHECK(same, "%s: GPU target equals the CPU's", preset);
+    free(image), free(start), free(target), free(gpu), free(rows);
+    pair_free(&p);
+}
+
+/* DLCA_FUSED=1 where the fused kernels cannot run (a fifth perception layer) is an error that
+ * says so, not a silent fall-back; where they can, they run. */
+static inline void check_fused_forced(void)
+{
+    ca_config deep;
+    tiny_config(&deep, CA_BOUNDARY_ZERO, 1.0, 2, 2);
+    deep.perception_depth = 5;
+    for (int l = 2; l < 5; l++) deep.perception_widths[l] = 4;
+    deep.update_depth = 4; /* unique wiring reads all 2 + 2 x 2 x 4 inputs */
+    deep.update_widths[0] = 10, deep.update_widths[1] = 6, deep.update_widths[2] = 4, deep.update_widths[3] = 2;
+    setenv("DLCA_FUSED", "1", 1);
+    ca_model model;
+    ca_gpu engine;
+    if (ca_model_init(&model, &deep)) {
+        CHECK(0, "deep perception model: %s", err_message());
+    } else {
+        int rc = ca_gpu_init(&engine, &vk, &model, deep.batch, 0, 0, CA_CACHE_FULL);
+        CHECK(rc != DLCA_OK && strstr(err_message(), "DLCA_FUSED=1") && strstr(err_message(), "do not fit"),
+              "DLCA_FUSED=1 with 5 perception layers fails and says why: %s", rc ? err_message() : "it ran");
+        if (!rc) ca_gpu_free(&engine);
+        ca_model_free(&model);
+    }
+    ca_config tiny;
+    tiny_config(&tiny, CA_BOUNDARY_ZERO, 1.0, 1, 2);
+    if (ca_model_init(&model, &tiny) == DLCA_OK) {
+        int rc = ca_gpu_init(&engine, &vk, &model, tiny.batch, 0, 0, CA_CACHE_FULL);
+        CHECK(rc == DLCA_OK && engine.fused, "DLCA_FUSED=1 runs the fused kernels where they fit: %s",
+              rc ? err_message() : "per-layer");
+        if (!rc) ca_gpu_free(&engine);
+        ca_model_free(&model);
+    }
+    unsetenv("DLCA_FUSED");
+}
+
+/* ca_gpu_buffer_bytes (dlca bench's "engine buffers") is what the engine allocated on this
+ * device: its shared memory sets the fused tiles and so the S partials' size. */
+static inline void check_buffer_bytes(void)
+{
+    ca_config config;
+    small_preset(&config, "checkerboard");
+    ca_model model;
+    ca_gpu engine;
+    if (ca_model_init(&model, &config)) {
+        CHECK(0, "checkerboard model: %s", err_message());
+        return;
+    }
+    size_t before = vk.device_bytes;
+    if (ca_gpu_init(&engine, &vk, &model, config.batch, 0, 0, CA_CACHE_FULL) == DLCA_OK) {
+        size_t allocated = vk.device_bytes - before, counted = ca_gpu_buffer_bytes(&engine);
+        CHECK(counted > 0 && counted == allocated, "engine buffers: counted %zu bytes, the engine allocated %zu",
+              counted, allocated);
+        /* The fused kernels keep no activations: the step blocks come with the per-layer ones. */
+        CHECK(engine.fused && !engine.act, "the fused engine allocates no step blocks (fused %d)", engine.fused);
+        CHECK(ca_gpu_use_fused(&engine, 0) == DLCA_OK && engine.act, "per-layer: %s", err_message());
+        size_t grown = ca_gpu_buffer_bytes(&engine);
+        CHECK(grown >= counted + engine.act_bytes && grown == vk.device_bytes - before,
+              "per-layer adds the %zu bytes of step blocks: %zu -> %zu bytes", engine.act_bytes, counted, grown);
+        ca_gpu_free(&engine);
+    } else {
+        CHECK(0, "checkerboard engine: %s", err_message());
+    }
+    CHECK(vk.device_bytes == before, "freeing the engine gives its buffers back (%zu bytes left over)",
+          (size_t)(vk.device_bytes - before));
+    ca_model_free(&model);
+}
+
+#endif

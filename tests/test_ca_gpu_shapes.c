@@ -1,0 +1,66 @@
+/* test_ca_gpu_shapes: test_ca_gpu's checks (ca_gpu_checks.h) on the shapes that exercise the
+ * engines' edges: one boundary, sync and async, 1- and 2-bit perception on tiny grids; more
+ * cells than one chunk of S partials; a full cache split over buffers; fused tiles that leave
+ * the last workgroup short, tiles of one cell, fewer backward workgroups than tiles; layers wider
+ * than a fused workgroup. */
+#include "ca_gpu_checks.h"
+
+int main(void)
+{
+    if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu_shapes", err_message());
+    for (int boundary = 0; boundary < 1; boundary++) /* the other boundary in test_ca_gpu.c */
+        for (int async = 0; async < 2; async++)
+            for (int bits = 1; bits <= 2; bits++) {
+                ca_config config;
+                char label[64];
+                tiny_config(&config, (ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3);
+                snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary),
+                         async ? "async" : "sync", bits);
+                check_case(&config, label);
+            }
+    ca_config odd_cells;
+    tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);
+    odd_cells.width = 5, odd_cells.batch = 3; /* 45 cells */
+    /* Tiles of one cell (the kernels' constant path for them, as image and lizard run). */
+    setenv("DLCA_TILE", "1", 1);
+    setenv("DLCA_TILE_BACKWARD", "1", 1);
+    check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1");
+    unsetenv("DLCA_TILE");
+    unsetenv("DLCA_TILE_BACKWARD");
+    /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
+    ca_config wide;
+    small_preset(&wide, "checkerboard-async");
+    wide.batch = 14;
+    check_case(&wide, "checkerboard-async batch 14");
+    check_case_with(&wide, "checkerboard-async batch 14, 3 cells a lane", 3);
+    /* A full cache split over buffers, as one larger than maxMemoryAllocationSize is. */
+    setenv("DLCA_BLOCKS_PER_BUFFER", "2", 1);
+    check_case(&wide, "checkerboard-async batch 14, 2 step blocks a buffer");
+    unsetenv("DLCA_BLOCKS_PER_BUFFER");
+    /* Fused tiles that leave the last workgroup short: 390 cells in tiles of 7 forward, 4 back. */
+    ca_config odd;
+    small_preset(&odd, "checkerboard-async");
+    odd.batch = 13;
+    setenv("DLCA_TILE", "7", 1);
+    setenv("DLCA_TILE_BACKWARD", "4", 1);
+    check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
+    unsetenv("DLCA_TILE");
+    unsetenv("DLCA_TILE_BACKWARD");
+    /* Fewer fused backward workgroups than tiles: each takes every third tile, into one slot. */
+    setenv("DLCA_FUSED_SLOTS", "3", 1);
+    check_case(&odd, "checkerboard-async batch 13, 3 fused backward workgroups");
+    unsetenv("DLCA_FUSED_SLOTS");
+    /* Layers wider than a fused workgroup (256 invocations): an invocation takes a second gate,
+     * input and gate of the layer below, with their parameters loaded where they are used. */
+    ca_config broad;
+    small_preset(&broad, "checkerboard");
+    static const int broad_widths[] = {300, 270, 136, 68, 34, 17, 9};
+    broad.update_depth = 8;
+    for (int l = 0; l < 7; l++) broad.update_widths[l] = broad_widths[l];
+    broad.update_widths[7] = broad.channels;
+    check_case(&broad, "checkerboard, update layers of 300 and 270 gates");
+    int validation_errors = vk.validation_errors;
+    vk_context_free(&vk);
+    CHECK(validation_errors == 0, "%d Vulkan validation messages", validation_errors);
+    return test_finish("test_ca_gpu_shapes");
+}
