@@ -209,6 +209,20 @@ static inline void check_case_with(const ca_config *config, const char *label, u
 
 static inline void check_case(const ca_config *config, const char *label) { check_case_with(config, label, 0); }
 
+/* check_case on the tiny config with this boundary: sync and async, 1- and 2-bit perception. */
+static inline void check_tiny_configs(ca_boundary boundary)
+{
+    for (int async = 0; async < 2; async++)
+        for (int bits = 1; bits <= 2; bits++) {
+            ca_config config;
+            char label[64];
+            tiny_config(&config, boundary, async ? 0.6 : 1.0, bits, 3);
+            snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary), async ? "async" : "sync",
+                     bits);
+            check_case(&config, label);
+        }
+}
+
 /* A few AdamW steps on the GPU against the same steps in double. */
 static inline int stage_adamw(ca_gpu *e, VkCommandBuffer cmd)
 {

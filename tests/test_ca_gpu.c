@@ -17,16 +17,7 @@ int main(void)
         small_preset(&config, presets[i]);
         check_case(&config, presets[i]);
     }
-    for (int boundary = 1; boundary < 2; boundary++) /* the other in test_ca_gpu_shapes.c */
-        for (int async = 0; async < 2; async++)
-            for (int bits = 1; bits <= 2; bits++) {
-                ca_config config;
-                char label[64];
-                tiny_config(&config, (ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3);
-                snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary),
-                         async ? "async" : "sync", bits);
-                check_case(&config, label);
-            }
+    check_tiny_configs(CA_BOUNDARY_ZERO); /* periodic in test_ca_gpu_shapes.c */
     /* Perception circuits of other shapes than the presets' (the fused kernels specialise on
      * them): the moore layer alone, and two layers with an odd width. */
     ca_config shallow;

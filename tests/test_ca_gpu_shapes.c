@@ -8,16 +8,7 @@
 int main(void)
 {
     if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu_shapes", err_message());
-    for (int boundary = 0; boundary < 1; boundary++) /* the other boundary in test_ca_gpu.c */
-        for (int async = 0; async < 2; async++)
-            for (int bits = 1; bits <= 2; bits++) {
-                ca_config config;
-                char label[64];
-                tiny_config(&config, (ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3);
-                snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary),
-                         async ? "async" : "sync", bits);
-                check_case(&config, label);
-            }
+    check_tiny_configs(CA_BOUNDARY_PERIODIC); /* zero in test_ca_gpu.c */
     ca_config odd_cells;
     tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);
     odd_cells.width = 5, odd_cells.batch = 3; /* 45 cells */
