@@ -18,8 +18,8 @@ layout(std430, binding = 4) writeonly buffer next_buf { float next_grid[]; }; //
 void main()
 {
     uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
-    // A one-cell tile as a constant, so that the cell loops compile to straight code (the
-    // unrolled layers would otherwise carry them all: image's backward binary doubled).
+    // A one-cell tile as a constant, so that the cell loops compile to straight code (as in
+    // fused_step_backward.comp, where the unrolled layers otherwise carried them all).
     uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     // Update input: the cell's C channels, then every unit's perception outputs.

@@ -84,7 +84,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         uint da_at = UPDATE_ROWS_AT(u);                                                                  \
         if (lid < update_n_out_##u)                                                                      \
             gate_backward(p##u, acc##u, lid, slot + update_out_base_##u + lid, width, in_at, da_at, db_at); \
-        if (update_n_out_##u > gl_WorkGroupSize.x) /* its loads before the prefetch's: see above */   \
+        if (update_n_out_##u > gl_WorkGroupSize.x) /* before the prefetch: its loads' wait covers all */ \
             for (uint g = lid + size; g < update_n_out_##u; g += size) {                                 \
                 uint row = slot + update_out_base_##u + g;                                               \
                 gate_backward(UPDATE_PARAMS(u, g), partial[row], g, row, width, in_at, da_at, db_at);    \

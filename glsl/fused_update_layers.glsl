@@ -4,7 +4,7 @@
 // Read from the uniform layer table instead, every layer began with a constant-cache load the
 // rest of the layer waited on (~100 cycles a layer on an H100, tools/BENCH_NOTES.md, eighth
 // round); as constants they are immediates, and each layer's parameters are loaded into a
-// register set of its own a layer ahead, with no copy between sets.
+// register set of its own, a batch of 4 layers at a time (see UPDATE_LAYERS_FORWARD).
 // Needs, declared before: pc, smem, wiring, coeffs, gate_params, update_gate_forward.
 #ifndef DLCA_FUSED_UPDATE_LAYERS_GLSL
 #define DLCA_FUSED_UPDATE_LAYERS_GLSL
