@@ -99,26 +99,9 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         barrier();                                                                                       \
     }
 
-// Every update layer backward, last to first.
-#define UPDATE_LAYERS_BACKWARD()                                                                         \
-    {                                                                                                    \
-        const gate_params none = gate_params(0u, 0u, vec4(0.0));                                         \
-        gate_params p0 = none, p1 = none, p2 = none, p3 = none, p4 = none, p5 = none, p6 = none, p7 = none; \
-        gate_params p8 = none, p9 = none, p10 = none, p11 = none, p12 = none, p13 = none, p14 = none, p15 = none; \
-        gate_params p16 = none, p17 = none, p18 = none, p19 = none, p20 = none, p21 = none, p22 = none, p23 = none; \
-        gate_params p24 = none, p25 = none, p26 = none, p27 = none, p28 = none, p29 = none, p30 = none, p31 = none; \
-        vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0), acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0); \
-        vec4 acc8 = vec4(0.0), acc9 = vec4(0.0), acc10 = vec4(0.0), acc11 = vec4(0.0), acc12 = vec4(0.0), acc13 = vec4(0.0), acc14 = vec4(0.0), acc15 = vec4(0.0); \
-        vec4 acc16 = vec4(0.0), acc17 = vec4(0.0), acc18 = vec4(0.0), acc19 = vec4(0.0), acc20 = vec4(0.0), acc21 = vec4(0.0), acc22 = vec4(0.0), acc23 = vec4(0.0); \
-        vec4 acc24 = vec4(0.0), acc25 = vec4(0.0), acc26 = vec4(0.0), acc27 = vec4(0.0), acc28 = vec4(0.0), acc29 = vec4(0.0), acc30 = vec4(0.0), acc31 = vec4(0.0); \
-        uvec4 entries0 = uvec4(FUSED_NO_ENTRY), entries1 = uvec4(FUSED_NO_ENTRY), entries2 = uvec4(FUSED_NO_ENTRY), entries3 = uvec4(FUSED_NO_ENTRY), entries4 = uvec4(FUSED_NO_ENTRY), entries5 = uvec4(FUSED_NO_ENTRY), entries6 = uvec4(FUSED_NO_ENTRY), entries7 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 entries8 = uvec4(FUSED_NO_ENTRY), entries9 = uvec4(FUSED_NO_ENTRY), entries10 = uvec4(FUSED_NO_ENTRY), entries11 = uvec4(FUSED_NO_ENTRY), entries12 = uvec4(FUSED_NO_ENTRY), entries13 = uvec4(FUSED_NO_ENTRY), entries14 = uvec4(FUSED_NO_ENTRY), entries15 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 entries16 = uvec4(FUSED_NO_ENTRY), entries17 = uvec4(FUSED_NO_ENTRY), entries18 = uvec4(FUSED_NO_ENTRY), entries19 = uvec4(FUSED_NO_ENTRY), entries20 = uvec4(FUSED_NO_ENTRY), entries21 = uvec4(FUSED_NO_ENTRY), entries22 = uvec4(FUSED_NO_ENTRY), entries23 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 entries24 = uvec4(FUSED_NO_ENTRY), entries25 = uvec4(FUSED_NO_ENTRY), entries26 = uvec4(FUSED_NO_ENTRY), entries27 = uvec4(FUSED_NO_ENTRY), entries28 = uvec4(FUSED_NO_ENTRY), entries29 = uvec4(FUSED_NO_ENTRY), entries30 = uvec4(FUSED_NO_ENTRY), entries31 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 more0 = uvec4(FUSED_NO_ENTRY), more1 = uvec4(FUSED_NO_ENTRY), more2 = uvec4(FUSED_NO_ENTRY), more3 = uvec4(FUSED_NO_ENTRY), more4 = uvec4(FUSED_NO_ENTRY), more5 = uvec4(FUSED_NO_ENTRY), more6 = uvec4(FUSED_NO_ENTRY), more7 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 more8 = uvec4(FUSED_NO_ENTRY), more9 = uvec4(FUSED_NO_ENTRY), more10 = uvec4(FUSED_NO_ENTRY), more11 = uvec4(FUSED_NO_ENTRY), more12 = uvec4(FUSED_NO_ENTRY), more13 = uvec4(FUSED_NO_ENTRY), more14 = uvec4(FUSED_NO_ENTRY), more15 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 more16 = uvec4(FUSED_NO_ENTRY), more17 = uvec4(FUSED_NO_ENTRY), more18 = uvec4(FUSED_NO_ENTRY), more19 = uvec4(FUSED_NO_ENTRY), more20 = uvec4(FUSED_NO_ENTRY), more21 = uvec4(FUSED_NO_ENTRY), more22 = uvec4(FUSED_NO_ENTRY), more23 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 more24 = uvec4(FUSED_NO_ENTRY), more25 = uvec4(FUSED_NO_ENTRY), more26 = uvec4(FUSED_NO_ENTRY), more27 = uvec4(FUSED_NO_ENTRY), more28 = uvec4(FUSED_NO_ENTRY), more29 = uvec4(FUSED_NO_ENTRY), more30 = uvec4(FUSED_NO_ENTRY), more31 = uvec4(FUSED_NO_ENTRY); \
+// Layers 31 to 8, only in the kernels compiled for deep models (FUSED_UPDATE_SLOTS, CMakeLists.txt).
+#if FUSED_UPDATE_SLOTS > 8
+#define UPDATE_LAYERS_BACKWARD_PAST_8() \
     UPDATE_LAYER_BACKWARD(31, update_n_out_30, UPDATE_ROWS_AT(30), UPDATE_PREFETCH(30, update_n_out_29)) \
     UPDATE_LAYER_BACKWARD(30, update_n_out_29, UPDATE_ROWS_AT(29), UPDATE_PREFETCH(29, update_n_out_28)) \
     UPDATE_LAYER_BACKWARD(29, update_n_out_28, UPDATE_ROWS_AT(28), UPDATE_PREFETCH(28, update_n_out_27)) \
@@ -142,7 +125,32 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     UPDATE_LAYER_BACKWARD(11, update_n_out_10, UPDATE_ROWS_AT(10), UPDATE_PREFETCH(10, update_n_out_9)) \
     UPDATE_LAYER_BACKWARD(10, update_n_out_9, UPDATE_ROWS_AT(9), UPDATE_PREFETCH(9, update_n_out_8)) \
     UPDATE_LAYER_BACKWARD(9, update_n_out_8, UPDATE_ROWS_AT(8), UPDATE_PREFETCH(8, update_n_out_7)) \
-    UPDATE_LAYER_BACKWARD(8, update_n_out_7, UPDATE_ROWS_AT(7), UPDATE_PREFETCH(7, update_n_out_6)) \
+    UPDATE_LAYER_BACKWARD(8, update_n_out_7, UPDATE_ROWS_AT(7), UPDATE_PREFETCH(7, update_n_out_6))
+#else
+#define UPDATE_LAYERS_BACKWARD_PAST_8()
+#endif
+
+// Every update layer backward, last to first.
+#define UPDATE_LAYERS_BACKWARD()                                                                         \
+    {                                                                                                    \
+        const gate_params none = gate_params(0u, 0u, vec4(0.0));                                         \
+        gate_params p0 = none, p1 = none, p2 = none, p3 = none, p4 = none, p5 = none, p6 = none, p7 = none; \
+        gate_params p8 = none, p9 = none, p10 = none, p11 = none, p12 = none, p13 = none, p14 = none, p15 = none; \
+        gate_params p16 = none, p17 = none, p18 = none, p19 = none, p20 = none, p21 = none, p22 = none, p23 = none; \
+        gate_params p24 = none, p25 = none, p26 = none, p27 = none, p28 = none, p29 = none, p30 = none, p31 = none; \
+        vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0), acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0); \
+        vec4 acc8 = vec4(0.0), acc9 = vec4(0.0), acc10 = vec4(0.0), acc11 = vec4(0.0), acc12 = vec4(0.0), acc13 = vec4(0.0), acc14 = vec4(0.0), acc15 = vec4(0.0); \
+        vec4 acc16 = vec4(0.0), acc17 = vec4(0.0), acc18 = vec4(0.0), acc19 = vec4(0.0), acc20 = vec4(0.0), acc21 = vec4(0.0), acc22 = vec4(0.0), acc23 = vec4(0.0); \
+        vec4 acc24 = vec4(0.0), acc25 = vec4(0.0), acc26 = vec4(0.0), acc27 = vec4(0.0), acc28 = vec4(0.0), acc29 = vec4(0.0), acc30 = vec4(0.0), acc31 = vec4(0.0); \
+        uvec4 entries0 = uvec4(FUSED_NO_ENTRY), entries1 = uvec4(FUSED_NO_ENTRY), entries2 = uvec4(FUSED_NO_ENTRY), entries3 = uvec4(FUSED_NO_ENTRY), entries4 = uvec4(FUSED_NO_ENTRY), entries5 = uvec4(FUSED_NO_ENTRY), entries6 = uvec4(FUSED_NO_ENTRY), entries7 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 entries8 = uvec4(FUSED_NO_ENTRY), entries9 = uvec4(FUSED_NO_ENTRY), entries10 = uvec4(FUSED_NO_ENTRY), entries11 = uvec4(FUSED_NO_ENTRY), entries12 = uvec4(FUSED_NO_ENTRY), entries13 = uvec4(FUSED_NO_ENTRY), entries14 = uvec4(FUSED_NO_ENTRY), entries15 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 entries16 = uvec4(FUSED_NO_ENTRY), entries17 = uvec4(FUSED_NO_ENTRY), entries18 = uvec4(FUSED_NO_ENTRY), entries19 = uvec4(FUSED_NO_ENTRY), entries20 = uvec4(FUSED_NO_ENTRY), entries21 = uvec4(FUSED_NO_ENTRY), entries22 = uvec4(FUSED_NO_ENTRY), entries23 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 entries24 = uvec4(FUSED_NO_ENTRY), entries25 = uvec4(FUSED_NO_ENTRY), entries26 = uvec4(FUSED_NO_ENTRY), entries27 = uvec4(FUSED_NO_ENTRY), entries28 = uvec4(FUSED_NO_ENTRY), entries29 = uvec4(FUSED_NO_ENTRY), entries30 = uvec4(FUSED_NO_ENTRY), entries31 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more0 = uvec4(FUSED_NO_ENTRY), more1 = uvec4(FUSED_NO_ENTRY), more2 = uvec4(FUSED_NO_ENTRY), more3 = uvec4(FUSED_NO_ENTRY), more4 = uvec4(FUSED_NO_ENTRY), more5 = uvec4(FUSED_NO_ENTRY), more6 = uvec4(FUSED_NO_ENTRY), more7 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more8 = uvec4(FUSED_NO_ENTRY), more9 = uvec4(FUSED_NO_ENTRY), more10 = uvec4(FUSED_NO_ENTRY), more11 = uvec4(FUSED_NO_ENTRY), more12 = uvec4(FUSED_NO_ENTRY), more13 = uvec4(FUSED_NO_ENTRY), more14 = uvec4(FUSED_NO_ENTRY), more15 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more16 = uvec4(FUSED_NO_ENTRY), more17 = uvec4(FUSED_NO_ENTRY), more18 = uvec4(FUSED_NO_ENTRY), more19 = uvec4(FUSED_NO_ENTRY), more20 = uvec4(FUSED_NO_ENTRY), more21 = uvec4(FUSED_NO_ENTRY), more22 = uvec4(FUSED_NO_ENTRY), more23 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more24 = uvec4(FUSED_NO_ENTRY), more25 = uvec4(FUSED_NO_ENTRY), more26 = uvec4(FUSED_NO_ENTRY), more27 = uvec4(FUSED_NO_ENTRY), more28 = uvec4(FUSED_NO_ENTRY), more29 = uvec4(FUSED_NO_ENTRY), more30 = uvec4(FUSED_NO_ENTRY), more31 = uvec4(FUSED_NO_ENTRY); \
+    UPDATE_LAYERS_BACKWARD_PAST_8() \
     UPDATE_LAYER_BACKWARD(7, update_n_out_6, UPDATE_ROWS_AT(6), UPDATE_PREFETCH(6, update_n_out_5)) \
     UPDATE_LAYER_BACKWARD(6, update_n_out_5, UPDATE_ROWS_AT(5), UPDATE_PREFETCH(5, update_n_out_4)) \
     UPDATE_LAYER_BACKWARD(5, update_n_out_4, UPDATE_ROWS_AT(4), UPDATE_PREFETCH(4, update_n_out_3)) \

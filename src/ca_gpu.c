@@ -384,8 +384,13 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
     return FUSED_CONSTANTS;
 }
 
-const vk_pipeline_id ca_gpu_fused_ids[3] = {VK_PIPE_FUSED_STEP_FORWARD, VK_PIPE_FUSED_STEP_BACKWARD,
-                                            VK_PIPE_FUSED_GRID_GATHER};
+void ca_gpu_fused_ids(const ca_config *config, vk_pipeline_id ids[3])
+{
+    int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
+    ids[0] = shallow ? VK_PIPE_FUSED_STEP_FORWARD_8 : VK_PIPE_FUSED_STEP_FORWARD;
+    ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
+    ids[2] = VK_PIPE_FUSED_GRID_GATHER;
+}
 
 /* The fused pipelines for this model, once: compiled only for an engine that runs them. */
 static int create_fused_pipelines(ca_gpu *e)
@@ -393,8 +398,9 @@ static int create_fused_pipelines(ca_gpu *e)
     if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e, values);
+    ca_gpu_fused_ids(&e->model->config, e->fused_ids);
     for (int i = 0; i < 3; i++)
-        if (vk_pipeline_create_specialized(e->vk, ca_gpu_fused_ids[i], values, count, &e->fused_pipelines[i])) {
+        if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];
             snprintf(why, sizeof why, "%s", err_message());
             for (int j = 0; j <= i; j++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[j]);

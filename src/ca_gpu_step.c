@@ -303,7 +303,7 @@ static vk_view table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_T
 static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                           const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
-    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[ca_gpu_fused_ids[which]],
+    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[e->fused_ids[which]],
                                   views, n_views, push, sizeof *push, groups_x, groups_y, 1);
     if (!rc) vk_cmd_barrier(cmd);
     return rc;
@@ -336,7 +336,7 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        table_view(e), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
-    const vk_pipeline_desc *desc = &vk_pipeline_descs[ca_gpu_fused_ids[2]];
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[e->fused_ids[2]];
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,
                                 groups);

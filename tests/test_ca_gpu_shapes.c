@@ -2,7 +2,7 @@
  * engines' edges: one boundary, sync and async, 1- and 2-bit perception on tiny grids; more
  * cells than one chunk of S partials; a full cache split over buffers; fused tiles that leave
  * the last workgroup short, tiles of one cell, fewer backward workgroups than tiles; layers wider
- * than a fused workgroup. */
+ * than a fused workgroup; as many update layers as a model may have. */
 #include "ca_gpu_checks.h"
 
 int main(void)
@@ -50,6 +50,14 @@ int main(void)
     for (int l = 0; l < 7; l++) broad.update_widths[l] = broad_widths[l];
     broad.update_widths[7] = broad.channels;
     check_case(&broad, "checkerboard, update layers of 300 and 270 gates");
+    /* Every update layer the fused kernels unroll (CA_MAX_LAYERS), in the copies compiled for
+     * more than 8 (the other cases run those for 8). */
+    ca_config deep;
+    tiny_config(&deep, CA_BOUNDARY_PERIODIC, 1.0, 2, 2);
+    deep.update_depth = CA_MAX_LAYERS;
+    for (int l = 0; l < CA_MAX_LAYERS - 2; l++) deep.update_widths[l] = l % 2 ? 6 : 8;
+    deep.update_widths[CA_MAX_LAYERS - 2] = 4, deep.update_widths[CA_MAX_LAYERS - 1] = deep.channels;
+    check_case(&deep, "tiny, 32 update layers");
     int validation_errors = vk.validation_errors;
     vk_context_free(&vk);
     CHECK(validation_errors == 0, "%d Vulkan validation messages", validation_errors);
