@@ -100,17 +100,23 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; // [C*8][pitch]
 
-#define NEIGHBOUR_GRADIENT(l, i)                                                                         \
+// The 8 loads are unconditional (cell 0's row where the neighbour is outside a zero boundary,
+// then not added) so that they go out together: each one behind its own branch waited for the
+// one before, 8 load latencies at the start of every backward dispatch.
+#define NEIGHBOUR_LOAD(l, i)                                                                             \
     {                                                                                                    \
         uint j = WIRE(0, 0, i);                                                                          \
-        int from = shifted_cell(cell, pc.height, pc.width, pc.periodic, 1 - int(j / 3), 1 - int(j % 3)); \
-        if (from >= 0) sum += moore_in[(ch * 8 + i) * pc.pitch + uint(from)];                           \
+        from[i] = shifted_cell(cell, pc.height, pc.width, pc.periodic, 1 - int(j / 3), 1 - int(j % 3));  \
+        v[i] = moore_in[(ch * 8 + i) * pc.pitch + uint(max(from[i], 0))];                                \
     }
+#define NEIGHBOUR_ADD(l, i) sum = from[i] >= 0 ? sum + v[i] : sum;
 
 float neighbour_gradient(uint ch, uint cell)
 {
-    float sum = 0.0;
-    EACH_GATE(NEIGHBOUR_GRADIENT, 0)
+    int from[8];
+    float v[8], sum = 0.0;
+    EACH_GATE(NEIGHBOUR_LOAD, 0)
+    EACH_GATE(NEIGHBOUR_ADD, 0)
     return sum;
 }
 #endif

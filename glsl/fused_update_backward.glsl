@@ -52,24 +52,26 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 #define UPDATE_ROWS_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
 
 // Whether layer v's prefetch takes an input's second 4 reverse entries: on tiles of two (see
-// gather_inputs), where it has more than 4 and no input past the workgroup's size (those load
-// theirs in the gather, whose wait then covers the prefetch anyway). `size` is a variable: as a
-// specialisation-constant expression this made lavapipe fail to create the pipeline.
-#define UPDATE_OWN_EIGHT(v, n_in) (TILE_CELLS == 2u && update_fanout_##v > 4u && (n_in) <= size)
+// gather_inputs), where it has more than 4.
+#define UPDATE_OWN_EIGHT(v) (TILE_CELLS == 2u && update_fanout_##v > 4u)
 
 // Layer v's loads for this invocation (n_in: the layer's inputs), tied by `after` to a value
 // already waited for: its gate's parameters and S partial, its input's first 8 reverse entries
 // (the gather then loads nothing for an input of up to 8 readers: its wait would cover the
-// prefetch issued just before it).
+// prefetch issued just before it). On tiles of two, invocations past the layer's gates or
+// inputs load the last one's, unused: loads under a condition need a merge with the default
+// afterwards, which the compiler put right after the next barrier, waiting there for every load
+// in flight (one-cell tiles, image and lizard, ran 2-3% slower that way).
 #define UPDATE_PREFETCH(v, n_in)                                                                         \
-    if (lid < update_n_out_##v) {                                                                        \
-        p##v = UPDATE_PARAMS_AFTER(v, lid, after);                                                       \
-        acc##v = partial[slot + update_out_base_##v + lid + after];                                      \
+    if (TILE_CELLS == 2u || lid < update_n_out_##v) {                                                    \
+        uint g = min(lid, update_n_out_##v - 1u);                                                        \
+        p##v = UPDATE_PARAMS_AFTER(v, g, after);                                                         \
+        acc##v = partial[slot + update_out_base_##v + g + after];                                        \
     }                                                                                                    \
-    if (lid < (n_in) && update_fanout_##v > 0u) {                                                        \
-        uint at = (update_reverse_##v + lid * update_fanout_##v) / 4u + after;                           \
+    if (update_fanout_##v > 0u && (TILE_CELLS == 2u || lid < (n_in))) {                                  \
+        uint at = (update_reverse_##v + min(lid, (n_in) - 1u) * update_fanout_##v) / 4u + after;         \
         entries##v = reverse_table[at];                                                                  \
-        if (UPDATE_OWN_EIGHT(v, n_in)) more##v = reverse_table[at + 1u];                                 \
+        if (UPDATE_OWN_EIGHT(v)) more##v = reverse_table[at + 1u];                                       \
     }
 
 // Layer u backward (its inputs n_in at in_at's rows; dy in gradient buffer 0 and dx into it): per
@@ -95,7 +97,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         }                                                                                                \
         barrier();                                                                                       \
         gather_inputs(n_in, update_fanout_##u, update_reverse_##u, entries##u, more##u,                  \
-                      UPDATE_OWN_EIGHT(u, n_in) ? 8u : 4u, width, da_at, db_at);     \
+                      UPDATE_OWN_EIGHT(u) ? 8u : 4u, width, da_at, db_at);     \
         barrier();                                                                                       \
     }
 
