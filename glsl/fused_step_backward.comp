@@ -9,11 +9,13 @@
 //   3. the update layers backward, last to first: per gate, S into this workgroup's partial
 //      rows and its two input gradients into shared scratch; then per input, their sum through
 //      the padded reverse table (no atomics: the same bits every run);
-//   4. per perception unit, in registers, the circuit again and its backward; S into the
-//      partial rows of (kernel, channel), the moore gates' neighbour gradients summed over
-//      kernels into moore_out for step t-1's dispatch (fused_grid_gather.comp after step 0);
+//   4. per perception unit, in registers, the circuit again and its backward; S summed over
+//      channels within the subgroup, into the partial rows of (kernel, the first of them); the
+//      moore gates' neighbour gradients summed over kernels into moore_out for step t-1's
+//      dispatch (fused_grid_gather.comp after step 0);
 //   5. dgrid of its cells: the kept part, the update input's grid rows and the moore centres.
 #extension GL_GOOGLE_include_directive : enable
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
 // Shared rows (of `tile` floats): act_rows of activations (update input, then every update
@@ -33,6 +35,11 @@ layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; 
 layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
 // The wiring buffer again, 4 words a load: the update layers' padded reverse tables.
 layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 reverse_table[]; };
+
+// Whether there are fewer workgroups (S partial slots) than tiles (src/ca_gpu.c caps them so
+// that the partials stay bounded). A constant, so that a workgroup a tile compiles without the
+// loop: its registers sit at the 128 that let two workgroups share an SM (tools/BENCH_NOTES.md).
+layout(constant_id = 231) const bool SHARED_SLOTS = false;
 
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
 uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
@@ -209,9 +216,21 @@ void moore_backward(uint k, uint unit, uint c)
 // The moore gates' dy into the scratch rows (gate i, unit).
 #define MOORE_GRADIENT(l, g) smem[(g * units + unit) * pc.tile + c] = dv[0][g];
 
-// S of the unit's gates of layer l added into this workgroup's partial rows.
-#define ADD_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] += sacc[l][g];
-#define ADD_SUMS(l) EACH_GATE(ADD_SUM, l)
+// S of the unit's gates of layer l summed over `lanes` units in a row (channels of one kernel,
+// neighbours in a subgroup), so that only the first of them adds it into its partial rows (the
+// others stay 0 for gate_sums_reduce.comp): the rows' read-modify-write was most of the
+// perception backward's time, L2 traffic of 16 MB a checkerboard step (tools/BENCH_NOTES.md,
+// eleventh round). A butterfly of shuffles: the same sums in the same order every run.
+#define SUM_LANES(l, g) \
+    if (HAS_GATE(l, g)) \
+        for (uint o = 1u; o < lanes; o *= 2u) sacc[l][g] += subgroupShuffleXor(sacc[l][g], o);
+// Every row of the layers at hand loaded (LOAD_SUMS) before the first is stored (STORE_SUMS):
+// added one row at a time, each load waited for the store before it (the compiler cannot tell
+// the rows apart), a whole load latency a gate.
+#define LOAD_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += partial[base + UNIT_ROW(l, unit, g)];
+#define STORE_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] = sacc[l][g];
+#define LOAD_SUMS(l) EACH_GATE(SUM_LANES, l) if (first_lane) { EACH_GATE(LOAD_SUM, l) }
+#define STORE_SUMS(l) if (first_lane) { EACH_GATE(STORE_SUM, l) }
 
 // One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
 // fewer values are live at once (registers, not local memory): the circuit forward and the
@@ -221,8 +240,16 @@ void perception_units_backward(uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     uint base = gl_WorkGroupID.x * pc.partial_rows;
+    // The largest power of two that divides C, within a subgroup: whole clusters of a kernel's
+    // channels, all active together (units is a multiple of it). Subgroups are assumed to be
+    // runs of consecutive invocations, as on every driver this has met. Not where workgroups of
+    // two-cell tiles share slots: the sums took that loop past 128 registers (checkerboard
+    // batch 16 ran 5.4 -> 7.3 ms on an H100).
+    bool sum_over_lanes = !(SHARED_SLOTS && TILE_CELLS != 1u);
+    uint lanes = sum_over_lanes ? min(pc.channels & (0u - pc.channels), gl_SubgroupSize) : 1u;
     for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
         uint k = unit / pc.channels, ch = unit % pc.channels;
+        bool first_lane = ch % lanes == 0u;
         perception_clear_sums();
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
@@ -232,12 +259,14 @@ void perception_units_backward(uint width)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
         }
-        ADD_SUMS(1) ADD_SUMS(2) ADD_SUMS(3)
+        LOAD_SUMS(1) LOAD_SUMS(2) LOAD_SUMS(3)
+        STORE_SUMS(1) STORE_SUMS(2) STORE_SUMS(3)
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             moore_backward(k, unit, c);
         }
-        ADD_SUMS(0)
+        LOAD_SUMS(0)
+        STORE_SUMS(0)
     }
     barrier();
 }
@@ -276,10 +305,6 @@ void tile_backward(uint first)
     finish_grid(first, width);
 }
 
-// Whether there are fewer workgroups (S partial slots) than tiles (src/ca_gpu.c caps them so
-// that the partials stay bounded). A constant, so that a workgroup a tile compiles without the
-// loop: its registers sit at the 128 that let two workgroups share an SM (tools/BENCH_NOTES.md).
-layout(constant_id = 231) const bool SHARED_SLOTS = false;
 
 // With shared slots a workgroup takes tile gl_WorkGroupID.x, then every gl_NumWorkGroups.x-th
 // tile after it in turn, all adding into its one slot: each partial row is read and written by

@@ -186,6 +186,10 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
     };
 }
 
+/* Shared memory the fused kernels plan with: none on a device whose compute shaders cannot
+ * shuffle within a subgroup (fused_step_backward.comp needs it), so they are never planned there. */
+static uint32_t fused_shared_floats(const vk_context *vk) { return vk->subgroup_shuffle ? vk_shared_floats(vk) : 0; }
+
 /* Bytes an engine would ask for on a device with `shared_floats` of shared memory (the fused
  * tiles, and so the S partials, depend on it), with or without the per-layer kernels' step
  * blocks: what an out-of-memory error offers instead. */
@@ -286,7 +290,7 @@ static void explain_memory_failure(const ca_gpu *e)
     snprintf(first, sizeof first, "%s", err_message());
     const ca_model *m = e->model;
     ca_shape shape = e->shape;
-    uint32_t shared = vk_shared_floats(e->vk);
+    uint32_t shared = fused_shared_floats(e->vk);
     double mib = (double)planned_bytes(m, shape.batch, shape.height, shape.width, e->cache, shared, !e->fused) / 1048576.0;
     if (e->fused) {
         err_set(DLCA_ERR, "%s: the engine needs %.0f MiB (the fused kernels keep no activations, so --cache does not "
@@ -304,7 +308,7 @@ static void explain_memory_failure(const ca_gpu *e)
 /* Why the fused kernels cannot run, after `asked` (how they were asked for). */
 static int fused_impossible(const char *asked, const char *advice)
 {
-    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model (shared memory, or perception depth over 4)%s",
+    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model (shared memory, or perception depth over 4) or device (subgroup shuffles)%s",
                    asked, advice);
 }
 
@@ -466,7 +470,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     e->cells = (uint32_t)ca_shape_cells(e->shape);
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     fused_plan fused;
-    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, vk_shared_floats(vk), &fused, &e->pitch,
+    gpu_sizes sizes = engine_sizes(model, batch, height, width, cache, fused_shared_floats(vk), &fused, &e->pitch,
                                    &e->partial_count);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
     e->per_thread = backward_per_thread(e->cells);

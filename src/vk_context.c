@@ -254,6 +254,11 @@ static int device_choose(vk_context *vk, const char *spec, int index)
         vk->device_index = index;
         vk->props = props[index];
         vkGetPhysicalDeviceMemoryProperties(vk->physical, &vk->memory);
+        VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+        VkPhysicalDeviceProperties2 more = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
+        vkGetPhysicalDeviceProperties2(vk->physical, &more);
+        vk->subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                               (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
     }
     free(props);
     free(list);

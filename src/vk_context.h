@@ -39,6 +39,7 @@ typedef struct vk_context {
     uint64_t dispatches;            /* instrumentation (dlca bench): vk_dispatch calls recorded so far */
     uint64_t submissions;           /* instrumentation (dlca bench): queue submissions so far */
     int validate;                   /* validation layer on (DLCA_VALIDATE=1) */
+    int subgroup_shuffle;           /* compute shaders may shuffle within a subgroup (fused_step_backward.comp) */
     int pipeline_statistics;        /* print each pipeline's compiler statistics (DLCA_PIPELINE_STATS=1,
                                        where VK_KHR_pipeline_executable_properties exists) */
     int validation_errors;          /* warnings + errors reported by the layer; kept by vk_context_free */

@@ -34,6 +34,13 @@ int main(void)
     odd_width.update_widths[0] = 12, odd_width.update_widths[1] = 6, odd_width.update_widths[2] = 4;
     odd_width.update_widths[3] = 2;
     check_case(&odd_width, "tiny perception 8-5, async");
+    /* 16 channels: the fused backward sums a kernel's S over 8 channels in a subgroup on
+     * lavapipe (its subgroup size), 16 on a 32-lane GPU, before its partial rows. */
+    ca_config channels16;
+    small_preset(&channels16, "checkerboard");
+    channels16.channels = 16; /* 16 + 3 x 16 x 2 = 112 update inputs */
+    channels16.update_widths[0] = 64, channels16.update_widths[1] = 32, channels16.update_widths[2] = 16;
+    check_case(&channels16, "checkerboard, 16 channels");
     /* An odd number of cells: the last fused tile of two has one, its second column scratch. */
     ca_config odd_cells;
     tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);

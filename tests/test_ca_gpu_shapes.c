@@ -16,6 +16,11 @@ int main(void)
     setenv("DLCA_TILE", "1", 1);
     setenv("DLCA_TILE_BACKWARD", "1", 1);
     check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1");
+    /* ... taken 7 a backward workgroup in turn, as lizard's are (its perception S summed over
+     * the subgroup there too, unlike on shared slots of two-cell tiles). */
+    setenv("DLCA_FUSED_SLOTS", "7", 1);
+    check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1, 7 backward workgroups");
+    unsetenv("DLCA_FUSED_SLOTS");
     unsetenv("DLCA_TILE");
     unsetenv("DLCA_TILE_BACKWARD");
     /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
