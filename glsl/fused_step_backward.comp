@@ -44,24 +44,54 @@ layout(constant_id = 231) const bool SHARED_SLOTS = false;
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
 uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
 
-// Stages in shared memory what the perception circuits read, recompute and backward alike: the
-// tile's neighbourhoods in grid_t and the perception gates' coefficients. The barrier that
-// makes them visible is the caller's.
-void stage_perception(uint first, uint width)
+// dL/dgrid_{t+1} of channel ch of `cell`: its own part plus, where there is a step t + 1, what
+// the neighbours' moore gates sent (loaded either way, so that the loads need no branch).
+float incoming_gradient(uint ch, uint cell)
 {
-    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
-        uint c = item % width, ch = item / width;
-        float v[9] = neighbours_of(ch, first + c);
-        for (uint j = 0; j < 9; j++) smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c] = v[j];
-    }
-    for (uint i = gl_LocalInvocationID.x; i < pc.kernels * PERCEPTION_GATES_PER_KERNEL; i += gl_WorkGroupSize.x) {
-        vec4 k = coeffs[i];
-        uint at = FUSED_STAGED_AT + 4u * i;
-        smem[at] = k.x, smem[at + 1u] = k.y, smem[at + 2u] = k.z, smem[at + 3u] = k.w;
-    }
+    float d = dgrid[ch * pc.pitch + cell], sent = neighbour_gradient(ch, cell);
+    return pc.gather != 0 ? d + sent : d;
 }
 
-// Channel ch's 3x3 neighbourhood of tile cell c, as stage_perception left it.
+// Tile cell c of channel ch: its neighbourhood v staged, its incoming gradient d split by the
+// fire mask into the update's part (gradient buffer 0) and the kept part.
+void stage_cell(uint ch, uint c, uint cell, float v[9], float d)
+{
+    for (uint j = 0; j < 9; j++) smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c] = v[j];
+    bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
+    smem[grad_at(0) + ch * pc.tile + c] = fire ? d : 0.0;
+    smem[keep_at() + ch * pc.tile + c] = fire ? 0.0 : d;
+}
+
+void stage_coefficients(uint i, vec4 k)
+{
+    uint at = FUSED_STAGED_AT + 4u * i;
+    smem[at] = k.x, smem[at + 1u] = k.y, smem[at + 2u] = k.z, smem[at + 3u] = k.w;
+}
+
+// Stages in shared memory what the perception circuits read, recompute and backward alike (the
+// tile's neighbourhoods in grid_t, the perception gates' coefficients), and splits the tile's
+// incoming gradient. An invocation's first item of each issues every load before its first
+// store (those past the items load the last one's, unused): as loops one after the other they
+// waited four load latencies, ~2.6 us of a checkerboard step (tools/BENCH_NOTES.md, eleventh
+// round). The barrier that makes them visible is the caller's.
+void stage_tile(uint first, uint width)
+{
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
+    uint items = pc.channels * width, gates = pc.kernels * PERCEPTION_GATES_PER_KERNEL;
+    uint item = min(lid, items - 1u), c = item % width, ch = item / width;
+    float v[9] = neighbours_of(ch, first + c);
+    float d = incoming_gradient(ch, first + c);
+    vec4 k = coeffs[min(lid, gates - 1u)];
+    if (lid < items) stage_cell(ch, c, first + c, v, d);
+    if (lid < gates) stage_coefficients(lid, k);
+    for (item = lid + size; item < items; item += size) {
+        c = item % width, ch = item / width;
+        stage_cell(ch, c, first + c, neighbours_of(ch, first + c), incoming_gradient(ch, first + c));
+    }
+    for (uint i = lid + size; i < gates; i += size) stage_coefficients(i, coeffs[i]);
+}
+
+// Channel ch's 3x3 neighbourhood of tile cell c, as stage_tile left it.
 #define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c];
 float[9] staged_neighbours(uint ch, uint c)
 {
@@ -71,24 +101,13 @@ float[9] staged_neighbours(uint ch, uint c)
     return v;
 }
 
-void split_incoming(uint first, uint width)
-{
-    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
-        uint c = item % width, ch = item / width, cell = first + c;
-        float d = dgrid[ch * pc.pitch + cell];
-        if (pc.gather != 0) d += neighbour_gradient(ch, cell);
-        bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
-        smem[grad_at(0) + ch * pc.tile + c] = fire ? d : 0.0;
-        smem[keep_at() + ch * pc.tile + c] = fire ? 0.0 : d;
-    }
-}
-
 void recompute_forward(uint first, uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
+    // The cell's own channels: the centres of its staged neighbourhoods (no global load round).
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, ch = item / width;
-        smem[ch * pc.tile + c] = grid[ch * pc.pitch + first + c];
+        smem[ch * pc.tile + c] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + 4u) * pc.tile + c];
     }
     for (uint item = gl_LocalInvocationID.x; item < units * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, unit = item / width;
@@ -235,7 +254,7 @@ void moore_backward(uint k, uint unit, uint c)
 // One invocation per unit (kernel, channel), over the tile's cells, in two passes so that
 // fewer values are live at once (registers, not local memory): the circuit forward and the
 // layers after the moore gates backward, then the moore gates backward. Neighbourhoods and
-// coefficients come from shared memory (stage_perception).
+// coefficients come from shared memory (stage_tile).
 void perception_units_backward(uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();
@@ -294,8 +313,7 @@ void tile_backward(uint first)
     // A one-cell tile as a constant, so that the cell loops compile to straight code (the
     // unrolled layers would otherwise carry them all: image's backward binary doubled).
     uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
-    stage_perception(first, width);
-    split_incoming(first, width);
+    stage_tile(first, width);
     barrier();
     recompute_forward(first, width); // ends with a barrier
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, db_at = grad_at(1);
