@@ -33,6 +33,7 @@ typedef struct vk_context {
     double timestamp_period_ns;     /* ns per timestamp tick */
     PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set;
     struct vk_pipeline *pipelines;  /* created on first use, see vk_pipeline.h */
+    struct vk_specialized *specialized; /* vk_pipeline_create_specialized's pipelines, shared */
     struct vk_buffer *staging;      /* host-visible bounce buffer for uploads and downloads */
     size_t device_bytes;            /* bytes of device-local buffers alive now */
     size_t peak_device_bytes;       /* highest device_bytes so far */

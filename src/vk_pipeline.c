@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vk_check.h"
 
@@ -263,8 +264,24 @@ int vk_pipelines_create_all(vk_context *vk)
     return DLCA_OK;
 }
 
+/* A specialised pipeline and who holds it: engines of one model ask for the same constants, and
+ * each compile takes lavapipe seconds (the CI's GPU tests made two engines a model). */
+typedef struct vk_specialized {
+    struct vk_specialized *next;
+    vk_pipeline_id id;
+    uint32_t count, values[VK_SPEC_EXTRA_MAX];
+    vk_pipeline pipeline;
+    int holders;
+} vk_specialized;
+
 void vk_pipelines_free(vk_context *vk)
 {
+    while (vk->specialized) { /* held past their holders' end: destroyed with the context */
+        vk_specialized *s = vk->specialized;
+        vk->specialized = s->next;
+        pipeline_destroy(vk, &s->pipeline);
+        free(s);
+    }
     if (!vk->pipelines) return;
     for (int id = 0; id < VK_PIPE_COUNT; id++) pipeline_destroy(vk, &vk->pipelines[id]);
     free(vk->pipelines);
@@ -278,6 +295,13 @@ int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const
     return pipeline_build(vk, desc, &shader, NULL, 0, out);
 }
 
+static vk_specialized *specialized_find(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count)
+{
+    for (vk_specialized *s = vk->specialized; s; s = s->next)
+        if (s->id == id && s->count == count && memcmp(s->values, values, count * sizeof *values) == 0) return s;
+    return NULL;
+}
+
 int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
                                    vk_pipeline *out)
 {
@@ -285,10 +309,40 @@ int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint
     const vk_pipeline_desc *desc = NULL;
     const vk_shader_code *code = NULL;
     if (table_entry(id, &desc, &code)) return DLCA_ERR;
-    return pipeline_build(vk, desc, code, values, count, out);
+    if (count > VK_SPEC_EXTRA_MAX)
+        return err_set(DLCA_ERR, "pipeline %s: %u specialisation constants, at most %d", desc->name, count,
+                       VK_SPEC_EXTRA_MAX);
+    vk_specialized *s = specialized_find(vk, id, values, count);
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s) return err_set(DLCA_ERR_NOMEM, "out of host memory for pipeline %s", desc->name);
+        if (pipeline_build(vk, desc, code, values, count, &s->pipeline)) {
+            free(s);
+            return DLCA_ERR;
+        }
+        s->id = id, s->count = count, s->next = vk->specialized, vk->specialized = s;
+        memcpy(s->values, values, count * sizeof *values);
+    }
+    s->holders++;
+    *out = s->pipeline;
+    return DLCA_OK;
 }
 
-void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p) { pipeline_destroy(vk, p); }
+void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p)
+{
+    for (vk_specialized **at = &vk->specialized; p->pipeline && *at; at = &(*at)->next) {
+        vk_specialized *s = *at;
+        if (s->pipeline.pipeline != p->pipeline) continue;
+        if (--s->holders == 0) {
+            *at = s->next;
+            pipeline_destroy(vk, &s->pipeline);
+            free(s);
+        }
+        *p = (vk_pipeline){0};
+        return;
+    }
+    pipeline_destroy(vk, p);
+}
 
 /* Resolves the view and checks it against the device's limits for its kind of binding. */
 static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, int uniform, vk_view *view)

@@ -144,8 +144,9 @@ int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const
 enum { VK_SPEC_EXTRA_MAX = 320 };
 
 /* Pipeline `id` of the table with `count` more specialisation constants, ids 2, 3, ... (what
- * one model fixes, as the fused kernels' perception circuits): the caller owns it, records it
- * with vk_dispatch_pipeline and destroys it with vk_pipeline_destroy. */
+ * one model fixes, as the fused kernels' perception circuits): the caller records it with
+ * vk_dispatch_pipeline and lets go of it with vk_pipeline_destroy. Callers asking for the same
+ * constants share one pipeline, compiled once, destroyed when the last lets go. */
 int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
                                    vk_pipeline *out);
 

@@ -177,6 +177,25 @@ static void test_pipelines(vk_context *vk)
     }
 }
 
+/* Specialised pipelines: the same constants give the one pipeline, kept until its last holder
+ * lets go; other constants give another. */
+static void test_specialized_sharing(vk_context *vk)
+{
+    const uint32_t one[1] = {1}, two[1] = {2};
+    vk_pipeline a = {0}, b = {0}, c = {0};
+    int rc = vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, one, 1, &a);
+    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, one, 1, &b);
+    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, two, 1, &c);
+    CHECK(rc == DLCA_OK, "specialised pipelines: %s", err_message());
+    CHECK(a.pipeline && a.pipeline == b.pipeline, "the same constants share one pipeline");
+    CHECK(c.pipeline && c.pipeline != a.pipeline, "other constants get their own");
+    vk_pipeline_destroy(vk, &a);
+    CHECK(!a.pipeline && vk->specialized && b.pipeline, "a holder lets go: the pipeline stays for the other");
+    vk_pipeline_destroy(vk, &b);
+    vk_pipeline_destroy(vk, &c);
+    CHECK(!b.pipeline && !c.pipeline && !vk->specialized, "the last holder lets go: destroyed");
+}
+
 /* DLCA_PIPELINE_STATS=1: a device with VK_KHR_pipeline_executable_properties prints each
  * pipeline's statistics, one without it says so once; either way every pipeline still builds. */
 static void test_pipeline_statistics(void)
@@ -212,6 +231,7 @@ int main(void)
     test_buffer_errors(&vk);
     test_timestamps(&vk);
     test_pipelines(&vk);
+    test_specialized_sharing(&vk);
     test_pipeline_statistics();
     vk_context_free(&vk);
     validation_errors += vk.validation_errors;
