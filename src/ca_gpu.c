@@ -78,7 +78,6 @@ typedef struct {
 typedef struct {
     int possible;
     uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
-    uint32_t tiles_per_slot; /* backward tiles a workgroup takes, rounded up (1: no sharing) */
     size_t partial_bytes; /* the S partials: slots x step rows x vec4 */
 } fused_plan;
 
@@ -131,7 +130,7 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     p.update_inputs = (uint32_t)update_inputs, p.max_width = (uint32_t)max_width, p.act_rows = (uint32_t)act;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS], tiles_backward = (cells + tile_backward - 1) / tile_backward;
     size_t row_bytes = ca_config_layout_rows(c, perception_row, update_row) * 4 * sizeof(float);
-    p.slots = fused_slots(tiles_backward, row_bytes), p.tiles_per_slot = (uint32_t)((tiles_backward + p.slots - 1) / p.slots);
+    p.slots = fused_slots(tiles_backward, row_bytes);
     p.partial_bytes = (size_t)p.slots * row_bytes;
     p.possible = 1;
     return p;
@@ -312,17 +311,12 @@ static int fused_impossible(const char *asked, const char *advice)
                    asked, advice);
 }
 
-/* Backward tiles of one cell a fused workgroup may take in turn for ca_gpu_init to pick the
- * fused kernels by itself; tiles of 2 cells or more run fused at any count. On an H100 the fused
- * kernels beat the per-layer ones at every checkerboard batch (2: 0.83 vs 5.2 ms, 64: 21.8 vs
- * 31.1, 256 with 2.4 GB instead of 25: 83.6 vs 108.7) and image batch 16 (10.2 vs 12.8), but
- * lizard's one-cell tiles only at 2 a workgroup (batch 1: 2.11 vs 2.86; batch 4: 6.90 vs 6.46;
- * tools/BENCH_NOTES.md). */
-enum { FUSED_AUTO_ONE_CELL_TILES_PER_SLOT = 2 };
 
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
- * where they do not fit is an error); otherwise they run where they fit and their workgroups
- * take few enough tiles each. */
+ * where they do not fit is an error); otherwise they run wherever they fit. On an H100 they beat
+ * the per-layer kernels at every batch measured: checkerboard 2 to 256 (0.72 vs 5.2 ms, 72.7 vs
+ * 108.7 with 2.4 GB instead of 25), image 1 to 16 (7.9 vs 12.8 ms at 16), lizard 1 to 16 (17.6
+ * vs 21.8 at 16; tools/BENCH_NOTES.md). */
 static int choose_fused(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
@@ -335,7 +329,7 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (choice && (choice[0] == '0' || choice[0] == '1'))
         e->fused = choice[0] == '1';
     else
-        e->fused = p.possible && (p.tile_backward >= 2 || p.tiles_per_slot <= FUSED_AUTO_ONE_CELL_TILES_PER_SLOT);
+        e->fused = p.possible;
     return DLCA_OK;
 }
 
