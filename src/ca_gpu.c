@@ -307,10 +307,11 @@ static void explain_memory_failure(const ca_gpu *e)
 /* Why the fused kernels cannot run, after `asked` (how they were asked for). */
 static int fused_impossible(const char *asked, const char *advice)
 {
-    return err_set(DLCA_ERR, "%sthe fused kernels do not fit this model (shared memory, or perception depth over 4) or device (subgroup shuffles)%s",
+    return err_set(DLCA_ERR,
+                   "%sthe fused kernels do not fit this model (shared memory, or perception depth over 4) or device "
+                   "(subgroup shuffles)%s",
                    asked, advice);
 }
-
 
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
  * where they do not fit is an error); otherwise they run wherever they fit. On an H100 they beat
