@@ -107,6 +107,12 @@ int vk_buffer_create(vk_context *vk, vk_buffer *buf, VkDeviceSize bytes, vk_buff
 void vk_buffer_free(vk_context *vk, vk_buffer *buf)
 {
     if (!buf) return;
+    /* A submission that outlived its timeout may still be using the buffer (a slow device, not a
+     * dead one: lavapipe on a long training step): freed under it, the driver crashed at exit. */
+    if (vk->hung && buf->buffer && !vk->hung_drained) {
+        vkDeviceWaitIdle(vk->device);
+        vk->hung_drained = 1;
+    }
     if (buf->mapped) vkUnmapMemory(vk->device, buf->memory);
     if (buf->buffer) vkDestroyBuffer(vk->device, buf->buffer, NULL);
     if (buf->memory) {

@@ -28,6 +28,7 @@ typedef struct vk_context {
     VkFence fence;                  /* reused by every submit-and-wait */
     uint64_t timeout_ns;            /* a submission running longer counts as a hang */
     int hung;                       /* a submission timed out: the queue is unusable */
+    int hung_drained;               /* ... and the device was waited for before freeing buffers */
     VkQueryPool timestamps;         /* VK_NULL_HANDLE when the queue has no timestamps */
     uint32_t timestamp_valid_bits;  /* 0: timestamp writes are no-ops and read back as 0 */
     double timestamp_period_ns;     /* ns per timestamp tick */
