@@ -383,7 +383,9 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
     return FUSED_CONSTANTS;
 }
 
-void ca_gpu_fused_ids(const ca_config *config, vk_pipeline_id ids[3])
+/* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
+ * this config: the copies compiled for at most 8 update layers where it has that few. */
+static void fused_ids(const ca_config *config, vk_pipeline_id ids[3])
 {
     int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
     ids[0] = shallow ? VK_PIPE_FUSED_STEP_FORWARD_8 : VK_PIPE_FUSED_STEP_FORWARD;
@@ -397,7 +399,7 @@ static int create_fused_pipelines(ca_gpu *e)
     if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e, values);
-    ca_gpu_fused_ids(&e->model->config, e->fused_ids);
+    fused_ids(&e->model->config, e->fused_ids);
     for (int i = 0; i < 3; i++)
         if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];

@@ -75,7 +75,7 @@ typedef struct {
     vk_pipeline fused_pipelines[3]; /* forward, backward, grid gather: specialised to the model
                                        (fused_perception.glsl, fused_update_layers.glsl), made
                                        when the engine first runs them */
-    vk_pipeline_id fused_ids[3];    /* ... their table rows (ca_gpu_fused_ids) */
+    vk_pipeline_id fused_ids[3];    /* ... their table rows (fused_ids in ca_gpu.c) */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */
@@ -160,10 +160,6 @@ int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
 /* Records one step back, leaving the whole dL/dgrid_t in dgrid (the per-layer kernels recompute
  * the step's activations first in checkpoint mode; the fused kernels always do). */
 int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
-
-/* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
- * this config: the copies compiled for at most 8 update layers where it has that few. */
-void ca_gpu_fused_ids(const ca_config *config, vk_pipeline_id ids[3]);
 
 /* Switches between the fused kernels (on = 1; compiled for this model on first use) and the
  * per-layer ones; fails, changing nothing, when the fused kernels do not fit this model and

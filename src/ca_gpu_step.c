@@ -299,7 +299,7 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
 /* The layer table, as the fused kernels' uniform block declares it (CA_GPU_TABLE_ROWS rows). */
 static vk_view table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
 
-/* Records fused pipeline `which` (of ca_gpu_fused_ids) and the barrier after it. */
+/* Records fused pipeline `which` (of e->fused_ids) and the barrier after it. */
 static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                           const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
