@@ -34,12 +34,13 @@ layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
 shared float smem[SHARED_FLOATS];
 
 // Coefficients of perception gate i (the model's first gates). A kernel that defines
-// FUSED_STAGED_AT, the shared float where they start (4 a gate), reads the copy it staged there:
+// FUSED_STAGED_AT, the shared float where they start (4 a gate, from FUSED_STAGED_QUAD: a
+// multiple of 4), reads the copy it staged there:
 // a global load round costs 0.5-2 us inside these kernels (tools/BENCH_NOTES.md, fifth round).
 #ifdef FUSED_STAGED_AT
 vec4 perception_coeff(uint i)
 {
-    uint at = FUSED_STAGED_AT + 4u * i;
+    uint at = (FUSED_STAGED_QUAD + i) * 4u;
     return vec4(smem[at], smem[at + 1u], smem[at + 2u], smem[at + 3u]);
 }
 #else
@@ -102,22 +103,23 @@ layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; 
 
 // The 8 loads are unconditional (cell 0's row where the neighbour is outside a zero boundary,
 // then not added) so that they go out together: each one behind its own branch waited for the
-// one before, 8 load latencies at the start of every backward dispatch.
-#define NEIGHBOUR_LOAD(l, i)                                                                             \
-    {                                                                                                    \
-        uint j = WIRE(0, 0, i);                                                                          \
-        from[i] = shifted_cell(cell, pc.height, pc.width, pc.periodic, 1 - int(j / 3), 1 - int(j % 3));  \
-        v[i] = moore_in[(ch * 8 + i) * pc.pitch + uint(max(from[i], 0))];                                \
-    }
-#define NEIGHBOUR_ADD(l, i) sum = from[i] >= 0 ? sum + v[i] : sum;
+// one before, 8 load latencies at the start of every backward dispatch. Gate i reads direction
+// j = WIRE(0, 0, i) of the cell that sent to `cell`: that cell is `cell`'s neighbour 8 - j.
+#define NEIGHBOUR_LOAD(l, i) v[i] = moore_in[(ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0))];
+#define NEIGHBOUR_ADD(l, i) sum = at[8u - WIRE(0, 0, i)] >= 0 ? sum + v[i] : sum;
 
-float neighbour_gradient(uint ch, uint cell)
+// neighbour_gradient with `cell`'s neighbourhood_cells at hand.
+float neighbour_gradient_at(uint ch, int at[9])
 {
-    int from[8];
     float v[8], sum = 0.0;
     EACH_GATE(NEIGHBOUR_LOAD, 0)
     EACH_GATE(NEIGHBOUR_ADD, 0)
     return sum;
+}
+
+float neighbour_gradient(uint ch, uint cell)
+{
+    return neighbour_gradient_at(ch, neighbourhood_cells(cell, pc.height, pc.width, pc.periodic));
 }
 #endif
 

@@ -79,6 +79,27 @@ int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int 
     return int(b * plane + uint(y) * width + uint(x));
 }
 
+// The cells of `cell`'s 3x3 neighbourhood, row-major (4: the cell itself), -1 outside a zero
+// boundary: shifted_cell's 9 offsets from one division of the cell into (batch, row, column).
+// Called per offset, shifted_cell's branches and divisions made the fused backward's first
+// phase ~1000 instructions long, ~2 us of an H100 step (tools/BENCH_NOTES.md, twelfth round).
+int[9] neighbourhood_cells(uint cell, uint height, uint width, uint periodic)
+{
+    uint plane = height * width, b = cell / plane, yx = cell - b * plane, y = yx / width, x = yx - y * width;
+    int row[3], column[3];
+    for (int d = 0; d < 3; d++) {
+        int r = int(y) + d - 1, c = int(x) + d - 1;
+        bool r_out = r < 0 || r >= int(height), c_out = c < 0 || c >= int(width);
+        r = r < 0 ? r + int(height) : (r >= int(height) ? r - int(height) : r);
+        c = c < 0 ? c + int(width) : (c >= int(width) ? c - int(width) : c);
+        row[d] = periodic == 0u && r_out ? -1 : int(b * plane) + r * int(width);
+        column[d] = periodic == 0u && c_out ? -1 : c;
+    }
+    int at[9];
+    for (int j = 0; j < 9; j++) at[j] = row[j / 3] < 0 || column[j % 3] < 0 ? -1 : row[j / 3] + column[j % 3];
+    return at;
+}
+
 // y = c0 + c1 a + c2 b + c3 ab
 // Clamped to [0, 1] as src/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
 // relaxed ops; gradients treat the clamp as the identity. Comparisons, not clamp(): a NaN

@@ -84,20 +84,24 @@ float nbr[9];
 float dv[FUSED_PERCEPTION_MAX][8];
 vec4 sacc[FUSED_PERCEPTION_MAX][8];
 
-#define LOAD_NEIGHBOUR(j)                                                                                \
-    {                                                                                                    \
-        int at = shifted_cell(cell, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);   \
-        float value = grid[ch * pc.pitch + uint(max(at, 0))]; /* loaded unconditionally: in range */   \
-        v[j] = at < 0 ? 0.0 : value;                                                                     \
-    }
-
-// Channel ch's 3x3 neighbourhood of `cell` in grid_t.
-float[9] neighbours_of(uint ch, uint cell)
+// Channel ch's values at the cells `at` (neighbourhood_cells: 0 where -1), loaded
+// unconditionally so that they go out together.
+#define LOAD_NEIGHBOUR(j) v[j] = grid[ch * pc.pitch + uint(max(at[j], 0))];
+#define ZERO_OUTSIDE(j) v[j] = at[j] < 0 ? 0.0 : v[j];
+float[9] neighbours_at(uint ch, int at[9])
 {
     float v[9];
     LOAD_NEIGHBOUR(0) LOAD_NEIGHBOUR(1) LOAD_NEIGHBOUR(2) LOAD_NEIGHBOUR(3) LOAD_NEIGHBOUR(4)
     LOAD_NEIGHBOUR(5) LOAD_NEIGHBOUR(6) LOAD_NEIGHBOUR(7) LOAD_NEIGHBOUR(8)
+    ZERO_OUTSIDE(0) ZERO_OUTSIDE(1) ZERO_OUTSIDE(2) ZERO_OUTSIDE(3) ZERO_OUTSIDE(4)
+    ZERO_OUTSIDE(5) ZERO_OUTSIDE(6) ZERO_OUTSIDE(7) ZERO_OUTSIDE(8)
     return v;
+}
+
+// Channel ch's 3x3 neighbourhood of `cell` in grid_t.
+float[9] neighbours_of(uint ch, uint cell)
+{
+    return neighbours_at(ch, neighbourhood_cells(cell, pc.height, pc.width, pc.periodic));
 }
 
 void load_neighbours(uint ch, uint cell) { nbr = neighbours_of(ch, cell); }

@@ -23,7 +23,10 @@
 // part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
 // perception gates' coefficients (4 floats a gate).
 #define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * pc.tile)
-#define FUSED_STAGED_AT (FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile)
+// In quads (of 4 floats: the coefficients' first is 16-byte aligned, so that a gate's come in one
+// shared load).
+#define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile + 3u) / 4u)
+#define FUSED_STAGED_AT (FUSED_STAGED_QUAD * 4u)
 #define TILE_CELLS BACKWARD_TILE
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
@@ -46,9 +49,9 @@ uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
 
 // dL/dgrid_{t+1} of channel ch of `cell`: its own part plus, where there is a step t + 1, what
 // the neighbours' moore gates sent (loaded either way, so that the loads need no branch).
-float incoming_gradient(uint ch, uint cell)
+float incoming_gradient(uint ch, uint cell, int at[9])
 {
-    float d = dgrid[ch * pc.pitch + cell], sent = neighbour_gradient(ch, cell);
+    float d = dgrid[ch * pc.pitch + cell], sent = neighbour_gradient_at(ch, at);
     return pc.gather != 0 ? d + sent : d;
 }
 
@@ -64,7 +67,7 @@ void stage_cell(uint ch, uint c, uint cell, float v[9], float d)
 
 void stage_coefficients(uint i, vec4 k)
 {
-    uint at = FUSED_STAGED_AT + 4u * i;
+    uint at = (FUSED_STAGED_QUAD + i) * 4u;
     smem[at] = k.x, smem[at + 1u] = k.y, smem[at + 2u] = k.z, smem[at + 3u] = k.w;
 }
 
@@ -79,14 +82,16 @@ void stage_tile(uint first, uint width)
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
     uint items = pc.channels * width, gates = pc.kernels * PERCEPTION_GATES_PER_KERNEL;
     uint item = min(lid, items - 1u), c = item % width, ch = item / width;
-    float v[9] = neighbours_of(ch, first + c);
-    float d = incoming_gradient(ch, first + c);
+    int at[9] = neighbourhood_cells(first + c, pc.height, pc.width, pc.periodic);
+    float v[9] = neighbours_at(ch, at);
+    float d = incoming_gradient(ch, first + c, at);
     vec4 k = coeffs[min(lid, gates - 1u)];
     if (lid < items) stage_cell(ch, c, first + c, v, d);
     if (lid < gates) stage_coefficients(lid, k);
     for (item = lid + size; item < items; item += size) {
         c = item % width, ch = item / width;
-        stage_cell(ch, c, first + c, neighbours_of(ch, first + c), incoming_gradient(ch, first + c));
+        at = neighbourhood_cells(first + c, pc.height, pc.width, pc.periodic);
+        stage_cell(ch, c, first + c, neighbours_at(ch, at), incoming_gradient(ch, first + c, at));
     }
     for (uint i = lid + size; i < gates; i += size) stage_coefficients(i, coeffs[i]);
 }
@@ -123,6 +128,20 @@ void recompute_forward(uint first, uint width)
     UPDATE_LAYERS_FORWARD()
 }
 
+// gate_backward (below) on a tile of two, with the gate's dy in both cells at hand.
+void gate_backward_pair(gate_params p, vec4 acc, uint g, uint row, uint width, uint in_at, uint da_at, uint db_at, vec2 d)
+{
+    uint a = in_at + p.a * 2u, b = in_at + p.b * 2u, own = g * 2u;
+    float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u];
+    acc += d.x * vec4(1.0, a0, b0, a0 * b0);
+    if (width == 2u) acc += d.y * vec4(1.0, a1, b1, a1 * b1); // else column 1 is scratch
+    smem[da_at + own] = d.x * (p.k.y + p.k.w * b0);
+    smem[da_at + own + 1u] = d.y * (p.k.y + p.k.w * b1);
+    smem[db_at + own] = d.x * (p.k.z + p.k.w * a0);
+    smem[db_at + own + 1u] = d.y * (p.k.z + p.k.w * a1);
+    partial[row] = acc;
+}
+
 // Gate g of an update layer backward on the tile's cells (p: its parameters; acc: its S so far,
 // kept in this workgroup's partial row `row`): S, and the gradients into its inputs a (da_at's
 // rows) and b (db_at's rows).
@@ -130,15 +149,8 @@ void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint i
 {
     uint dy_at = grad_at(0);
     if (TILE_CELLS == 2u) { // as update_gate_forward: every load before the first store
-        uint a = in_at + p.a * 2u, b = in_at + p.b * 2u, own = g * 2u, dy = dy_at + own;
-        float a0 = smem[a], a1 = smem[a + 1u], b0 = smem[b], b1 = smem[b + 1u], d0 = smem[dy], d1 = smem[dy + 1u];
-        acc += d0 * vec4(1.0, a0, b0, a0 * b0);
-        if (width == 2u) acc += d1 * vec4(1.0, a1, b1, a1 * b1); // else column 1 is scratch
-        smem[da_at + own] = d0 * (p.k.y + p.k.w * b0);
-        smem[da_at + own + 1u] = d1 * (p.k.y + p.k.w * b1);
-        smem[db_at + own] = d0 * (p.k.z + p.k.w * a0);
-        smem[db_at + own + 1u] = d1 * (p.k.z + p.k.w * a1);
-        partial[row] = acc;
+        uint dy = dy_at + g * 2u;
+        gate_backward_pair(p, acc, g, row, width, in_at, da_at, db_at, vec2(smem[dy], smem[dy + 1u]));
         return;
     }
     for (uint c = 0; c < width; c++) {
@@ -165,13 +177,20 @@ vec2 reader_sums(uvec4 entry, vec2 sum, uint da_at, uint db_at)
 // Input i's gradient on a tile of two (fanout reverse entries from table_at; the first `owned`,
 // 4 or 8, in own0 and own1 where the caller has them, else loaded) into gradient buffer 0,
 // summed in the reverse table's order (no atomics: the same bits every run).
-void input_gradient(uint i, uint fanout, uint table_at, bool own, uvec4 own0, uvec4 own1, uint owned, uint da_at,
-                    uint db_at)
+vec2 input_gradient_sum(uint i, uint fanout, uint table_at, bool own, uvec4 own0, uvec4 own1, uint owned, uint da_at,
+                        uint db_at)
 {
     vec2 sum = vec2(0.0);
     for (uint j = 0; j < fanout; j += 4)
         sum = reader_sums(own && j < owned ? (j == 0u ? own0 : own1) : reverse_table[(table_at + i * fanout + j) / 4], sum,
                           da_at, db_at);
+    return sum;
+}
+
+void input_gradient(uint i, uint fanout, uint table_at, bool own, uvec4 own0, uvec4 own1, uint owned, uint da_at,
+                    uint db_at)
+{
+    vec2 sum = input_gradient_sum(i, fanout, table_at, own, own0, own1, owned, da_at, db_at);
     uint dy_at = grad_at(0);
     smem[dy_at + i * 2u] = sum.x, smem[dy_at + i * 2u + 1u] = sum.y;
 }

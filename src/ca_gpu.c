@@ -119,7 +119,7 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     /* Backward, per cell: activations, two gradient buffers, dgrid's kept part, neighbourhoods;
      * once: the perception coefficients (fused_step_backward.comp). */
     size_t forward_rows = 2 * max_width, backward_rows = act + 2 * max_width + 10 * (size_t)c->channels;
-    size_t staged = 4 * perception_gates;
+    size_t staged = 4 * perception_gates + 3; /* from a multiple of 4 floats */
     if (c->perception_depth > 4 || backward_rows + staged > shared_floats) return p; /* FUSED_PERCEPTION_MAX */
     size_t tile = shared_floats / forward_rows, tile_backward = (shared_floats - staged) / backward_rows;
     tile = env_count("DLCA_TILE", tile < 2 ? (uint32_t)tile : 2);
