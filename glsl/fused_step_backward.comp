@@ -8,7 +8,9 @@
 //   2. the step's update activations, recomputed from grid_t (the forward keeps nothing);
 //   3. the update layers backward, last to first: per gate, S into this workgroup's partial
 //      rows and its two input gradients into shared scratch; then per input, their sum through
-//      the padded reverse table (no atomics: the same bits every run);
+//      the padded reverse table (no atomics: the same bits every run). Compiled with
+//      FUSED_MERGED_BACKWARD (as fused_step_backward_merged), an input's sum and the backward of
+//      the gate below it share one phase (fused_update_backward.glsl);
 //   4. per perception unit, in registers, the circuit again and its backward; S summed over
 //      channels within the subgroup, into the partial rows of (kernel, the first of them); the
 //      moore gates' neighbour gradients summed over kernels into moore_out for step t-1's
@@ -371,7 +373,11 @@ void tile_backward(uint first)
     recompute_forward(first, width); // ends with a barrier
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, db_at = grad_at(1);
     uint slot = gl_WorkGroupID.x * pc.partial_rows; // this workgroup's S partial rows
+#ifdef FUSED_MERGED_BACKWARD
+    UPDATE_LAYERS_BACKWARD_MERGED()
+#else
     UPDATE_LAYERS_BACKWARD()
+#endif
     perception_units_backward(width);
     finish_grid(first, width);
 }

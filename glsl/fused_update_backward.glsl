@@ -62,17 +62,19 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 // inputs load the last one's, unused: loads under a condition need a merge with the default
 // afterwards, which the compiler put right after the next barrier, waiting there for every load
 // in flight (one-cell tiles, image and lizard, ran 2-3% slower that way).
-#define UPDATE_PREFETCH(v, n_in)                                                                         \
+#define UPDATE_PREFETCH_GATE(v)                                                                          \
     if (TILE_CELLS == 2u || lid < update_n_out_##v) {                                                    \
         uint g = min(lid, update_n_out_##v - 1u);                                                        \
         p##v = UPDATE_PARAMS_AFTER(v, g, after);                                                         \
         acc##v = partial[slot + update_out_base_##v + g + after];                                        \
-    }                                                                                                    \
+    }
+#define UPDATE_PREFETCH_ENTRIES(v, n_in)                                                                 \
     if (update_fanout_##v > 0u && (TILE_CELLS == 2u || lid < (n_in))) {                                  \
         uint at = (update_reverse_##v + min(lid, (n_in) - 1u) * update_fanout_##v) / 4u + after;         \
         entries##v = reverse_table[at];                                                                  \
         if (UPDATE_OWN_EIGHT(v)) more##v = reverse_table[at + 1u];                                       \
     }
+#define UPDATE_PREFETCH(v, n_in) UPDATE_PREFETCH_GATE(v) UPDATE_PREFETCH_ENTRIES(v, n_in)
 
 // Layer u backward (its inputs n_in at in_at's rows; dy in gradient buffer 0 and dx into it): per
 // gate S and the gradients into its inputs a (the layer's own rows, no longer needed) and b
@@ -132,9 +134,8 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 #define UPDATE_LAYERS_BACKWARD_PAST_8()
 #endif
 
-// Every update layer backward, last to first.
-#define UPDATE_LAYERS_BACKWARD()                                                                         \
-    {                                                                                                    \
+// The registers of every layer: its gate's parameters and S partial, its input's reverse entries.
+#define UPDATE_BACKWARD_REGISTERS() \
         const gate_params none = gate_params(0u, 0u, vec4(0.0));                                         \
         gate_params p0 = none, p1 = none, p2 = none, p3 = none, p4 = none, p5 = none, p6 = none, p7 = none; \
         gate_params p8 = none, p9 = none, p10 = none, p11 = none, p12 = none, p13 = none, p14 = none, p15 = none; \
@@ -151,7 +152,12 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         uvec4 more0 = uvec4(FUSED_NO_ENTRY), more1 = uvec4(FUSED_NO_ENTRY), more2 = uvec4(FUSED_NO_ENTRY), more3 = uvec4(FUSED_NO_ENTRY), more4 = uvec4(FUSED_NO_ENTRY), more5 = uvec4(FUSED_NO_ENTRY), more6 = uvec4(FUSED_NO_ENTRY), more7 = uvec4(FUSED_NO_ENTRY); \
         uvec4 more8 = uvec4(FUSED_NO_ENTRY), more9 = uvec4(FUSED_NO_ENTRY), more10 = uvec4(FUSED_NO_ENTRY), more11 = uvec4(FUSED_NO_ENTRY), more12 = uvec4(FUSED_NO_ENTRY), more13 = uvec4(FUSED_NO_ENTRY), more14 = uvec4(FUSED_NO_ENTRY), more15 = uvec4(FUSED_NO_ENTRY); \
         uvec4 more16 = uvec4(FUSED_NO_ENTRY), more17 = uvec4(FUSED_NO_ENTRY), more18 = uvec4(FUSED_NO_ENTRY), more19 = uvec4(FUSED_NO_ENTRY), more20 = uvec4(FUSED_NO_ENTRY), more21 = uvec4(FUSED_NO_ENTRY), more22 = uvec4(FUSED_NO_ENTRY), more23 = uvec4(FUSED_NO_ENTRY); \
-        uvec4 more24 = uvec4(FUSED_NO_ENTRY), more25 = uvec4(FUSED_NO_ENTRY), more26 = uvec4(FUSED_NO_ENTRY), more27 = uvec4(FUSED_NO_ENTRY), more28 = uvec4(FUSED_NO_ENTRY), more29 = uvec4(FUSED_NO_ENTRY), more30 = uvec4(FUSED_NO_ENTRY), more31 = uvec4(FUSED_NO_ENTRY); \
+        uvec4 more24 = uvec4(FUSED_NO_ENTRY), more25 = uvec4(FUSED_NO_ENTRY), more26 = uvec4(FUSED_NO_ENTRY), more27 = uvec4(FUSED_NO_ENTRY), more28 = uvec4(FUSED_NO_ENTRY), more29 = uvec4(FUSED_NO_ENTRY), more30 = uvec4(FUSED_NO_ENTRY), more31 = uvec4(FUSED_NO_ENTRY);
+
+// Every update layer backward, last to first.
+#define UPDATE_LAYERS_BACKWARD()                                                                         \
+    {                                                                                                    \
+        UPDATE_BACKWARD_REGISTERS()                                                                      \
     UPDATE_LAYERS_BACKWARD_PAST_8() \
     UPDATE_LAYER_BACKWARD(7, update_n_out_6, UPDATE_ROWS_AT(6), UPDATE_PREFETCH(6, update_n_out_5)) \
     UPDATE_LAYER_BACKWARD(6, update_n_out_5, UPDATE_ROWS_AT(5), UPDATE_PREFETCH(5, update_n_out_4)) \
@@ -162,5 +168,136 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     UPDATE_LAYER_BACKWARD(1, update_n_out_0, UPDATE_ROWS_AT(0), UPDATE_PREFETCH(0, pc.update_inputs)) \
     UPDATE_LAYER_BACKWARD(0, pc.update_inputs, 0u, UPDATE_NO_LOADS) \
     }
+
+
+#ifdef FUSED_MERGED_BACKWARD
+// One phase a layer instead of two, for tiles of two whose update layers all fit the workgroup
+// (src/ca_gpu.c fused_ids): invocation i gathers the gradient of input i of layer u, which is
+// the dy of gate i of layer u - 1, and runs that gate's backward at once, with dy in registers
+// (no gradient round trip through shared memory, no second barrier). On an H100 checkerboard's
+// backward went 0.538 -> 0.519 ms a training step (tools/BENCH_NOTES.md, twelfth round).
+
+// Where layer u's gradients into its inputs b go: gradient buffers 1 and 0 in turn, so that a
+// phase reads one layer's while it writes the next one's (layer 0's in buffer 1, since its
+// gather writes buffer 0).
+#define MERGED_DB_AT(u) grad_at((u) % 2u == 0u ? 1u : 0u)
+
+// The last layer's gate pass on its own (dy: gradient buffer 0, the split's; a gate reads its
+// own dy row before it writes its own db row, which may be the same). PREFETCH: the reverse
+// entries of its inputs and the parameters of the layer below.
+#define UPDATE_LAST_GATE_PASS(u, in_at, PREFETCH)                                                        \
+    if (u + 1u == UPDATE_DEPTH) {                                                                        \
+        {                                                                                                \
+            uint after = 0u;                                                                             \
+            UPDATE_PREFETCH_GATE(u)                                                                      \
+        }                                                                                                \
+        if (lid < update_n_out_##u)                                                                      \
+            gate_backward(p##u, acc##u, lid, slot + update_out_base_##u + lid, width, in_at, UPDATE_ROWS_AT(u), \
+                          MERGED_DB_AT(u));                                                              \
+        {                                                                                                \
+            uint after = p##u.a >> 31;                                                                   \
+            PREFETCH                                                                                     \
+        }                                                                                                \
+        barrier();                                                                                       \
+    }
+
+// Layer u's gather and layer l = u - 1's gate pass in one phase: invocation lid sums input lid's
+// gradient (gate lid of layer l: its dy) from layer u's da and db and runs that gate at once.
+#define UPDATE_MERGED_PHASE(u, l, l_in_at, PREFETCH)                                                     \
+    if (u < UPDATE_DEPTH) {                                                                              \
+        if (lid < update_n_out_##l) {                                                                    \
+            vec2 dy = input_gradient_sum(lid, update_fanout_##u, update_reverse_##u, true, entries##u, more##u, \
+                                         UPDATE_OWN_EIGHT(u) ? 8u : 4u, UPDATE_ROWS_AT(u), MERGED_DB_AT(u)); \
+            gate_backward_pair(p##l, acc##l, lid, slot + update_out_base_##l + lid, width, l_in_at,      \
+                               UPDATE_ROWS_AT(l), MERGED_DB_AT(l), dy);                                  \
+        }                                                                                                \
+        {                                                                                                \
+            uint after = p##l.a >> 31;                                                                   \
+            PREFETCH                                                                                     \
+        }                                                                                                \
+        barrier();                                                                                       \
+    }
+
+#if FUSED_UPDATE_SLOTS > 8
+#define UPDATE_MERGED_PAST_8() \
+    UPDATE_LAST_GATE_PASS(31, UPDATE_ROWS_AT(30), UPDATE_PREFETCH_ENTRIES(31, update_n_out_30) UPDATE_PREFETCH_GATE(30)) \
+    UPDATE_MERGED_PHASE(31, 30, UPDATE_ROWS_AT(29), UPDATE_PREFETCH_ENTRIES(30, update_n_out_29) UPDATE_PREFETCH_GATE(29)) \
+    UPDATE_LAST_GATE_PASS(30, UPDATE_ROWS_AT(29), UPDATE_PREFETCH_ENTRIES(30, update_n_out_29) UPDATE_PREFETCH_GATE(29)) \
+    UPDATE_MERGED_PHASE(30, 29, UPDATE_ROWS_AT(28), UPDATE_PREFETCH_ENTRIES(29, update_n_out_28) UPDATE_PREFETCH_GATE(28)) \
+    UPDATE_LAST_GATE_PASS(29, UPDATE_ROWS_AT(28), UPDATE_PREFETCH_ENTRIES(29, update_n_out_28) UPDATE_PREFETCH_GATE(28)) \
+    UPDATE_MERGED_PHASE(29, 28, UPDATE_ROWS_AT(27), UPDATE_PREFETCH_ENTRIES(28, update_n_out_27) UPDATE_PREFETCH_GATE(27)) \
+    UPDATE_LAST_GATE_PASS(28, UPDATE_ROWS_AT(27), UPDATE_PREFETCH_ENTRIES(28, update_n_out_27) UPDATE_PREFETCH_GATE(27)) \
+    UPDATE_MERGED_PHASE(28, 27, UPDATE_ROWS_AT(26), UPDATE_PREFETCH_ENTRIES(27, update_n_out_26) UPDATE_PREFETCH_GATE(26)) \
+    UPDATE_LAST_GATE_PASS(27, UPDATE_ROWS_AT(26), UPDATE_PREFETCH_ENTRIES(27, update_n_out_26) UPDATE_PREFETCH_GATE(26)) \
+    UPDATE_MERGED_PHASE(27, 26, UPDATE_ROWS_AT(25), UPDATE_PREFETCH_ENTRIES(26, update_n_out_25) UPDATE_PREFETCH_GATE(25)) \
+    UPDATE_LAST_GATE_PASS(26, UPDATE_ROWS_AT(25), UPDATE_PREFETCH_ENTRIES(26, update_n_out_25) UPDATE_PREFETCH_GATE(25)) \
+    UPDATE_MERGED_PHASE(26, 25, UPDATE_ROWS_AT(24), UPDATE_PREFETCH_ENTRIES(25, update_n_out_24) UPDATE_PREFETCH_GATE(24)) \
+    UPDATE_LAST_GATE_PASS(25, UPDATE_ROWS_AT(24), UPDATE_PREFETCH_ENTRIES(25, update_n_out_24) UPDATE_PREFETCH_GATE(24)) \
+    UPDATE_MERGED_PHASE(25, 24, UPDATE_ROWS_AT(23), UPDATE_PREFETCH_ENTRIES(24, update_n_out_23) UPDATE_PREFETCH_GATE(23)) \
+    UPDATE_LAST_GATE_PASS(24, UPDATE_ROWS_AT(23), UPDATE_PREFETCH_ENTRIES(24, update_n_out_23) UPDATE_PREFETCH_GATE(23)) \
+    UPDATE_MERGED_PHASE(24, 23, UPDATE_ROWS_AT(22), UPDATE_PREFETCH_ENTRIES(23, update_n_out_22) UPDATE_PREFETCH_GATE(22)) \
+    UPDATE_LAST_GATE_PASS(23, UPDATE_ROWS_AT(22), UPDATE_PREFETCH_ENTRIES(23, update_n_out_22) UPDATE_PREFETCH_GATE(22)) \
+    UPDATE_MERGED_PHASE(23, 22, UPDATE_ROWS_AT(21), UPDATE_PREFETCH_ENTRIES(22, update_n_out_21) UPDATE_PREFETCH_GATE(21)) \
+    UPDATE_LAST_GATE_PASS(22, UPDATE_ROWS_AT(21), UPDATE_PREFETCH_ENTRIES(22, update_n_out_21) UPDATE_PREFETCH_GATE(21)) \
+    UPDATE_MERGED_PHASE(22, 21, UPDATE_ROWS_AT(20), UPDATE_PREFETCH_ENTRIES(21, update_n_out_20) UPDATE_PREFETCH_GATE(20)) \
+    UPDATE_LAST_GATE_PASS(21, UPDATE_ROWS_AT(20), UPDATE_PREFETCH_ENTRIES(21, update_n_out_20) UPDATE_PREFETCH_GATE(20)) \
+    UPDATE_MERGED_PHASE(21, 20, UPDATE_ROWS_AT(19), UPDATE_PREFETCH_ENTRIES(20, update_n_out_19) UPDATE_PREFETCH_GATE(19)) \
+    UPDATE_LAST_GATE_PASS(20, UPDATE_ROWS_AT(19), UPDATE_PREFETCH_ENTRIES(20, update_n_out_19) UPDATE_PREFETCH_GATE(19)) \
+    UPDATE_MERGED_PHASE(20, 19, UPDATE_ROWS_AT(18), UPDATE_PREFETCH_ENTRIES(19, update_n_out_18) UPDATE_PREFETCH_GATE(18)) \
+    UPDATE_LAST_GATE_PASS(19, UPDATE_ROWS_AT(18), UPDATE_PREFETCH_ENTRIES(19, update_n_out_18) UPDATE_PREFETCH_GATE(18)) \
+    UPDATE_MERGED_PHASE(19, 18, UPDATE_ROWS_AT(17), UPDATE_PREFETCH_ENTRIES(18, update_n_out_17) UPDATE_PREFETCH_GATE(17)) \
+    UPDATE_LAST_GATE_PASS(18, UPDATE_ROWS_AT(17), UPDATE_PREFETCH_ENTRIES(18, update_n_out_17) UPDATE_PREFETCH_GATE(17)) \
+    UPDATE_MERGED_PHASE(18, 17, UPDATE_ROWS_AT(16), UPDATE_PREFETCH_ENTRIES(17, update_n_out_16) UPDATE_PREFETCH_GATE(16)) \
+    UPDATE_LAST_GATE_PASS(17, UPDATE_ROWS_AT(16), UPDATE_PREFETCH_ENTRIES(17, update_n_out_16) UPDATE_PREFETCH_GATE(16)) \
+    UPDATE_MERGED_PHASE(17, 16, UPDATE_ROWS_AT(15), UPDATE_PREFETCH_ENTRIES(16, update_n_out_15) UPDATE_PREFETCH_GATE(15)) \
+    UPDATE_LAST_GATE_PASS(16, UPDATE_ROWS_AT(15), UPDATE_PREFETCH_ENTRIES(16, update_n_out_15) UPDATE_PREFETCH_GATE(15)) \
+    UPDATE_MERGED_PHASE(16, 15, UPDATE_ROWS_AT(14), UPDATE_PREFETCH_ENTRIES(15, update_n_out_14) UPDATE_PREFETCH_GATE(14)) \
+    UPDATE_LAST_GATE_PASS(15, UPDATE_ROWS_AT(14), UPDATE_PREFETCH_ENTRIES(15, update_n_out_14) UPDATE_PREFETCH_GATE(14)) \
+    UPDATE_MERGED_PHASE(15, 14, UPDATE_ROWS_AT(13), UPDATE_PREFETCH_ENTRIES(14, update_n_out_13) UPDATE_PREFETCH_GATE(13)) \
+    UPDATE_LAST_GATE_PASS(14, UPDATE_ROWS_AT(13), UPDATE_PREFETCH_ENTRIES(14, update_n_out_13) UPDATE_PREFETCH_GATE(13)) \
+    UPDATE_MERGED_PHASE(14, 13, UPDATE_ROWS_AT(12), UPDATE_PREFETCH_ENTRIES(13, update_n_out_12) UPDATE_PREFETCH_GATE(12)) \
+    UPDATE_LAST_GATE_PASS(13, UPDATE_ROWS_AT(12), UPDATE_PREFETCH_ENTRIES(13, update_n_out_12) UPDATE_PREFETCH_GATE(12)) \
+    UPDATE_MERGED_PHASE(13, 12, UPDATE_ROWS_AT(11), UPDATE_PREFETCH_ENTRIES(12, update_n_out_11) UPDATE_PREFETCH_GATE(11)) \
+    UPDATE_LAST_GATE_PASS(12, UPDATE_ROWS_AT(11), UPDATE_PREFETCH_ENTRIES(12, update_n_out_11) UPDATE_PREFETCH_GATE(11)) \
+    UPDATE_MERGED_PHASE(12, 11, UPDATE_ROWS_AT(10), UPDATE_PREFETCH_ENTRIES(11, update_n_out_10) UPDATE_PREFETCH_GATE(10)) \
+    UPDATE_LAST_GATE_PASS(11, UPDATE_ROWS_AT(10), UPDATE_PREFETCH_ENTRIES(11, update_n_out_10) UPDATE_PREFETCH_GATE(10)) \
+    UPDATE_MERGED_PHASE(11, 10, UPDATE_ROWS_AT(9), UPDATE_PREFETCH_ENTRIES(10, update_n_out_9) UPDATE_PREFETCH_GATE(9)) \
+    UPDATE_LAST_GATE_PASS(10, UPDATE_ROWS_AT(9), UPDATE_PREFETCH_ENTRIES(10, update_n_out_9) UPDATE_PREFETCH_GATE(9)) \
+    UPDATE_MERGED_PHASE(10, 9, UPDATE_ROWS_AT(8), UPDATE_PREFETCH_ENTRIES(9, update_n_out_8) UPDATE_PREFETCH_GATE(8)) \
+    UPDATE_LAST_GATE_PASS(9, UPDATE_ROWS_AT(8), UPDATE_PREFETCH_ENTRIES(9, update_n_out_8) UPDATE_PREFETCH_GATE(8)) \
+    UPDATE_MERGED_PHASE(9, 8, UPDATE_ROWS_AT(7), UPDATE_PREFETCH_ENTRIES(8, update_n_out_7) UPDATE_PREFETCH_GATE(7)) \
+    UPDATE_LAST_GATE_PASS(8, UPDATE_ROWS_AT(7), UPDATE_PREFETCH_ENTRIES(8, update_n_out_7) UPDATE_PREFETCH_GATE(7)) \
+    UPDATE_MERGED_PHASE(8, 7, UPDATE_ROWS_AT(6), UPDATE_PREFETCH_ENTRIES(7, update_n_out_6) UPDATE_PREFETCH_GATE(6)) \
+
+#else
+#define UPDATE_MERGED_PAST_8()
+#endif
+
+// Every update layer backward, last to first, one phase a layer; then layer 0's gather (the
+// update input, which may be wider than the workgroup) into gradient buffer 0.
+#define UPDATE_LAYERS_BACKWARD_MERGED()                                                                  \
+    {                                                                                                    \
+        UPDATE_BACKWARD_REGISTERS()                                                                      \
+    UPDATE_MERGED_PAST_8() \
+    UPDATE_LAST_GATE_PASS(7, UPDATE_ROWS_AT(6), UPDATE_PREFETCH_ENTRIES(7, update_n_out_6) UPDATE_PREFETCH_GATE(6)) \
+    UPDATE_MERGED_PHASE(7, 6, UPDATE_ROWS_AT(5), UPDATE_PREFETCH_ENTRIES(6, update_n_out_5) UPDATE_PREFETCH_GATE(5)) \
+    UPDATE_LAST_GATE_PASS(6, UPDATE_ROWS_AT(5), UPDATE_PREFETCH_ENTRIES(6, update_n_out_5) UPDATE_PREFETCH_GATE(5)) \
+    UPDATE_MERGED_PHASE(6, 5, UPDATE_ROWS_AT(4), UPDATE_PREFETCH_ENTRIES(5, update_n_out_4) UPDATE_PREFETCH_GATE(4)) \
+    UPDATE_LAST_GATE_PASS(5, UPDATE_ROWS_AT(4), UPDATE_PREFETCH_ENTRIES(5, update_n_out_4) UPDATE_PREFETCH_GATE(4)) \
+    UPDATE_MERGED_PHASE(5, 4, UPDATE_ROWS_AT(3), UPDATE_PREFETCH_ENTRIES(4, update_n_out_3) UPDATE_PREFETCH_GATE(3)) \
+    UPDATE_LAST_GATE_PASS(4, UPDATE_ROWS_AT(3), UPDATE_PREFETCH_ENTRIES(4, update_n_out_3) UPDATE_PREFETCH_GATE(3)) \
+    UPDATE_MERGED_PHASE(4, 3, UPDATE_ROWS_AT(2), UPDATE_PREFETCH_ENTRIES(3, update_n_out_2) UPDATE_PREFETCH_GATE(2)) \
+    UPDATE_LAST_GATE_PASS(3, UPDATE_ROWS_AT(2), UPDATE_PREFETCH_ENTRIES(3, update_n_out_2) UPDATE_PREFETCH_GATE(2)) \
+    UPDATE_MERGED_PHASE(3, 2, UPDATE_ROWS_AT(1), UPDATE_PREFETCH_ENTRIES(2, update_n_out_1) UPDATE_PREFETCH_GATE(1)) \
+    UPDATE_LAST_GATE_PASS(2, UPDATE_ROWS_AT(1), UPDATE_PREFETCH_ENTRIES(2, update_n_out_1) UPDATE_PREFETCH_GATE(1)) \
+    UPDATE_MERGED_PHASE(2, 1, UPDATE_ROWS_AT(0), UPDATE_PREFETCH_ENTRIES(1, update_n_out_0) UPDATE_PREFETCH_GATE(0)) \
+    UPDATE_LAST_GATE_PASS(1, UPDATE_ROWS_AT(0), UPDATE_PREFETCH_ENTRIES(1, update_n_out_0) UPDATE_PREFETCH_GATE(0)) \
+    UPDATE_MERGED_PHASE(1, 0, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
+    UPDATE_LAST_GATE_PASS(0, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
+    gather_inputs(pc.update_inputs, update_fanout_0, update_reverse_0, entries0, more0, UPDATE_OWN_EIGHT(0) ? 8u : 4u, \
+                  width, UPDATE_ROWS_AT(0), MERGED_DB_AT(0));                                            \
+    barrier();                                                                                           \
+    }
+#endif
 
 #endif

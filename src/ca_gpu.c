@@ -384,12 +384,20 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
 }
 
 /* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
- * this config: the copies compiled for at most 8 update layers where it has that few. */
-static void fused_ids(const ca_config *config, vk_pipeline_id ids[3])
+ * this config: the copies compiled for at most 8 update layers where it has that few, and the
+ * backward with one phase per update layer on tiles of two whose layers fit a workgroup. */
+static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[3])
 {
     int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
+    int merged = tile_backward == 2;
+    uint32_t group = vk_pipeline_descs[VK_PIPE_FUSED_STEP_BACKWARD_MERGED].local_size_x;
+    for (int l = 0; l < config->update_depth; l++)
+        if ((uint32_t)config->update_widths[l] > group) merged = 0;
     ids[0] = shallow ? VK_PIPE_FUSED_STEP_FORWARD_8 : VK_PIPE_FUSED_STEP_FORWARD;
-    ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
+    if (merged)
+        ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_MERGED_8 : VK_PIPE_FUSED_STEP_BACKWARD_MERGED;
+    else
+        ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
     ids[2] = VK_PIPE_FUSED_GRID_GATHER;
 }
 
@@ -399,7 +407,7 @@ static int create_fused_pipelines(ca_gpu *e)
     if (e->fused_pipelines[0].pipeline) return DLCA_OK;
     uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e, values);
-    fused_ids(&e->model->config, e->fused_ids);
+    fused_ids(&e->model->config, e->tile_backward, e->fused_ids);
     for (int i = 0; i < 3; i++)
         if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];
