@@ -260,16 +260,18 @@ void moore_backward(uint k, uint unit, uint c)
 // neighbours in a subgroup), so that only the first of them adds it into its partial rows (the
 // others stay 0 for gate_sums_reduce.comp): the rows' read-modify-write was most of the
 // perception backward's time, L2 traffic of 16 MB a checkerboard step (tools/BENCH_NOTES.md,
-// eleventh round). A butterfly of shuffles: the same sums in the same order every run.
-#define SUM_LANES(l, g) \
-    if (HAS_GATE(l, g)) \
-        for (uint o = 1u; o < lanes; o *= 2u) sacc[l][g] += subgroupShuffleXor(sacc[l][g], o);
+// eleventh round). A butterfly of shuffles: the same sums in the same order every run. One
+// step of it for every gate of the layers at hand at a time (SUM_LANES(SHUFFLE_SUMS(1) ...)),
+// so that a step's shuffles go out together: a loop per gate waited out each shuffle in turn.
+#define SHUFFLE_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += subgroupShuffleXor(sacc[l][g], o);
+#define SHUFFLE_SUMS(l) EACH_GATE(SHUFFLE_SUM, l)
+#define SUM_LANES(LAYERS) for (uint o = 1u; o < lanes; o *= 2u) { LAYERS }
 // Every row of the layers at hand loaded (LOAD_SUMS) before the first is stored (STORE_SUMS):
 // added one row at a time, each load waited for the store before it (the compiler cannot tell
 // the rows apart), a whole load latency a gate.
 #define LOAD_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += partial[base + UNIT_ROW(l, unit, g)];
 #define STORE_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] = sacc[l][g];
-#define LOAD_SUMS(l) EACH_GATE(SUM_LANES, l) if (first_lane) { EACH_GATE(LOAD_SUM, l) }
+#define LOAD_SUMS(l) if (first_lane) { EACH_GATE(LOAD_SUM, l) }
 #define STORE_SUMS(l) if (first_lane) { EACH_GATE(STORE_SUM, l) }
 
 // One step of add_moore_sums: lanes o apart swap halves of the `half` * 2 gates they hold; each
@@ -329,6 +331,7 @@ void perception_units_backward(uint width)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
         }
+        SUM_LANES(SHUFFLE_SUMS(1) SHUFFLE_SUMS(2) SHUFFLE_SUMS(3))
         LOAD_SUMS(1) LOAD_SUMS(2) LOAD_SUMS(3)
         STORE_SUMS(1) STORE_SUMS(2) STORE_SUMS(3)
         for (uint c = 0; c < width; c++) {
@@ -338,6 +341,7 @@ void perception_units_backward(uint width)
         if (TILE_CELLS == 1u) { // on tiles of two it took the backward past 128 registers
             add_moore_sums(unit, lanes, base);
         } else {
+            SUM_LANES(SHUFFLE_SUMS(0))
             LOAD_SUMS(0)
             STORE_SUMS(0)
         }
