@@ -315,9 +315,9 @@ static int fused_impossible(const char *asked, const char *advice)
 
 /* The fused kernels' plan, and whether they run: env DLCA_FUSED=0 or 1 decides when set (1
  * where they do not fit is an error); otherwise they run wherever they fit. On an H100 they beat
- * the per-layer kernels at every batch measured: checkerboard 2 to 256 (0.72 vs 5.2 ms, 72.7 vs
- * 108.7 with 2.4 GB instead of 25), image 1 to 16 (7.9 vs 12.8 ms at 16), lizard 1 to 16 (17.6
- * vs 21.8 at 16; tools/BENCH_NOTES.md). */
+ * the per-layer kernels at every batch measured: checkerboard 2 to 256 (0.62 vs 5.2 ms, 65.3 vs
+ * 108.7 with 2.4 GB instead of 25), image 1 to 16 (7.9 vs 12.8 ms at 16, eleventh round), lizard
+ * 1 to 16 (17.6 vs 21.8 at 16; tools/BENCH_NOTES.md). */
 static int choose_fused(ca_gpu *e, const fused_plan *plan)
 {
     const fused_plan p = *plan;
