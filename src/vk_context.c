@@ -303,22 +303,50 @@ static int device_extension_available(VkPhysicalDevice physical, const char *nam
     return found;
 }
 
+/* Whether the device lets a pipeline turn its buffer bounds checks off (VK_EXT_pipeline_robustness). */
+static int pipeline_robustness_available(VkPhysicalDevice physical)
+{
+    if (!device_extension_available(physical, VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME)) return 0;
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &robustness};
+    vkGetPhysicalDeviceFeatures2(physical, &features);
+    return robustness.pipelineRobustness == VK_TRUE;
+}
+
 static int device_create(vk_context *vk)
 {
     /* Push descriptors: see vk_pipeline.h for why they are required. */
     if (!device_extension_available(vk->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
         return err_set(DLCA_ERR, "Vulkan device %s lacks %s, which dlca needs (hint: update the driver)",
                        vk->props.deviceName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    const char *extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME};
+    const char *extensions[3] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    uint32_t extension_count = 1;
+    const void *chain = NULL;
     /* Diagnostics: registers, spills and the like of each compiled kernel, where the driver tells. */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR statistics = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE,
     };
     if (env_flag("DLCA_PIPELINE_STATS")) {
-        vk->pipeline_statistics = device_extension_available(vk->physical, extensions[1]);
+        const char *name = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        vk->pipeline_statistics = device_extension_available(vk->physical, name);
         if (!vk->pipeline_statistics)
-            fprintf(stderr, "DLCA_PIPELINE_STATS: %s lacks %s; no statistics\n", vk->props.deviceName, extensions[1]);
+            fprintf(stderr, "DLCA_PIPELINE_STATS: %s lacks %s; no statistics\n", vk->props.deviceName, name);
+        else
+            extensions[extension_count++] = name, chain = &statistics;
+    }
+    /* The NVIDIA driver checks every storage-buffer access against the buffer's size unless a
+     * pipeline says not to (one compare a load; the fused kernels' indices stay in bounds by
+     * construction, and the GPU tests hold them to the CPU engine). */
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT,
+        .pNext = (void *)chain,
+        .pipelineRobustness = VK_TRUE,
+    };
+    if (!env_flag("DLCA_ROBUST") && pipeline_robustness_available(vk->physical)) {
+        vk->unchecked_buffers = 1;
+        extensions[extension_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, chain = &robustness;
     }
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {
@@ -331,9 +359,9 @@ static int device_create(vk_context *vk)
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
-        .enabledExtensionCount = vk->pipeline_statistics ? 2 : 1,
+        .enabledExtensionCount = extension_count,
         .ppEnabledExtensionNames = extensions,
-        .pNext = vk->pipeline_statistics ? &statistics : NULL,
+        .pNext = chain,
     };
     VK_CHECK(vkCreateDevice(vk->physical, &info, NULL, &vk->device));
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);

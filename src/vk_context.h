@@ -44,6 +44,8 @@ typedef struct vk_context {
     int subgroup_shuffle;           /* compute shaders may shuffle within a subgroup (fused_step_backward.comp) */
     int pipeline_statistics;        /* print each pipeline's compiler statistics (DLCA_PIPELINE_STATS=1,
                                        where VK_KHR_pipeline_executable_properties exists) */
+    int unchecked_buffers;          /* pipelines ask for no bounds checks on storage and uniform
+                                       buffers (VK_EXT_pipeline_robustness; DLCA_ROBUST=1 keeps them) */
     int validation_errors;          /* warnings + errors reported by the layer; kept by vk_context_free */
 } vk_context;
 
