@@ -28,6 +28,12 @@ layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[];
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
 layout(push_constant) uniform push_block { fused_push pc; };
 
+// Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
+// defines TILE_CELLS as its own before including this file; shared rows are TILE_CELLS
+// floats (pc.tile, as a constant so that row offsets fold).
+layout(constant_id = 232) const uint FORWARD_TILE = 0;
+layout(constant_id = 233) const uint BACKWARD_TILE = 0;
+
 // The device's shared memory in floats less a small reserve (vk_shared_floats); the host sizes
 // the tiles so that what a kernel carves out of smem fits.
 layout(constant_id = 1) const uint SHARED_FLOATS = 2048;
@@ -67,10 +73,6 @@ gate_params gate_params_of(fused_layer L, uint g)
     return gate_params(wiring[L.wiring_a + g], wiring[L.wiring_b + g], coeffs[L.coeff_base + g]);
 }
 
-// Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
-// defines TILE_CELLS as its own before including this file.
-layout(constant_id = 232) const uint FORWARD_TILE = 0;
-layout(constant_id = 233) const uint BACKWARD_TILE = 0;
 
 // Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. A
 // tile of two (the default) loads all four inputs before either store: in the loop the compiler
@@ -90,7 +92,7 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
         return;
     }
     for (uint c = 0; c < width; c++)
-        smem[out_at + g * pc.tile + c] = gate_eval(p.k, smem[in_at + p.a * pc.tile + c], smem[in_at + p.b * pc.tile + c]);
+        smem[out_at + g * TILE_CELLS + c] = gate_eval(p.k, smem[in_at + p.a * TILE_CELLS + c], smem[in_at + p.b * TILE_CELLS + c]);
 }
 
 // The backward kernels' next two bindings, and the gradient that reaches `cell` of channel ch

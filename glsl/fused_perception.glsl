@@ -133,7 +133,7 @@ float perception_output(uint j)
 
 // Stores the circuit's outputs in shared rows `at`, `at` + row, ... (smem, declared by the
 // includer before its use).
-#define STORE_OUTPUT(at, j) if (j < perception_bits()) smem[(at) + j * pc.tile] = perception_output(j);
+#define STORE_OUTPUT(at, j) if (j < perception_bits()) smem[(at) + j * TILE_CELLS] = perception_output(j);
 #define STORE_OUTPUTS(at) EACH_GATE(STORE_OUTPUT, at)
 
 // Bits a unit outputs: the last perception layer's width.

@@ -24,10 +24,10 @@
 // layer; reused for the perception scratch), two gradient buffers of max_width rows, the kept
 // part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
 // perception gates' coefficients (4 floats a gate).
-#define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * pc.tile)
+#define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * TILE_CELLS)
 // In quads (of 4 floats: the coefficients' first is 16-byte aligned, so that a gate's come in one
 // shared load).
-#define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_AT + 9u * pc.channels * pc.tile + 3u) / 4u)
+#define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_AT + 9u * pc.channels * TILE_CELLS + 3u) / 4u)
 #define FUSED_STAGED_AT (FUSED_STAGED_QUAD * 4u)
 #define TILE_CELLS BACKWARD_TILE
 #include "ca_fused.glsl"
@@ -46,8 +46,8 @@ layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 r
 // loop: its registers sit at the 128 that let two workgroups share an SM (tools/BENCH_NOTES.md).
 layout(constant_id = 231) const bool SHARED_SLOTS = false;
 
-uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * pc.tile; }
-uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * pc.tile; }
+uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * TILE_CELLS; }
+uint keep_at() { return (pc.act_rows + 2 * pc.max_width) * TILE_CELLS; }
 
 // dL/dgrid_{t+1} of channel ch of `cell`: its own part plus, where there is a step t + 1, what
 // the neighbours' moore gates sent (loaded either way, so that the loads need no branch).
@@ -61,10 +61,10 @@ float incoming_gradient(uint ch, uint cell, int at[9])
 // fire mask into the update's part (gradient buffer 0) and the kept part.
 void stage_cell(uint ch, uint c, uint cell, float v[9], float d)
 {
-    for (uint j = 0; j < 9; j++) smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c] = v[j];
+    for (uint j = 0; j < 9; j++) smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * TILE_CELLS + c] = v[j];
     bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
-    smem[grad_at(0) + ch * pc.tile + c] = fire ? d : 0.0;
-    smem[keep_at() + ch * pc.tile + c] = fire ? 0.0 : d;
+    smem[grad_at(0) + ch * TILE_CELLS + c] = fire ? d : 0.0;
+    smem[keep_at() + ch * TILE_CELLS + c] = fire ? 0.0 : d;
 }
 
 void stage_coefficients(uint i, vec4 k)
@@ -99,7 +99,7 @@ void stage_tile(uint first, uint width)
 }
 
 // Channel ch's 3x3 neighbourhood of tile cell c, as stage_tile left it.
-#define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * pc.tile + c];
+#define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * TILE_CELLS + c];
 float[9] staged_neighbours(uint ch, uint c)
 {
     float v[9];
@@ -114,13 +114,13 @@ void recompute_forward(uint first, uint width)
     // The cell's own channels: the centres of its staged neighbourhoods (no global load round).
     for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, ch = item / width;
-        smem[ch * pc.tile + c] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + 4u) * pc.tile + c];
+        smem[ch * TILE_CELLS + c] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + 4u) * TILE_CELLS + c];
     }
     for (uint item = gl_LocalInvocationID.x; item < units * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, unit = item / width;
         nbr = staged_neighbours(unit % pc.channels, c);
         perception_forward(unit / pc.channels);
-        uint at = (pc.channels + unit * bits) * pc.tile + c;
+        uint at = (pc.channels + unit * bits) * TILE_CELLS + c;
         STORE_OUTPUTS(at)
     }
     barrier();
@@ -156,10 +156,10 @@ void gate_backward(gate_params p, vec4 acc, uint g, uint row, uint width, uint i
         return;
     }
     for (uint c = 0; c < width; c++) {
-        float a = smem[in_at + p.a * pc.tile + c], b = smem[in_at + p.b * pc.tile + c], dy = smem[dy_at + g * pc.tile + c];
+        float a = smem[in_at + p.a * TILE_CELLS + c], b = smem[in_at + p.b * TILE_CELLS + c], dy = smem[dy_at + g * TILE_CELLS + c];
         acc += dy * vec4(1.0, a, b, a * b);
-        smem[da_at + g * pc.tile + c] = dy * (p.k.y + p.k.w * b);
-        smem[db_at + g * pc.tile + c] = dy * (p.k.z + p.k.w * a);
+        smem[da_at + g * TILE_CELLS + c] = dy * (p.k.y + p.k.w * b);
+        smem[db_at + g * TILE_CELLS + c] = dy * (p.k.z + p.k.w * a);
     }
     partial[row] = acc;
 }
@@ -212,7 +212,7 @@ void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 own0, uvec4 own1
         return;
     }
     for (uint i = lid; i < n_in; i += size) {
-        uint row = dy_at + i * pc.tile;
+        uint row = dy_at + i * TILE_CELLS;
         for (uint c = 0; c < width; c++) smem[row + c] = 0.0;
         for (uint j = 0; j < fanout; j += 4) {
             uvec4 entry = i == lid && j == 0 ? own0 : reverse_table[(table_at + i * fanout + j) / 4];
@@ -220,7 +220,7 @@ void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 own0, uvec4 own1
                 float sum = smem[row + c];
                 for (uint q = 0; q < 4; q++)
                     if (entry[q] != FUSED_NO_ENTRY)
-                        sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * pc.tile + c];
+                        sum += smem[((entry[q] & 1u) == 0u ? da_at : db_at) + (entry[q] >> 1) * TILE_CELLS + c];
                 smem[row + c] = sum;
             }
         }
@@ -232,7 +232,7 @@ void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 own0, uvec4 own1
 // into the same rows, the centre's into row (8, unit).
 #define MOORE_BACKWARD(l, g)                                                                             \
     {                                                                                                    \
-        uint at = (g * units + unit) * pc.tile + c;                                                      \
+        uint at = (g * units + unit) * TILE_CELLS + c;                                                      \
         float a = PICK9(nbr, WIRE(0, 0, g)), d = smem[at];                                               \
         vec4 kc = perception_coeff(GATE_INDEX(0, k, g));                                                 \
         sacc[0][g] += d * vec4(1.0, a, nbr[4], a * nbr[4]);                                              \
@@ -245,16 +245,16 @@ void moore_backward(uint k, uint unit, uint c)
     uint units = pc.kernels * pc.channels;
     float centre = 0.0;
     EACH_GATE(MOORE_BACKWARD, 0)
-    smem[(8 * units + unit) * pc.tile + c] = centre;
+    smem[(8 * units + unit) * TILE_CELLS + c] = centre;
 }
 
 // dv of the circuit's outputs: gradient buffer 0's rows C + unit * bits + j.
-#define OUTPUT_GRADIENT(l, j) dv[l][j] = j < perception_bits() ? smem[at + j * pc.tile] : 0.0;
+#define OUTPUT_GRADIENT(l, j) dv[l][j] = j < perception_bits() ? smem[at + j * TILE_CELLS] : 0.0;
 #define OUTPUT_GRADIENTS(l)                                                                              \
     if (l + 1 == PERCEPTION_DEPTH) EACH_GATE(OUTPUT_GRADIENT, l)
 
 // The moore gates' dy into the scratch rows (gate i, unit).
-#define MOORE_GRADIENT(l, g) smem[(g * units + unit) * pc.tile + c] = dv[0][g];
+#define MOORE_GRADIENT(l, g) smem[(g * units + unit) * TILE_CELLS + c] = dv[0][g];
 
 // S of the unit's gates of layer l summed over `lanes` units in a row (channels of one kernel,
 // neighbours in a subgroup), so that only the first of them adds it into its partial rows (the
@@ -326,7 +326,7 @@ void perception_units_backward(uint width)
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             perception_forward(k);
-            uint at = grad_at(0) + (pc.channels + unit * bits) * pc.tile + c;
+            uint at = grad_at(0) + (pc.channels + unit * bits) * TILE_CELLS + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
@@ -358,11 +358,11 @@ void finish_grid(uint first, uint width)
     for (uint item = gl_LocalInvocationID.x; item < 9 * pc.channels * width; item += gl_WorkGroupSize.x) {
         uint c = item % width, ch = (item / width) % pc.channels, i = item / (width * pc.channels), cell = first + c;
         float sum = 0.0;
-        for (uint k = 0; k < pc.kernels; k++) sum += smem[(i * units + k * pc.channels + ch) * pc.tile + c];
+        for (uint k = 0; k < pc.kernels; k++) sum += smem[(i * units + k * pc.channels + ch) * TILE_CELLS + c];
         if (i < 8)
             moore_out[(ch * 8 + i) * pc.pitch + cell] = sum;
         else
-            dgrid[ch * pc.pitch + cell] = sum + smem[keep_at() + ch * pc.tile + c] + smem[grad_at(0) + ch * pc.tile + c];
+            dgrid[ch * pc.pitch + cell] = sum + smem[keep_at() + ch * TILE_CELLS + c] + smem[grad_at(0) + ch * TILE_CELLS + c];
     }
 }
 
@@ -371,7 +371,7 @@ void tile_backward(uint first)
 {
     // A one-cell tile as a constant, so that the cell loops compile to straight code (the
     // unrolled layers would otherwise carry them all: image's backward binary doubled).
-    uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
+    uint width = TILE_CELLS == 1u ? 1u : min(TILE_CELLS, pc.cells - first);
     stage_tile(first, width);
     barrier();
     recompute_forward(first, width); // ends with a barrier
@@ -393,12 +393,12 @@ void tile_backward(uint first)
 void main()
 {
     if (!SHARED_SLOTS) {
-        tile_backward(gl_WorkGroupID.x * pc.tile);
+        tile_backward(gl_WorkGroupID.x * TILE_CELLS);
         return;
     }
-    uint tiles = (pc.cells + pc.tile - 1u) / pc.tile;
+    uint tiles = (pc.cells + TILE_CELLS - 1u) / TILE_CELLS;
     for (uint t = gl_WorkGroupID.x; t < tiles; t += gl_NumWorkGroups.x) {
         if (t != gl_WorkGroupID.x) barrier(); // the tile before still reads shared memory
-        tile_backward(t * pc.tile);
+        tile_backward(t * TILE_CELLS);
     }
 }

@@ -17,32 +17,32 @@ layout(std430, binding = 4) writeonly buffer next_buf { float next_grid[]; }; //
 
 void main()
 {
-    uint first = gl_WorkGroupID.x * pc.tile, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
+    uint first = gl_WorkGroupID.x * TILE_CELLS, lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
     // A one-cell tile as a constant, so that the cell loops compile to straight code (as in
     // fused_step_backward.comp, where the unrolled layers otherwise carried them all).
-    uint width = TILE_CELLS == 1u ? 1u : min(pc.tile, pc.cells - first);
+    uint width = TILE_CELLS == 1u ? 1u : min(TILE_CELLS, pc.cells - first);
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     // Update input: the cell's C channels, then every unit's perception outputs.
     for (uint item = lid; item < pc.channels * width; item += size) {
         uint c = item % width, ch = item / width;
-        smem[ch * pc.tile + c] = grid[ch * pc.pitch + first + c];
+        smem[ch * TILE_CELLS + c] = grid[ch * pc.pitch + first + c];
     }
     for (uint item = lid; item < units * width; item += size) {
         uint c = item % width, unit = item / width, k = unit / pc.channels;
         load_neighbours(unit % pc.channels, first + c);
         perception_forward(k);
-        uint at = (pc.channels + unit * bits) * pc.tile + c;
+        uint at = (pc.channels + unit * bits) * TILE_CELLS + c;
         STORE_OUTPUTS(at)
     }
     barrier();
     // The update layers, one invocation a gate, between two shared buffers.
     uint in_at = 0;
-#define OUT_AT(u) ((u) % 2u == 0u ? pc.max_width * pc.tile : 0u)
+#define OUT_AT(u) ((u) % 2u == 0u ? pc.max_width * TILE_CELLS : 0u)
     UPDATE_LAYERS_FORWARD()
     // The last layer's C outputs are in_at's rows now: the proposed state.
     for (uint item = lid; item < pc.channels * width; item += size) {
         uint c = item % width, ch = item / width, cell = first + c;
         bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
-        next_grid[ch * pc.pitch + cell] = fire ? smem[in_at + ch * pc.tile + c] : grid[ch * pc.pitch + cell];
+        next_grid[ch * pc.pitch + cell] = fire ? smem[in_at + ch * TILE_CELLS + c] : grid[ch * pc.pitch + cell];
     }
 }

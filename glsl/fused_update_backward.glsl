@@ -49,7 +49,7 @@ UPDATE_REVERSE_CONSTANTS(30, 294, 295)
 UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 
 // Shared row where update layer u's activations are (the recompute writes them there).
-#define UPDATE_ROWS_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * pc.tile)
+#define UPDATE_ROWS_AT(u) ((pc.update_inputs + update_out_base_##u - update_out_base_0) * TILE_CELLS)
 
 // Whether layer v's prefetch takes an input's second 4 reverse entries: on tiles of two (see
 // gather_inputs), where it has more than 4.
