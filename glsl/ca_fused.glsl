@@ -29,8 +29,9 @@ layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[];
 layout(push_constant) uniform push_block { fused_push pc; };
 
 // Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
-// defines TILE_CELLS as its own before including this file; shared rows are TILE_CELLS
-// floats (pc.tile, as a constant so that row offsets fold).
+// defines TILE_CELLS as its own before including this file. Shared rows are TILE_CELLS floats:
+// a constant, so that row offsets fold into immediates (the backward's registers 128 -> 105 on an
+// H100 against a push constant; tools/BENCH_NOTES.md, thirteenth round).
 layout(constant_id = 232) const uint FORWARD_TILE = 0;
 layout(constant_id = 233) const uint BACKWARD_TILE = 0;
 
@@ -72,7 +73,6 @@ gate_params gate_params_of(fused_layer L, uint g)
 {
     return gate_params(wiring[L.wiring_a + g], wiring[L.wiring_b + g], coeffs[L.coeff_base + g]);
 }
-
 
 // Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. A
 // tile of two (the default) loads all four inputs before either store: in the loop the compiler

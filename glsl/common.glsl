@@ -171,16 +171,17 @@ struct hard_step_push {
     uint n_slots, stream, threshold, step;
 };
 // glsl/fused_step_forward.comp, fused_step_backward.comp, fused_grid_gather.comp: one CA step
-// per dispatch; a workgroup owns `tile` cells and walks the layer table (ca_fused.glsl).
+// per dispatch; a workgroup owns a tile of cells (TILE_CELLS, a specialisation constant: in
+// ca_fused.glsl) and walks the layer table.
 // perception_layers: table rows 0.. that are perception; update_inputs: C + K*C*bits;
 // max_width: the widest update input or layer; act_rows: backward's activation rows per cell;
 // partial_rows: rows of S partials per workgroup; gather: add the neighbours' moore gradients.
 struct fused_push {
-    uint cells, pitch, tile, layer_count;
-    uint height, width, periodic, channels;
-    uint kernels, perception_layers, stream, threshold;
-    uint step, partial_rows, gather, max_width;
-    uint act_rows, update_inputs;
+    uint cells, pitch, layer_count, height;
+    uint width, periodic, channels, kernels;
+    uint perception_layers, stream, threshold, step;
+    uint partial_rows, gather, max_width, act_rows;
+    uint update_inputs;
 };
 
 // glsl/task_round.comp

@@ -253,11 +253,11 @@ static int layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 
 /* ---- the fused path: one dispatch per CA step forward, one backward ---- */
 
-static vk_push_fused fused_push(const ca_gpu *e, int t, uint32_t tile)
+static vk_push_fused fused_push(const ca_gpu *e, int t)
 {
     const ca_config *c = config_of(e);
     return (vk_push_fused){
-        .cells = e->cells, .pitch = e->pitch, .tile = tile, .layer_count = e->layer_count,
+        .cells = e->cells, .pitch = e->pitch, .layer_count = e->layer_count,
         .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
         .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
         .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
@@ -311,7 +311,7 @@ static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_vi
 
 static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
-    vk_push_fused push = fused_push(e, t, e->tile);
+    vk_push_fused push = fused_push(e, t);
     vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
                        grid_view(e, t + 1)};
     return fused_dispatch(e, cmd, 0, views, 5, &push, e->tiles, 1);
@@ -321,7 +321,7 @@ static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
  * step t + 1's, in the other half. */
 static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 {
-    vk_push_fused push = fused_push(e, t, e->tile_backward);
+    vk_push_fused push = fused_push(e, t);
     push.gather = gather != 0;
     vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        table_view(e), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
@@ -332,7 +332,7 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 /* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t. */
 static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
-    vk_push_fused push = fused_push(e, t, e->tile);
+    vk_push_fused push = fused_push(e, t);
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        table_view(e), vk_view_all(&e->dgrid), slot_view(e, t % 2)};

@@ -337,8 +337,8 @@ static int device_create(vk_context *vk)
             extensions[extension_count++] = name, chain = &statistics;
     }
     /* The NVIDIA driver checks every storage-buffer access against the buffer's size unless a
-     * pipeline says not to (one compare a load; the fused kernels' indices stay in bounds by
-     * construction, and the GPU tests hold them to the CPU engine). */
+     * pipeline says not to (one compare a load). dlca's kernels keep their indices in bounds by
+     * construction, and the GPU tests hold every kernel to the CPU engine. */
     VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT,
         .pNext = (void *)chain,
