@@ -1,6 +1,7 @@
 /* ca_gpu.c: the Vulkan engine's memory: layout, buffers, wiring upload, host transfers. */
 #include "ca_gpu.h"
 
+#include "ca_gpu_order.h"
 #include "error.h"
 #include "gates.h"
 #include "vk_command.h"
@@ -463,15 +464,33 @@ vk_buffer *ca_gpu_block_buffer(ca_gpu *e, int t, size_t *offset)
     return &e->act[block / e->act_blocks];
 }
 
+/* Clears the AdamW state. */
+static int zero_moments(ca_gpu *e)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    vk_buffer_zero(cmd, vk_view_all(&e->moment1));
+    vk_buffer_zero(cmd, vk_view_all(&e->moment2));
+    return vk_cmd_finish(e->vk, cmd);
+}
+
 int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
 {
     const ca_config *c = &model->config;
     memset(e, 0, sizeof *e);
-    e->vk = vk, e->model = model, e->cache = cache;
+    e->vk = vk, e->cache = cache;
     e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
     if (batch < 1 || ca_shape_cells(e->shape) > (1u << 30))
         return err_set(DLCA_ERR, "GPU engine: %d samples of %dx%d cells is out of range", batch, e->shape.height,
                        e->shape.width);
+    e->gate_row = malloc(sizeof(uint32_t) * model->gate_count);
+    if (!e->gate_row) return err_set(DLCA_ERR_NOMEM, "out of memory for %zu gates' order", model->gate_count);
+    if (ca_gpu_order_model(model, &e->device_model, e->gate_row)) {
+        free(e->gate_row);
+        e->gate_row = NULL;
+        return DLCA_ERR;
+    }
+    model = e->model = &e->device_model;
     e->cells = (uint32_t)ca_shape_cells(e->shape);
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     fused_plan fused;
@@ -494,7 +513,9 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = upload_layers(e);
     if (!rc && e->fused) rc = create_fused_pipelines(e);
     if (!rc) rc = upload_gate_rows(e);
-    if (!rc) rc = ca_gpu_upload_logits(e, model->logits, 1);
+    /* The device model's logits are the caller's, already in the engine's order. */
+    if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));
+    if (!rc) rc = zero_moments(e);
     if (rc) ca_gpu_free(e);
     return rc;
 }
@@ -521,24 +542,66 @@ void ca_gpu_free(ca_gpu *e)
 #undef FREE_BUFFER
     for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
     if (e->vk) free_step_blocks(e); /* e->act exists only beside e->vk */
+    if (e->gate_row) ca_model_free(&e->device_model);
+    free(e->gate_row);
     memset(e, 0, sizeof *e);
+}
+
+/* Gate rows between the model's order (model) and the engine's (device), `width` floats a gate. */
+static void gate_rows_to_device(const ca_gpu *e, size_t width, const float *model, float *device)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++)
+        memcpy(device + e->gate_row[g] * width, model + g * width, width * sizeof(float));
+}
+
+static void gate_rows_to_model(const ca_gpu *e, size_t width, const float *device, float *model)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++)
+        memcpy(model + g * width, device + e->gate_row[g] * width, width * sizeof(float));
+}
+
+size_t ca_gpu_step_row(const ca_gpu *e, size_t row)
+{
+    const ca_model *m = e->model;
+    for (int l = 0; l < m->config.update_depth; l++)
+        if (row >= e->update_row[l] && row < e->update_row[l] + (size_t)m->config.update_widths[l]) {
+            size_t base = m->update_gate_base[l];
+            return e->update_row[l] + e->gate_row[base + row - e->update_row[l]] - base;
+        }
+    return row;
+}
+
+int ca_gpu_upload_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, const float *values)
+{
+    size_t n = e->model->gate_count * (size_t)width;
+    float *staged = malloc(n * sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory staging %zu gate values", n);
+    gate_rows_to_device(e, (size_t)width, values, staged);
+    int rc = vk_buffer_upload(e->vk, buffer, 0, staged, n * sizeof(float));
+    free(staged);
+    return rc;
+}
+
+int ca_gpu_download_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, float *values)
+{
+    size_t n = e->model->gate_count * (size_t)width;
+    float *staged = malloc(n * sizeof(float));
+    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory reading %zu gate values", n);
+    int rc = vk_buffer_download(e->vk, buffer, 0, staged, n * sizeof(float));
+    if (!rc) gate_rows_to_model(e, (size_t)width, staged, values);
+    free(staged);
+    return rc;
 }
 
 int ca_gpu_upload_logits(ca_gpu *e, const float *logits, int reset_moments)
 {
-    size_t bytes = e->model->gate_count * GATE_OP_COUNT * sizeof(float);
-    if (vk_buffer_upload(e->vk, &e->logits, 0, logits, bytes)) return DLCA_ERR;
-    if (!reset_moments) return DLCA_OK;
-    VkCommandBuffer cmd;
-    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
-    vk_buffer_zero(cmd, vk_view_all(&e->moment1));
-    vk_buffer_zero(cmd, vk_view_all(&e->moment2));
-    return vk_cmd_finish(e->vk, cmd);
+    if (ca_gpu_upload_gate_rows(e, &e->logits, GATE_OP_COUNT, logits)) return DLCA_ERR;
+    return reset_moments ? zero_moments(e) : DLCA_OK;
 }
 
 int ca_gpu_download_logits(ca_gpu *e, float *logits)
 {
-    return vk_buffer_download(e->vk, &e->logits, 0, logits, e->model->gate_count * GATE_OP_COUNT * sizeof(float));
+    return ca_gpu_download_gate_rows(e, &e->logits, GATE_OP_COUNT, logits);
 }
 
 /* [rows][cells] doubles <-> [rows][pitch] floats at byte `offset` of `buffer`. */
@@ -614,7 +677,7 @@ int ca_gpu_read_gate_values(ca_gpu *e, vk_buffer *buffer, int width, double *val
     size_t n = e->model->gate_count * (size_t)width;
     float *staged = malloc(n * sizeof(float));
     if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory reading %zu gate values", n);
-    int rc = vk_buffer_download(e->vk, buffer, 0, staged, n * sizeof(float));
+    int rc = ca_gpu_download_gate_rows(e, buffer, width, staged);
     for (size_t i = 0; !rc && i < n; i++) values[i] = staged[i];
     free(staged);
     return rc;

@@ -33,7 +33,9 @@ typedef struct {
 
 typedef struct {
     vk_context *vk;
-    const ca_model *model;
+    const ca_model *model; /* device_model: the caller's, its update gates in the engine's order */
+    ca_model device_model;
+    uint32_t *gate_row; /* [gate_count]: where the model's gate g is in the engine (ca_gpu_order.h) */
     ca_shape shape;
     uint32_t cells, pitch;
     ca_cache cache;
@@ -124,6 +126,15 @@ int ca_gpu_upload_logits(ca_gpu *engine, const float *logits, int reset_moments)
 
 /* Copies the device's logits back ([gates][16] floats). */
 int ca_gpu_download_logits(ca_gpu *engine, float *logits);
+
+/* Copies [gates][width] floats in the model's gate order to or from a gate-indexed buffer of the
+ * engine (logits, dlogits, moment1, moment2), which keeps its gates in its own order. */
+int ca_gpu_upload_gate_rows(ca_gpu *engine, vk_buffer *buffer, int width, const float *values);
+int ca_gpu_download_gate_rows(ca_gpu *engine, vk_buffer *buffer, int width, float *values);
+
+/* The engine's row of step-block row `row` as the CPU engine lays a step out (its update layers'
+ * rows follow the engine's gate order). */
+size_t ca_gpu_step_row(const ca_gpu *engine, size_t row);
 
 /* Grid t ([C][cells] doubles, no padding) to or from the device. */
 int ca_gpu_upload_grid(ca_gpu *engine, int t, const double *grid);

@@ -162,9 +162,9 @@ static int check_adamw(checker *k)
     float *after = malloc(n * sizeof(float));
     double *want = malloc(n * sizeof(double));
     int rc = m && v && grad && after && want ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory");
-    if (!rc) rc = vk_buffer_download(t->vk, &t->gpu.moment1, 0, m, n * sizeof(float));
-    if (!rc) rc = vk_buffer_download(t->vk, &t->gpu.moment2, 0, v, n * sizeof(float));
-    if (!rc) rc = vk_buffer_download(t->vk, &t->gpu.dlogits, 0, grad, n * sizeof(float));
+    if (!rc) rc = ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment1, 16, m);
+    if (!rc) rc = ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment2, 16, v);
+    if (!rc) rc = ca_gpu_download_gate_rows(&t->gpu, &t->gpu.dlogits, 16, grad);
     if (!rc) rc = submit(k, stage_adamw, 0);
     if (!rc) rc = ca_gpu_download_logits(&t->gpu, after);
     const ca_adamw *a = &t->adamw;

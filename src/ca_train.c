@@ -94,9 +94,8 @@ int ca_trainer_resume(ca_trainer *t, uint64_t step, const float *moment1, const 
     memcpy(t->moment2, moment2, t->gate_values * sizeof(float));
     if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
     if (ca_gpu_upload_logits(&t->gpu, t->model->logits, 0)) return DLCA_ERR;
-    size_t bytes = t->gate_values * sizeof(float);
-    if (vk_buffer_upload(t->vk, &t->gpu.moment1, 0, moment1, bytes)) return DLCA_ERR;
-    return vk_buffer_upload(t->vk, &t->gpu.moment2, 0, moment2, bytes);
+    if (ca_gpu_upload_gate_rows(&t->gpu, &t->gpu.moment1, GATE_OP_COUNT, moment1)) return DLCA_ERR;
+    return ca_gpu_upload_gate_rows(&t->gpu, &t->gpu.moment2, GATE_OP_COUNT, moment2);
 }
 
 /* AdamW on float parameters and moments, computed in double, as adamw.comp does in float. */
@@ -213,8 +212,7 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 int ca_trainer_sync(ca_trainer *t)
 {
     if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
-    size_t bytes = t->gate_values * sizeof(float);
     if (ca_gpu_download_logits(&t->gpu, t->model->logits)) return DLCA_ERR;
-    if (vk_buffer_download(t->vk, &t->gpu.moment1, 0, t->moment1, bytes)) return DLCA_ERR;
-    return vk_buffer_download(t->vk, &t->gpu.moment2, 0, t->moment2, bytes);
+    if (ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment1, GATE_OP_COUNT, t->moment1)) return DLCA_ERR;
+    return ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment2, GATE_OP_COUNT, t->moment2);
 }

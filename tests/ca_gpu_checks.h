@@ -100,8 +100,10 @@ static inline int gpu_block(pair *p, int t, double *rows)
     size_t offset;
     vk_buffer *buffer = ca_gpu_block_buffer(&p->gpu, t, &offset);
     int rc = vk_buffer_download(&vk, buffer, offset, staged, n * sizeof(float));
-    for (size_t r = 0; !rc && r < p->cpu.step_rows; r++)
-        for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = staged[r * p->gpu.pitch + x];
+    for (size_t r = 0; !rc && r < p->cpu.step_rows; r++) {
+        const float *from = staged + ca_gpu_step_row(&p->gpu, r) * p->gpu.pitch;
+        for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = from[x];
+    }
     free(staged);
     return rc;
 }
@@ -249,7 +251,7 @@ static inline void check_adamw(void)
     for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
     for (int step = 1; step <= 4; step++) {
         for (size_t i = 0; i < n; i++) grad[i] = (float)(300.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
-        vk_buffer_upload(&vk, &p.gpu.dlogits, 0, grad, n * sizeof(float));
+        ca_gpu_upload_gate_rows(&p.gpu, &p.gpu.dlogits, 16, grad);
         ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
         CHECK(run_gpu(&p.gpu, stage_adamw) == DLCA_OK, "adamw: %s", err_message());
         for (size_t i = 0; i < n; i++) {
