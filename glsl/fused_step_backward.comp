@@ -17,6 +17,7 @@
 //      dispatch (fused_grid_gather.comp after step 0);
 //   5. dgrid of its cells: the kept part, the update input's grid rows and the moore centres.
 #extension GL_GOOGLE_include_directive : enable
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS

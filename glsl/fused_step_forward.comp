@@ -6,6 +6,7 @@
 // each other only through grid_t, which the previous dispatch finished. Nothing else is kept:
 // fused_step_backward.comp recomputes the step.
 #extension GL_GOOGLE_include_directive : enable
+#extension GL_KHR_shader_subgroup_basic : require
 #include "common.glsl"
 #define TILE_CELLS FORWARD_TILE
 #include "ca_fused.glsl"

@@ -184,8 +184,9 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 
 // The last layer's gate pass on its own (dy: gradient buffer 0, the split's; a gate reads its
 // own dy row before it writes its own db row, which may be the same). PREFETCH: the reverse
-// entries of its inputs and the parameters of the layer below.
-#define UPDATE_LAST_GATE_PASS(u, in_at, PREFETCH)                                                        \
+// entries of its inputs and the parameters of the layer below; next_width: the inputs the next
+// phase gathers (LAYER_SYNC).
+#define UPDATE_LAST_GATE_PASS(u, next_width, in_at, PREFETCH)                                            \
     if (u + 1u == UPDATE_DEPTH) {                                                                        \
         {                                                                                                \
             uint after = 0u;                                                                             \
@@ -198,12 +199,13 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             uint after = p##u.a >> 31;                                                                   \
             PREFETCH                                                                                     \
         }                                                                                                \
-        barrier();                                                                                       \
+        LAYER_SYNC(update_n_out_##u, next_width)                                                         \
     }
 
 // Layer u's gather and layer l = u - 1's gate pass in one phase: invocation lid sums input lid's
 // gradient (gate lid of layer l: its dy) from layer u's da and db and runs that gate at once.
-#define UPDATE_MERGED_PHASE(u, l, l_in_at, PREFETCH)                                                     \
+// next_width: the inputs the next phase gathers (layer l's, LAYER_SYNC).
+#define UPDATE_MERGED_PHASE(u, l, next_width, l_in_at, PREFETCH)                                         \
     if (u < UPDATE_DEPTH) {                                                                              \
         if (lid < update_n_out_##l) {                                                                    \
             vec2 dy = input_gradient_sum(lid, update_fanout_##u, update_reverse_##u, true, entries##u, more##u, \
@@ -215,42 +217,43 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             uint after = p##l.a >> 31;                                                                   \
             PREFETCH                                                                                     \
         }                                                                                                \
-        barrier();                                                                                       \
+        LAYER_SYNC(update_n_out_##l, next_width)                                                         \
     }
 
-// Layer u (l = u - 1 below it, whose inputs are at l_in_at) in the merged backward: its gate
-// pass first where it is the last layer, then its gather with l's gate pass. PREFETCH: what the
-// phase below needs (layer l's reverse entries, the gate parameters of the layer below l).
-#define UPDATE_MERGED_LAYER(u, l, l_in_at, PREFETCH)                                                     \
-    UPDATE_LAST_GATE_PASS(u, UPDATE_ROWS_AT(l), UPDATE_PREFETCH_ENTRIES(u, update_n_out_##l) UPDATE_PREFETCH_GATE(l)) \
-    UPDATE_MERGED_PHASE(u, l, l_in_at, PREFETCH)
+// Layer u (l = u - 1 below it, whose inputs, l_inputs of them, are at l_in_at) in the merged
+// backward: its gate pass first where it is the last layer, then its gather with l's gate pass.
+// PREFETCH: what the phase below needs (layer l's reverse entries, the gate parameters of the
+// layer below l).
+#define UPDATE_MERGED_LAYER(u, l, l_inputs, l_in_at, PREFETCH)                                           \
+    UPDATE_LAST_GATE_PASS(u, update_n_out_##l, UPDATE_ROWS_AT(l), UPDATE_PREFETCH_ENTRIES(u, update_n_out_##l) UPDATE_PREFETCH_GATE(l)) \
+    UPDATE_MERGED_PHASE(u, l, l_inputs, l_in_at, PREFETCH)
 
 #if FUSED_UPDATE_SLOTS > 8
 #define UPDATE_MERGED_PAST_8() \
-    UPDATE_MERGED_LAYER(31, 30, UPDATE_ROWS_AT(29), UPDATE_PREFETCH_ENTRIES(30, update_n_out_29) UPDATE_PREFETCH_GATE(29)) \
-    UPDATE_MERGED_LAYER(30, 29, UPDATE_ROWS_AT(28), UPDATE_PREFETCH_ENTRIES(29, update_n_out_28) UPDATE_PREFETCH_GATE(28)) \
-    UPDATE_MERGED_LAYER(29, 28, UPDATE_ROWS_AT(27), UPDATE_PREFETCH_ENTRIES(28, update_n_out_27) UPDATE_PREFETCH_GATE(27)) \
-    UPDATE_MERGED_LAYER(28, 27, UPDATE_ROWS_AT(26), UPDATE_PREFETCH_ENTRIES(27, update_n_out_26) UPDATE_PREFETCH_GATE(26)) \
-    UPDATE_MERGED_LAYER(27, 26, UPDATE_ROWS_AT(25), UPDATE_PREFETCH_ENTRIES(26, update_n_out_25) UPDATE_PREFETCH_GATE(25)) \
-    UPDATE_MERGED_LAYER(26, 25, UPDATE_ROWS_AT(24), UPDATE_PREFETCH_ENTRIES(25, update_n_out_24) UPDATE_PREFETCH_GATE(24)) \
-    UPDATE_MERGED_LAYER(25, 24, UPDATE_ROWS_AT(23), UPDATE_PREFETCH_ENTRIES(24, update_n_out_23) UPDATE_PREFETCH_GATE(23)) \
-    UPDATE_MERGED_LAYER(24, 23, UPDATE_ROWS_AT(22), UPDATE_PREFETCH_ENTRIES(23, update_n_out_22) UPDATE_PREFETCH_GATE(22)) \
-    UPDATE_MERGED_LAYER(23, 22, UPDATE_ROWS_AT(21), UPDATE_PREFETCH_ENTRIES(22, update_n_out_21) UPDATE_PREFETCH_GATE(21)) \
-    UPDATE_MERGED_LAYER(22, 21, UPDATE_ROWS_AT(20), UPDATE_PREFETCH_ENTRIES(21, update_n_out_20) UPDATE_PREFETCH_GATE(20)) \
-    UPDATE_MERGED_LAYER(21, 20, UPDATE_ROWS_AT(19), UPDATE_PREFETCH_ENTRIES(20, update_n_out_19) UPDATE_PREFETCH_GATE(19)) \
-    UPDATE_MERGED_LAYER(20, 19, UPDATE_ROWS_AT(18), UPDATE_PREFETCH_ENTRIES(19, update_n_out_18) UPDATE_PREFETCH_GATE(18)) \
-    UPDATE_MERGED_LAYER(19, 18, UPDATE_ROWS_AT(17), UPDATE_PREFETCH_ENTRIES(18, update_n_out_17) UPDATE_PREFETCH_GATE(17)) \
-    UPDATE_MERGED_LAYER(18, 17, UPDATE_ROWS_AT(16), UPDATE_PREFETCH_ENTRIES(17, update_n_out_16) UPDATE_PREFETCH_GATE(16)) \
-    UPDATE_MERGED_LAYER(17, 16, UPDATE_ROWS_AT(15), UPDATE_PREFETCH_ENTRIES(16, update_n_out_15) UPDATE_PREFETCH_GATE(15)) \
-    UPDATE_MERGED_LAYER(16, 15, UPDATE_ROWS_AT(14), UPDATE_PREFETCH_ENTRIES(15, update_n_out_14) UPDATE_PREFETCH_GATE(14)) \
-    UPDATE_MERGED_LAYER(15, 14, UPDATE_ROWS_AT(13), UPDATE_PREFETCH_ENTRIES(14, update_n_out_13) UPDATE_PREFETCH_GATE(13)) \
-    UPDATE_MERGED_LAYER(14, 13, UPDATE_ROWS_AT(12), UPDATE_PREFETCH_ENTRIES(13, update_n_out_12) UPDATE_PREFETCH_GATE(12)) \
-    UPDATE_MERGED_LAYER(13, 12, UPDATE_ROWS_AT(11), UPDATE_PREFETCH_ENTRIES(12, update_n_out_11) UPDATE_PREFETCH_GATE(11)) \
-    UPDATE_MERGED_LAYER(12, 11, UPDATE_ROWS_AT(10), UPDATE_PREFETCH_ENTRIES(11, update_n_out_10) UPDATE_PREFETCH_GATE(10)) \
-    UPDATE_MERGED_LAYER(11, 10, UPDATE_ROWS_AT(9), UPDATE_PREFETCH_ENTRIES(10, update_n_out_9) UPDATE_PREFETCH_GATE(9)) \
-    UPDATE_MERGED_LAYER(10, 9, UPDATE_ROWS_AT(8), UPDATE_PREFETCH_ENTRIES(9, update_n_out_8) UPDATE_PREFETCH_GATE(8)) \
-    UPDATE_MERGED_LAYER(9, 8, UPDATE_ROWS_AT(7), UPDATE_PREFETCH_ENTRIES(8, update_n_out_7) UPDATE_PREFETCH_GATE(7)) \
-    UPDATE_MERGED_LAYER(8, 7, UPDATE_ROWS_AT(6), UPDATE_PREFETCH_ENTRIES(7, update_n_out_6) UPDATE_PREFETCH_GATE(6))
+    UPDATE_MERGED_LAYER(31, 30, update_n_out_29, UPDATE_ROWS_AT(29), UPDATE_PREFETCH_ENTRIES(30, update_n_out_29) UPDATE_PREFETCH_GATE(29)) \
+    UPDATE_MERGED_LAYER(30, 29, update_n_out_28, UPDATE_ROWS_AT(28), UPDATE_PREFETCH_ENTRIES(29, update_n_out_28) UPDATE_PREFETCH_GATE(28)) \
+    UPDATE_MERGED_LAYER(29, 28, update_n_out_27, UPDATE_ROWS_AT(27), UPDATE_PREFETCH_ENTRIES(28, update_n_out_27) UPDATE_PREFETCH_GATE(27)) \
+    UPDATE_MERGED_LAYER(28, 27, update_n_out_26, UPDATE_ROWS_AT(26), UPDATE_PREFETCH_ENTRIES(27, update_n_out_26) UPDATE_PREFETCH_GATE(26)) \
+    UPDATE_MERGED_LAYER(27, 26, update_n_out_25, UPDATE_ROWS_AT(25), UPDATE_PREFETCH_ENTRIES(26, update_n_out_25) UPDATE_PREFETCH_GATE(25)) \
+    UPDATE_MERGED_LAYER(26, 25, update_n_out_24, UPDATE_ROWS_AT(24), UPDATE_PREFETCH_ENTRIES(25, update_n_out_24) UPDATE_PREFETCH_GATE(24)) \
+    UPDATE_MERGED_LAYER(25, 24, update_n_out_23, UPDATE_ROWS_AT(23), UPDATE_PREFETCH_ENTRIES(24, update_n_out_23) UPDATE_PREFETCH_GATE(23)) \
+    UPDATE_MERGED_LAYER(24, 23, update_n_out_22, UPDATE_ROWS_AT(22), UPDATE_PREFETCH_ENTRIES(23, update_n_out_22) UPDATE_PREFETCH_GATE(22)) \
+    UPDATE_MERGED_LAYER(23, 22, update_n_out_21, UPDATE_ROWS_AT(21), UPDATE_PREFETCH_ENTRIES(22, update_n_out_21) UPDATE_PREFETCH_GATE(21)) \
+    UPDATE_MERGED_LAYER(22, 21, update_n_out_20, UPDATE_ROWS_AT(20), UPDATE_PREFETCH_ENTRIES(21, update_n_out_20) UPDATE_PREFETCH_GATE(20)) \
+    UPDATE_MERGED_LAYER(21, 20, update_n_out_19, UPDATE_ROWS_AT(19), UPDATE_PREFETCH_ENTRIES(20, update_n_out_19) UPDATE_PREFETCH_GATE(19)) \
+    UPDATE_MERGED_LAYER(20, 19, update_n_out_18, UPDATE_ROWS_AT(18), UPDATE_PREFETCH_ENTRIES(19, update_n_out_18) UPDATE_PREFETCH_GATE(18)) \
+    UPDATE_MERGED_LAYER(19, 18, update_n_out_17, UPDATE_ROWS_AT(17), UPDATE_PREFETCH_ENTRIES(18, update_n_out_17) UPDATE_PREFETCH_GATE(17)) \
+    UPDATE_MERGED_LAYER(18, 17, update_n_out_16, UPDATE_ROWS_AT(16), UPDATE_PREFETCH_ENTRIES(17, update_n_out_16) UPDATE_PREFETCH_GATE(16)) \
+    UPDATE_MERGED_LAYER(17, 16, update_n_out_15, UPDATE_ROWS_AT(15), UPDATE_PREFETCH_ENTRIES(16, update_n_out_15) UPDATE_PREFETCH_GATE(15)) \
+    UPDATE_MERGED_LAYER(16, 15, update_n_out_14, UPDATE_ROWS_AT(14), UPDATE_PREFETCH_ENTRIES(15, update_n_out_14) UPDATE_PREFETCH_GATE(14)) \
+    UPDATE_MERGED_LAYER(15, 14, update_n_out_13, UPDATE_ROWS_AT(13), UPDATE_PREFETCH_ENTRIES(14, update_n_out_13) UPDATE_PREFETCH_GATE(13)) \
+    UPDATE_MERGED_LAYER(14, 13, update_n_out_12, UPDATE_ROWS_AT(12), UPDATE_PREFETCH_ENTRIES(13, update_n_out_12) UPDATE_PREFETCH_GATE(12)) \
+    UPDATE_MERGED_LAYER(13, 12, update_n_out_11, UPDATE_ROWS_AT(11), UPDATE_PREFETCH_ENTRIES(12, update_n_out_11) UPDATE_PREFETCH_GATE(11)) \
+    UPDATE_MERGED_LAYER(12, 11, update_n_out_10, UPDATE_ROWS_AT(10), UPDATE_PREFETCH_ENTRIES(11, update_n_out_10) UPDATE_PREFETCH_GATE(10)) \
+    UPDATE_MERGED_LAYER(11, 10, update_n_out_9, UPDATE_ROWS_AT(9), UPDATE_PREFETCH_ENTRIES(10, update_n_out_9) UPDATE_PREFETCH_GATE(9)) \
+    UPDATE_MERGED_LAYER(10, 9, update_n_out_8, UPDATE_ROWS_AT(8), UPDATE_PREFETCH_ENTRIES(9, update_n_out_8) UPDATE_PREFETCH_GATE(8)) \
+    UPDATE_MERGED_LAYER(9, 8, update_n_out_7, UPDATE_ROWS_AT(7), UPDATE_PREFETCH_ENTRIES(8, update_n_out_7) UPDATE_PREFETCH_GATE(7)) \
+    UPDATE_MERGED_LAYER(8, 7, update_n_out_6, UPDATE_ROWS_AT(6), UPDATE_PREFETCH_ENTRIES(7, update_n_out_6) UPDATE_PREFETCH_GATE(6))
 #else
 #define UPDATE_MERGED_PAST_8()
 #endif
@@ -261,14 +264,14 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     {                                                                                                    \
         UPDATE_BACKWARD_REGISTERS()                                                                      \
     UPDATE_MERGED_PAST_8() \
-    UPDATE_MERGED_LAYER(7, 6, UPDATE_ROWS_AT(5), UPDATE_PREFETCH_ENTRIES(6, update_n_out_5) UPDATE_PREFETCH_GATE(5)) \
-    UPDATE_MERGED_LAYER(6, 5, UPDATE_ROWS_AT(4), UPDATE_PREFETCH_ENTRIES(5, update_n_out_4) UPDATE_PREFETCH_GATE(4)) \
-    UPDATE_MERGED_LAYER(5, 4, UPDATE_ROWS_AT(3), UPDATE_PREFETCH_ENTRIES(4, update_n_out_3) UPDATE_PREFETCH_GATE(3)) \
-    UPDATE_MERGED_LAYER(4, 3, UPDATE_ROWS_AT(2), UPDATE_PREFETCH_ENTRIES(3, update_n_out_2) UPDATE_PREFETCH_GATE(2)) \
-    UPDATE_MERGED_LAYER(3, 2, UPDATE_ROWS_AT(1), UPDATE_PREFETCH_ENTRIES(2, update_n_out_1) UPDATE_PREFETCH_GATE(1)) \
-    UPDATE_MERGED_LAYER(2, 1, UPDATE_ROWS_AT(0), UPDATE_PREFETCH_ENTRIES(1, update_n_out_0) UPDATE_PREFETCH_GATE(0)) \
-    UPDATE_MERGED_LAYER(1, 0, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
-    UPDATE_LAST_GATE_PASS(0, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
+    UPDATE_MERGED_LAYER(7, 6, update_n_out_5, UPDATE_ROWS_AT(5), UPDATE_PREFETCH_ENTRIES(6, update_n_out_5) UPDATE_PREFETCH_GATE(5)) \
+    UPDATE_MERGED_LAYER(6, 5, update_n_out_4, UPDATE_ROWS_AT(4), UPDATE_PREFETCH_ENTRIES(5, update_n_out_4) UPDATE_PREFETCH_GATE(4)) \
+    UPDATE_MERGED_LAYER(5, 4, update_n_out_3, UPDATE_ROWS_AT(3), UPDATE_PREFETCH_ENTRIES(4, update_n_out_3) UPDATE_PREFETCH_GATE(3)) \
+    UPDATE_MERGED_LAYER(4, 3, update_n_out_2, UPDATE_ROWS_AT(2), UPDATE_PREFETCH_ENTRIES(3, update_n_out_2) UPDATE_PREFETCH_GATE(2)) \
+    UPDATE_MERGED_LAYER(3, 2, update_n_out_1, UPDATE_ROWS_AT(1), UPDATE_PREFETCH_ENTRIES(2, update_n_out_1) UPDATE_PREFETCH_GATE(1)) \
+    UPDATE_MERGED_LAYER(2, 1, update_n_out_0, UPDATE_ROWS_AT(0), UPDATE_PREFETCH_ENTRIES(1, update_n_out_0) UPDATE_PREFETCH_GATE(0)) \
+    UPDATE_MERGED_LAYER(1, 0, pc.update_inputs, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
+    UPDATE_LAST_GATE_PASS(0, pc.update_inputs, 0u, UPDATE_PREFETCH_ENTRIES(0, pc.update_inputs)) \
     gather_inputs(pc.update_inputs, update_fanout_0, update_reverse_0, entries0, more0, UPDATE_OWN_EIGHT(0) ? 8u : 4u, \
                   width, UPDATE_ROWS_AT(0), MERGED_DB_AT(0));                                            \
     barrier();                                                                                           \

@@ -72,11 +72,22 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
 #define UPDATE_LOAD_BATCH(a, b, c, d) UPDATE_LOAD(a) UPDATE_LOAD(b) UPDATE_LOAD(c) UPDATE_LOAD(d)
 #define UPDATE_NO_LOADS
 
+// The barrier after a phase whose invocations at work (the first `width`) and the next phase's
+// (the first `next_width`) are all in the first subgroup: that subgroup's own, since no other
+// invocation writes or reads what they do (checkerboard's last 4 update layers, 8 to 32 gates).
+// Needs GL_KHR_shader_subgroup_basic; subgroups are runs of consecutive invocations, as
+// fused_step_backward.comp assumes for its sums.
+#define LAYER_SYNC(width, next_width)                                                                \
+    if ((width) <= gl_SubgroupSize && (next_width) <= gl_SubgroupSize)                               \
+        subgroupBarrier();                                                                           \
+    else                                                                                             \
+        barrier();
+
 // Layer u (of the update layers) forward on the tile, gate lid's parameters in p##u: the gates
 // (any past the workgroup's size load theirs here), from in_at's rows into OUT_AT(u)'s (the
 // includer's macro); in_at is then the layer's output. LOADS, once this gate's parameters are
-// in, start the loads of a later batch of layers.
-#define UPDATE_LAYER_FORWARD(u, LOADS)                                                               \
+// in, start the loads of a later batch of layers. v: the next layer (u + 1).
+#define UPDATE_LAYER_FORWARD(u, v, LOADS)                                                            \
     if (u < UPDATE_DEPTH) {                                                                          \
         uint out_at = OUT_AT(u);                                                                     \
         if (lid < update_n_out_##u) update_gate_forward(p##u, lid, width, in_at, out_at);            \
@@ -87,37 +98,37 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
         if (update_n_out_##u > gl_WorkGroupSize.x) /* constants: no code for the usual layers */     \
             for (uint g = lid + size; g < update_n_out_##u; g += size)                               \
                 update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                    \
-        barrier();                                                                                   \
+        LAYER_SYNC(update_n_out_##u, v < UPDATE_DEPTH ? update_n_out_##v : 0xffffffffu)              \
         in_at = out_at;                                                                              \
     }
 
 // Layers 8 on, only in the kernels compiled for deep models (FUSED_UPDATE_SLOTS, CMakeLists.txt).
 #if FUSED_UPDATE_SLOTS > 8
 #define UPDATE_LAYERS_FORWARD_PAST_8() \
-    UPDATE_LAYER_FORWARD(8, UPDATE_LOAD_BATCH(12, 13, 14, 15)) \
-    UPDATE_LAYER_FORWARD(9, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(10, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(11, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(12, UPDATE_LOAD_BATCH(16, 17, 18, 19)) \
-    UPDATE_LAYER_FORWARD(13, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(14, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(15, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(16, UPDATE_LOAD_BATCH(20, 21, 22, 23)) \
-    UPDATE_LAYER_FORWARD(17, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(18, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(19, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(20, UPDATE_LOAD_BATCH(24, 25, 26, 27)) \
-    UPDATE_LAYER_FORWARD(21, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(22, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(23, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(24, UPDATE_LOAD_BATCH(28, 29, 30, 31)) \
-    UPDATE_LAYER_FORWARD(25, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(26, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(27, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(28, UPDATE_LOAD_BATCH(32, 33, 34, 35)) \
-    UPDATE_LAYER_FORWARD(29, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(30, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(31, UPDATE_NO_LOADS)
+    UPDATE_LAYER_FORWARD(8, 9, UPDATE_LOAD_BATCH(12, 13, 14, 15)) \
+    UPDATE_LAYER_FORWARD(9, 10, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(10, 11, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(11, 12, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(12, 13, UPDATE_LOAD_BATCH(16, 17, 18, 19)) \
+    UPDATE_LAYER_FORWARD(13, 14, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(14, 15, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(15, 16, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(16, 17, UPDATE_LOAD_BATCH(20, 21, 22, 23)) \
+    UPDATE_LAYER_FORWARD(17, 18, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(18, 19, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(19, 20, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(20, 21, UPDATE_LOAD_BATCH(24, 25, 26, 27)) \
+    UPDATE_LAYER_FORWARD(21, 22, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(22, 23, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(23, 24, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(24, 25, UPDATE_LOAD_BATCH(28, 29, 30, 31)) \
+    UPDATE_LAYER_FORWARD(25, 26, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(26, 27, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(27, 28, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(28, 29, UPDATE_LOAD_BATCH(32, 33, 34, 35)) \
+    UPDATE_LAYER_FORWARD(29, 30, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(30, 31, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(31, 32, UPDATE_NO_LOADS)
 #else
 #define UPDATE_LAYERS_FORWARD_PAST_8()
 #endif
@@ -143,14 +154,14 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
             uint after = 0u;                                                                         \
             UPDATE_LOAD_BATCH(0, 1, 2, 3)                                                            \
         }                                                                                            \
-    UPDATE_LAYER_FORWARD(0, UPDATE_LOAD_BATCH(4, 5, 6, 7)) \
-    UPDATE_LAYER_FORWARD(1, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(2, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(3, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(4, UPDATE_LOAD_BATCH(8, 9, 10, 11)) \
-    UPDATE_LAYER_FORWARD(5, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(6, UPDATE_NO_LOADS) \
-    UPDATE_LAYER_FORWARD(7, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(0, 1, UPDATE_LOAD_BATCH(4, 5, 6, 7)) \
+    UPDATE_LAYER_FORWARD(1, 2, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(2, 3, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(3, 4, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(4, 5, UPDATE_LOAD_BATCH(8, 9, 10, 11)) \
+    UPDATE_LAYER_FORWARD(5, 6, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(6, 7, UPDATE_NO_LOADS) \
+    UPDATE_LAYER_FORWARD(7, 8, UPDATE_NO_LOADS) \
     UPDATE_LAYERS_FORWARD_PAST_8() \
     }
 
