@@ -23,7 +23,13 @@ const uint FUSED_NO_ENTRY = 0xffffffffu; // CA_GPU_NO_ENTRY
 
 // What every fused kernel binds first; the rest of its bindings follow from 4. Read-only
 // tables are restrict so the compiler may use the read-only data path.
+#ifdef FUSED_PERSISTENT
+// Every grid, [T + 1][C][pitch]: a persistent kernel reads what other workgroups write during
+// the dispatch, past the non-coherent caches.
+layout(std430, binding = 0) coherent volatile buffer grid_buf { float grid[]; };
+#else
 layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };   // grid_t [C][pitch]
+#endif
 layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[]; }; // [gates]
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
 layout(push_constant) uniform push_block { fused_push pc; };
@@ -55,6 +61,19 @@ vec4 perception_coeff(uint i) { return coeffs[i]; }
 #endif
 
 #include "fused_perception.glsl"
+
+// Channel ch's 3x3 neighbourhood of tile cell c, where a kernel that defines FUSED_NEIGHBOURS_AT
+// (its first shared float) staged the tile's: 9 rows a channel, neighbour j at row ch * 9 + j.
+#ifdef FUSED_NEIGHBOURS_AT
+#define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * TILE_CELLS + c];
+float[9] staged_neighbours(uint ch, uint c)
+{
+    float v[9];
+    STAGED_NEIGHBOUR(0) STAGED_NEIGHBOUR(1) STAGED_NEIGHBOUR(2) STAGED_NEIGHBOUR(3) STAGED_NEIGHBOUR(4)
+    STAGED_NEIGHBOUR(5) STAGED_NEIGHBOUR(6) STAGED_NEIGHBOUR(7) STAGED_NEIGHBOUR(8)
+    return v;
+}
+#endif
 
 // The layer table as a uniform block: every invocation reads the same row at once, which the
 // constant cache serves without a per-workgroup copy in shared memory (that copy, a load round

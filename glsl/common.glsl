@@ -175,13 +175,14 @@ struct hard_step_push {
 // ca_fused.glsl) and walks the layer table.
 // perception_layers: table rows 0.. that are perception; update_inputs: C + K*C*bits;
 // max_width: the widest update input or layer; act_rows: backward's activation rows per cell;
-// partial_rows: rows of S partials per workgroup; gather: add the neighbours' moore gradients.
+// partial_rows: rows of S partials per workgroup; gather: add the neighbours' moore gradients;
+// steps: the rollout's T (the persistent kernels run every step in one dispatch).
 struct fused_push {
     uint cells, pitch, layer_count, height;
     uint width, periodic, channels, kernels;
     uint perception_layers, stream, threshold, step;
     uint partial_rows, gather, max_width, act_rows;
-    uint update_inputs;
+    uint update_inputs, steps;
 };
 
 // glsl/task_round.comp

@@ -99,16 +99,6 @@ void stage_tile(uint first, uint width)
     for (uint i = lid + size; i < gates; i += size) stage_coefficients(i, coeffs[i]);
 }
 
-// Channel ch's 3x3 neighbourhood of tile cell c, as stage_tile left it.
-#define STAGED_NEIGHBOUR(j) v[j] = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + j) * TILE_CELLS + c];
-float[9] staged_neighbours(uint ch, uint c)
-{
-    float v[9];
-    STAGED_NEIGHBOUR(0) STAGED_NEIGHBOUR(1) STAGED_NEIGHBOUR(2) STAGED_NEIGHBOUR(3) STAGED_NEIGHBOUR(4)
-    STAGED_NEIGHBOUR(5) STAGED_NEIGHBOUR(6) STAGED_NEIGHBOUR(7) STAGED_NEIGHBOUR(8)
-    return v;
-}
-
 void recompute_forward(uint first, uint width)
 {
     uint units = pc.kernels * pc.channels, bits = perception_bits();

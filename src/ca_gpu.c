@@ -77,7 +77,7 @@ typedef struct {
 /* How the fused kernels would run a model on `cells` cells with `shared_floats` of shared memory
  * per workgroup (ca_fused.glsl): tiles that fit, or possible = 0. */
 typedef struct {
-    int possible;
+    int possible, persistent_fits; /* the persistent forward's neighbourhoods fit beside its rows */
     uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
     size_t partial_bytes; /* the S partials: slots x step rows x vec4 */
 } fused_plan;
@@ -133,6 +133,7 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     size_t row_bytes = ca_config_layout_rows(c, perception_row, update_row) * 4 * sizeof(float);
     p.slots = fused_slots(tiles_backward, row_bytes);
     p.partial_bytes = (size_t)p.slots * row_bytes;
+    p.persistent_fits = tile * (forward_rows + 9 * (size_t)c->channels) <= shared_floats;
     p.possible = 1;
     return p;
 }
@@ -218,6 +219,7 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
     e->act_bytes = s->act, e->block_bytes = s->block;
     /* Host-visible: written by the host between steps, or read by it after the fence. */
+    if (vk_buffer_create(e->vk, &e->roll, 4 * sizeof(uint32_t), VK_BUFFER_DEVICE)) return DLCA_ERR;
     if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
     return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
 }
@@ -332,6 +334,10 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
         e->fused = choice[0] == '1';
     else
         e->fused = p.possible;
+    /* DLCA_PERSISTENT=N: the forward rollout as one dispatch of N workgroups (at most one a tile). */
+    const char *persistent = getenv("DLCA_PERSISTENT");
+    long groups = persistent ? strtol(persistent, NULL, 10) : 0;
+    if (p.persistent_fits && groups > 0) e->persistent_groups = groups < (long)p.tiles ? (uint32_t)groups : p.tiles;
     return DLCA_OK;
 }
 
@@ -387,7 +393,7 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
 /* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
  * this config: the copies compiled for at most 8 update layers where it has that few, and the
  * backward with one phase per update layer on tiles of two whose layers fit a workgroup. */
-static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[3])
+static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[4])
 {
     int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
     int merged = tile_backward == 2;
@@ -400,6 +406,7 @@ static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeli
     else
         ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
     ids[2] = VK_PIPE_FUSED_GRID_GATHER;
+    ids[3] = shallow ? VK_PIPE_FUSED_FORWARD_PERSISTENT_8 : VK_PIPE_FUSED_FORWARD_PERSISTENT;
 }
 
 /* The fused pipelines for this model, once: compiled only for an engine that runs them. */
@@ -409,7 +416,8 @@ static int create_fused_pipelines(ca_gpu *e)
     uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e, values);
     fused_ids(&e->model->config, e->tile_backward, e->fused_ids);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++) {
+        if (i == 3 && !e->persistent_groups) break;
         if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];
             snprintf(why, sizeof why, "%s", err_message());
@@ -417,6 +425,7 @@ static int create_fused_pipelines(ca_gpu *e)
             return err_set(DLCA_ERR, "compiling the fused kernels for this model failed (%s); DLCA_FUSED=0 runs the "
                                      "per-layer kernels", why);
         }
+    }
     return DLCA_OK;
 }
 
@@ -523,7 +532,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
 /* The engine's buffers but the step blocks (e->act), for what is done to each of them. */
 #define ENGINE_BUFFERS(X)                                                                                        \
     X(logits) X(coeffs) X(coeff_grad) X(dlogits) X(moment1) X(moment2) X(step_values) X(wiring) X(grids) X(dact) \
-    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials)
+    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials) X(roll)
 
 size_t ca_gpu_buffer_bytes(const ca_gpu *e)
 {
@@ -540,7 +549,7 @@ void ca_gpu_free(ca_gpu *e)
 #define FREE_BUFFER(name) if (e->vk) vk_buffer_free(e->vk, &e->name);
     ENGINE_BUFFERS(FREE_BUFFER)
 #undef FREE_BUFFER
-    for (int i = 0; e->vk && i < 3; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
+    for (int i = 0; e->vk && i < 4; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
     if (e->vk) free_step_blocks(e); /* e->act exists only beside e->vk */
     if (e->gate_row) ca_model_free(&e->device_model);
     free(e->gate_row);

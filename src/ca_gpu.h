@@ -25,6 +25,10 @@ typedef struct {
 } ca_gpu_wiring;
 
 #define CA_GPU_NO_ENTRY 0xffffffffu
+/* The persistent forward (fused_forward_persistent.comp): what grids 1..T hold until written (a
+ * NaN no gate writes), and the roll call's bit for "not every workgroup came". */
+#define CA_GPU_EMPTY 0xffffffffu
+#define CA_GPU_ROLL_CLOSED 0x80000000u
 
 /* AdamW settings (the update is clip, then PyTorch's AdamW). */
 typedef struct {
@@ -74,10 +78,14 @@ typedef struct {
                               slot of S partial rows; fewer than tiles: each takes every slots-th) */
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
-    vk_pipeline fused_pipelines[3]; /* forward, backward, grid gather: specialised to the model
-                                       (fused_perception.glsl, fused_update_layers.glsl), made
-                                       when the engine first runs them */
-    vk_pipeline_id fused_ids[3];    /* ... their table rows (fused_ids in ca_gpu.c) */
+    vk_pipeline fused_pipelines[4]; /* forward, backward, grid gather, persistent forward:
+                                       specialised to the model (fused_perception.glsl,
+                                       fused_update_layers.glsl), made when the engine first
+                                       runs them */
+    vk_pipeline_id fused_ids[4];    /* ... their table rows (fused_ids in ca_gpu.c) */
+    uint32_t persistent_groups; /* fused: the whole forward rollout in one dispatch of this many
+                                   workgroups (fused_forward_persistent.comp); 0: one a step */
+    vk_buffer roll;         /* the persistent kernel's roll call: one uint, zeroed before it */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */
@@ -162,8 +170,12 @@ int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
 /* Records one CA step, grid_t -> grid_{t+1}. */
 int ca_step_forward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
-/* Records T steps from grid 0. */
+/* Records T steps from grid 0 (one dispatch for all of them where persistent_groups is set). */
 int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* After a submitted ca_gpu_forward: whether the persistent forward gave up (not all its
+ * workgroups could run at once), leaving grids 1..T unfinished; 0 without it. */
+int ca_gpu_persistent_failed(ca_gpu *engine, int *failed);
 
 /* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
 int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);

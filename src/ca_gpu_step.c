@@ -155,10 +155,16 @@ int ca_step_forward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
                     (uint32_t)c->channels);
 }
 
+static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd);
+
 int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    for (int t = 0; t < config_of(e)->steps; t++)
-        if (ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
+    if (e->fused && e->persistent_groups) {
+        if (persistent_forward(e, cmd)) return DLCA_ERR;
+    } else {
+        for (int t = 0; t < config_of(e)->steps; t++)
+            if (ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
+    }
     return mark(e, cmd, CA_GPU_MARK_FORWARD_END);
 }
 
@@ -263,7 +269,7 @@ static vk_push_fused fused_push(const ca_gpu *e, int t)
         .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
         .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
         .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->max_width,
-        .act_rows = e->act_rows, .update_inputs = e->update_inputs};
+        .act_rows = e->act_rows, .update_inputs = e->update_inputs, .steps = (uint32_t)c->steps};
 }
 
 /* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
@@ -315,6 +321,33 @@ static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
     vk_view views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
                        grid_view(e, t + 1)};
     return fused_dispatch(e, cmd, 0, views, 5, &push, e->tiles, 1);
+}
+
+/* Every forward step in one dispatch: grids 1..T cleared to CA_GPU_EMPTY, which a reader waits
+ * out (fused_forward_persistent.comp), and the roll call zeroed. */
+static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    const ca_config *c = config_of(e);
+    size_t grid_bytes = (size_t)c->channels * e->pitch * sizeof(float);
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    int rc = vk_buffer_fill(cmd, vk_view_of(&e->grids, grid_bytes, (size_t)c->steps * grid_bytes), CA_GPU_EMPTY);
+    if (!rc) rc = vk_buffer_zero(cmd, vk_view_all(&e->roll));
+    if (rc) return rc;
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    vk_push_fused push = fused_push(e, 0);
+    vk_view views[] = {vk_view_all(&e->grids), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
+                       vk_view_all(&e->roll)};
+    return fused_dispatch(e, cmd, 3, views, 5, &push, e->persistent_groups, 1);
+}
+
+int ca_gpu_persistent_failed(ca_gpu *e, int *failed)
+{
+    uint32_t roll = 0;
+    *failed = 0;
+    if (!e->fused || !e->persistent_groups) return DLCA_OK;
+    if (vk_buffer_download(e->vk, &e->roll, 0, &roll, sizeof roll)) return DLCA_ERR;
+    *failed = (roll & CA_GPU_ROLL_CLOSED) != 0;
+    return DLCA_OK;
 }
 
 /* Step t's moore gradients go to dact half t % 2; with `gather`, dgrid is completed first from

@@ -45,6 +45,8 @@
     X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8, 256) \
     X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8, 256) \
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
+    X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 5, 256) \
+    X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 5, 256) \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
     X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
     X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \

@@ -78,16 +78,16 @@ typedef struct {
 } vk_push_hard_step;
 _Static_assert(sizeof(vk_push_hard_step) == 48, "mirror of hard_step_push in glsl/common.glsl");
 
-/* glsl/fused_step_forward.comp, fused_step_backward.comp, fused_grid_gather.comp (fields in
- * glsl/common.glsl) */
+/* glsl/fused_step_forward.comp, fused_step_backward.comp, fused_grid_gather.comp,
+ * fused_forward_persistent.comp (fields in glsl/common.glsl) */
 typedef struct {
     uint32_t cells, pitch, layer_count, height;
     uint32_t width, periodic, channels, kernels;
     uint32_t perception_layers, stream, threshold, step;
     uint32_t partial_rows, gather, max_width, act_rows;
-    uint32_t update_inputs;
+    uint32_t update_inputs, steps;
 } vk_push_fused;
-_Static_assert(sizeof(vk_push_fused) == 68, "mirror of fused_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_fused) == 72, "mirror of fused_push in glsl/common.glsl");
 
 /* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
 typedef struct {
