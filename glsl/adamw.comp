@@ -15,11 +15,20 @@ layout(std430, binding = 2) buffer m_buf { float moment1[]; };
 layout(std430, binding = 3) buffer v_buf { float moment2[]; };
 layout(std430, binding = 4) readonly buffer step_buf { float step_values[]; };
 layout(push_constant) uniform push_block { adamw_push pc; };
+#ifdef ADAMW_GUARDED
+// Compiled with ADAMW_GUARDED (adamw_guarded, the CA trainer's): the persistent fused kernels'
+// roll calls (fused_persistent.glsl). One that closed left this step's gradients unfinished, so
+// the step changes nothing and the host runs it again without them.
+layout(std430, binding = 5) readonly buffer roll_buf { uint roll[]; };
+#endif
 
 void main()
 {
     uint i = global_index();
     if (i >= pc.count) return;
+#ifdef ADAMW_GUARDED
+    if (((roll[0] | roll[1]) & 0x80000000u) != 0u) return; // CA_GPU_ROLL_CLOSED
+#endif
     float lr = step_values[0], correction1 = step_values[1], correction2 = step_values[2];
     float g = grads[i];
     if (pc.clip > 0.0) g = clamp(g, -pc.clip, pc.clip);

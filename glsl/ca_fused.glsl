@@ -23,10 +23,12 @@ const uint FUSED_NO_ENTRY = 0xffffffffu; // CA_GPU_NO_ENTRY
 
 // What every fused kernel binds first; the rest of its bindings follow from 4. Read-only
 // tables are restrict so the compiler may use the read-only data path.
-#ifdef FUSED_PERSISTENT
-// Every grid, [T + 1][C][pitch]: a persistent kernel reads what other workgroups write during
-// the dispatch, past the non-coherent caches.
+#ifdef FUSED_POLLED_GRID
+// Every grid, [T + 1][C][pitch]: the persistent forward reads what other workgroups write during
+// the dispatch, past the non-coherent caches (fused_persistent.glsl).
 layout(std430, binding = 0) coherent volatile buffer grid_buf { float grid[]; };
+#elif defined(FUSED_PERSISTENT)
+layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };   // [T + 1][C][pitch]
 #else
 layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };   // grid_t [C][pitch]
 #endif
@@ -119,14 +121,36 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
 // gate i, the gradient into input a summed over kernels; it belongs to the cell gate i reads
 // (p shifted by the gate's direction), so cell q gathers row (ch, i) at q shifted back.
 #ifdef FUSED_GRADIENT_BINDINGS
+#ifdef FUSED_PERSISTENT
+// The persistent backward: dgrid is read by other invocations of the workgroup at the next step,
+// and moore holds every step's rows, [T][C*8][pitch], which neighbours' workgroups write during
+// the dispatch (filled with FUSED_EMPTY first: fused_persistent.glsl); step t + 1's from
+// moore_in_base. Bound twice: read as any buffer first (a cached line holds FUSED_EMPTY or the
+// value, as each is written once), written and polled again through moore_bits, coherent. As
+// one coherent volatile binding the kernel ran 30% slower a step on an H100, polls or none.
+layout(std430, binding = 4) coherent buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
+layout(std430, binding = 5) readonly buffer moore_buf { float moore_in[]; };
+layout(std430, binding = 6) coherent buffer moore_bits_buf { uint moore_bits[]; };
+uint moore_in_base = 0u;
+#define MOORE_IN(at) moore_in[moore_in_base + (at)]
+// All 8 loaded first, then each polled while FUSED_EMPTY (one at a time would wait 8 load
+// latencies in a row).
+#define NEIGHBOUR_WAIT(l, i)                                                                       \
+    while (floatBitsToUint(v[i]) == 0xffffffffu)                                                     \
+        v[i] = uintBitsToFloat(atomicOr(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch +             \
+                                                   uint(max(at[8u - WIRE(0, 0, i)], 0))], 0u));
+#else
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; // [C*8][pitch]
+#define MOORE_IN(at) moore_in[at]
+#define NEIGHBOUR_WAIT(l, i)
+#endif
 
 // The 8 loads are unconditional (cell 0's row where the neighbour is outside a zero boundary,
 // then not added) so that they go out together: each one behind its own branch waited for the
 // one before, 8 load latencies at the start of every backward dispatch. Gate i reads direction
 // j = WIRE(0, 0, i) of the cell that sent to `cell`: that cell is `cell`'s neighbour 8 - j.
-#define NEIGHBOUR_LOAD(l, i) v[i] = moore_in[(ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0))];
+#define NEIGHBOUR_LOAD(l, i) v[i] = MOORE_IN((ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0)));
 #define NEIGHBOUR_ADD(l, i) sum = at[8u - WIRE(0, 0, i)] >= 0 ? sum + v[i] : sum;
 
 // neighbour_gradient with `cell`'s neighbourhood_cells at hand.
@@ -134,6 +158,7 @@ float neighbour_gradient_at(uint ch, int at[9])
 {
     float v[8], sum = 0.0;
     EACH_GATE(NEIGHBOUR_LOAD, 0)
+    EACH_GATE(NEIGHBOUR_WAIT, 0)
     EACH_GATE(NEIGHBOUR_ADD, 0)
     return sum;
 }

@@ -176,13 +176,13 @@ struct hard_step_push {
 // perception_layers: table rows 0.. that are perception; update_inputs: C + K*C*bits;
 // max_width: the widest update input or layer; act_rows: backward's activation rows per cell;
 // partial_rows: rows of S partials per workgroup; gather: add the neighbours' moore gradients;
-// steps: the rollout's T (the persistent kernels run every step in one dispatch).
+// steps: the rollout's T; run_steps: how many steps a persistent kernel runs from `step`.
 struct fused_push {
     uint cells, pitch, layer_count, height;
     uint width, periodic, channels, kernels;
     uint perception_layers, stream, threshold, step;
     uint partial_rows, gather, max_width, act_rows;
-    uint update_inputs, steps;
+    uint update_inputs, steps, run_steps;
 };
 
 // glsl/task_round.comp

@@ -2,19 +2,11 @@
 // fused_forward_persistent.comp: the whole forward rollout, T CA steps, in one dispatch; each
 // step of each tile as fused_step_forward.comp computes it. Workgroup w keeps tiles w, w + P,
 // ... (P workgroups) for every step, and a tile's step t starts as soon as its neighbourhoods in
-// grid_t are written: the host fills grids 1..T with FUSED_EMPTY first, so a value is its own
-// flag, and a reader polls it until it is something else. No fence, no counter, no barrier
-// across workgroups: a dispatch boundary costs ~2 us on an H100, such a wait ~0.8
-// (tools/BENCH_NOTES.md, fifteenth round).
-//
-// Waiting on another workgroup is safe only while it runs. Every workgroup takes a ticket when
-// it starts (roll) and none polls before all P have theirs; if they do not all come within
-// ROLL_POLLS reads (the device cannot hold them at once), the roll closes, every workgroup
-// stops, and the host sees ROLL_CLOSED (src/ca_gpu_step.c) and runs one dispatch a step.
+// grid_t are written (fused_persistent.glsl: how it knows, and why it may wait).
 #extension GL_GOOGLE_include_directive : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #include "common.glsl"
-#define FUSED_PERSISTENT
+#define FUSED_POLLED_GRID
 #define TILE_CELLS FORWARD_TILE
 // Shared rows (of `tile` floats): the update layers' two buffers (max_width rows each, the
 // update input in the first), then the tile's 3x3 neighbourhoods (9 C rows).
@@ -24,27 +16,8 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 4) coherent volatile buffer roll_buf { uint roll; }; // zeroed by the host
-
-const uint FUSED_EMPTY = 0xffffffffu; // CA_GPU_EMPTY: a NaN no gate writes (see publish)
-const uint ROLL_CLOSED = 0x80000000u;
-const uint ROLL_POLLS = 4096u;
-const uint ROLL_WAITING = 0u, ROLL_ALL_HERE = 1u, ROLL_GAVE_UP = 2u;
-shared uint roll_state;
-
-// Invocation 0, after its ticket: whether all P workgroups took theirs. Past ROLL_POLLS reads it
-// closes the roll, unless the last came meanwhile; once closed with fewer than P it stays so
-// (arrivals after it see the bit), so every workgroup reaches the same answer.
-uint roll_wait()
-{
-    for (uint n = 0u; n < ROLL_POLLS + gl_NumWorkGroups.x + 2u; n++) {
-        uint r = roll;
-        if ((r & ROLL_CLOSED) != 0u) return ROLL_GAVE_UP;
-        if (r == gl_NumWorkGroups.x) return ROLL_ALL_HERE;
-        if (n >= ROLL_POLLS && atomicCompSwap(roll, r, r | ROLL_CLOSED) == r) return ROLL_GAVE_UP;
-    }
-    return ROLL_GAVE_UP;
-}
+#define ROLL_BINDING 4
+#include "fused_persistent.glsl"
 
 // A grid value another workgroup may still be computing (or this one, a tile-step earlier).
 float grid_value(uint at)
@@ -53,10 +26,6 @@ float grid_value(uint at)
     while (floatBitsToUint(v) == FUSED_EMPTY) v = grid[at];
     return v;
 }
-
-// What a cell's new state is stored as: any NaN with FUSED_EMPTY's bits as another NaN, so that
-// a reader never waits for a value that was written.
-float publish(float v) { return floatBitsToUint(v) == FUSED_EMPTY ? uintBitsToFloat(0x7fffffffu) : v; }
 
 // Step s of the tile of cells from `first`: grid_s's neighbourhoods into shared memory, the
 // perception circuits and update layers from there, grid_{s+1} of its cells out.
@@ -100,14 +69,13 @@ void tile_forward(uint s, uint first)
 void main()
 {
     uint tiles = (pc.cells + TILE_CELLS - 1u) / TILE_CELLS;
-    if (gl_LocalInvocationID.x == 0u) roll_state = (atomicAdd(roll, 1u) & ROLL_CLOSED) != 0u ? ROLL_GAVE_UP : ROLL_WAITING;
-    for (uint s = 0u; s < pc.steps; s++) {
-        // Step 0 reads only grid_0, which the host wrote: the roll's wait overlaps it.
-        if (s == 1u) {
-            if (gl_LocalInvocationID.x == 0u && roll_state == ROLL_WAITING) roll_state = roll_wait();
-            barrier();
-            if (roll_state != ROLL_ALL_HERE) return;
-        }
+    if (gl_LocalInvocationID.x == 0u) roll_arrive(0u);
+    // Steps pc.step to pc.step + pc.run_steps - 1 (0 to T - 1; one at a time where the host runs
+    // them stepwise).
+    for (uint n = 0u; n < pc.run_steps; n++) {
+        uint s = pc.step + n;
+        // The first step's grid is whole before the dispatch: the roll's wait overlaps it.
+        if (n == 1u && !roll_complete(0u)) return;
         for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) tile_forward(s, tile * TILE_CELLS);
     }
 }

@@ -85,8 +85,15 @@ float dv[FUSED_PERCEPTION_MAX][8];
 vec4 sacc[FUSED_PERCEPTION_MAX][8];
 
 // Channel ch's values at the cells `at` (neighbourhood_cells: 0 where -1), loaded
-// unconditionally so that they go out together.
-#define LOAD_NEIGHBOUR(j) v[j] = grid[ch * pc.pitch + uint(max(at[j], 0))];
+// unconditionally so that they go out together; from grid_t at GRID_BASE where the kernel binds
+// every grid (the persistent backward sets grid_base per step).
+#ifdef FUSED_PERSISTENT
+uint grid_base = 0u;
+#define GRID_BASE grid_base
+#else
+#define GRID_BASE 0u
+#endif
+#define LOAD_NEIGHBOUR(j) v[j] = grid[GRID_BASE + ch * pc.pitch + uint(max(at[j], 0))];
 #define ZERO_OUTSIDE(j) v[j] = at[j] < 0 ? 0.0 : v[j];
 float[9] neighbours_at(uint ch, int at[9])
 {

@@ -217,9 +217,14 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (vk_buffer_create(e->vk, list[i].buffer, list[i].bytes, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    const ca_config *c = &e->model->config;
+    size_t moore_steps = (size_t)c->steps * 8 * (size_t)c->channels * e->pitch * sizeof(float);
+    if (e->persistent_backward && vk_buffer_create(e->vk, &e->moore_steps, moore_steps, VK_BUFFER_DEVICE)) return DLCA_ERR;
     e->act_bytes = s->act, e->block_bytes = s->block;
     /* Host-visible: written by the host between steps, or read by it after the fence. */
     if (vk_buffer_create(e->vk, &e->roll, 4 * sizeof(uint32_t), VK_BUFFER_DEVICE)) return DLCA_ERR;
+    if (vk_buffer_create(e->vk, &e->roll_host, 4 * sizeof(uint32_t), VK_BUFFER_STAGING)) return DLCA_ERR;
+    memset(e->roll_host.mapped, 0, 4 * sizeof(uint32_t));
     if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
     return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
 }
@@ -334,10 +339,17 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
         e->fused = choice[0] == '1';
     else
         e->fused = p.possible;
-    /* DLCA_PERSISTENT=N: the forward rollout as one dispatch of N workgroups (at most one a tile). */
+    /* The persistent kernels wait on each other's workgroups: on a GPU, not on a CPU driver, which
+     * runs a few workgroups at a time (lavapipe: its loops would end early, wrong). DLCA_PERSISTENT
+     * 0 or 1 forces them off or on; `step` runs them one dispatch a step (what CI tests). */
     const char *persistent = getenv("DLCA_PERSISTENT");
-    long groups = persistent ? strtol(persistent, NULL, 10) : 0;
-    if (p.persistent_fits && groups > 0) e->persistent_groups = groups < (long)p.tiles ? (uint32_t)groups : p.tiles;
+    int on = persistent ? persistent[0] != '0' : e->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (on && p.persistent_fits) {
+        uint32_t tiles_backward = (e->cells + p.tile_backward - 1) / p.tile_backward;
+        e->persistent_groups = p.tiles;
+        e->persistent_backward = p.slots == tiles_backward; /* a slot a tile: no tile loop in it */
+        e->persistent_stepwise = persistent && strcmp(persistent, "step") == 0;
+    }
     return DLCA_OK;
 }
 
@@ -393,7 +405,7 @@ static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
 /* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
  * this config: the copies compiled for at most 8 update layers where it has that few, and the
  * backward with one phase per update layer on tiles of two whose layers fit a workgroup. */
-static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[4])
+static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[5])
 {
     int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
     int merged = tile_backward == 2;
@@ -401,10 +413,13 @@ static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeli
     for (int l = 0; l < config->update_depth; l++)
         if ((uint32_t)config->update_widths[l] > group) merged = 0;
     ids[0] = shallow ? VK_PIPE_FUSED_STEP_FORWARD_8 : VK_PIPE_FUSED_STEP_FORWARD;
-    if (merged)
+    if (merged) {
         ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_MERGED_8 : VK_PIPE_FUSED_STEP_BACKWARD_MERGED;
-    else
+        ids[4] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_MERGED_PERSISTENT_8 : VK_PIPE_FUSED_STEP_BACKWARD_MERGED_PERSISTENT;
+    } else {
         ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
+        ids[4] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_PERSISTENT_8 : VK_PIPE_FUSED_STEP_BACKWARD_PERSISTENT;
+    }
     ids[2] = VK_PIPE_FUSED_GRID_GATHER;
     ids[3] = shallow ? VK_PIPE_FUSED_FORWARD_PERSISTENT_8 : VK_PIPE_FUSED_FORWARD_PERSISTENT;
 }
@@ -416,8 +431,8 @@ static int create_fused_pipelines(ca_gpu *e)
     uint32_t values[FUSED_CONSTANTS];
     uint32_t count = fused_constants(e, values);
     fused_ids(&e->model->config, e->tile_backward, e->fused_ids);
-    for (int i = 0; i < 4; i++) {
-        if (i == 3 && !e->persistent_groups) break;
+    for (int i = 0; i < 5; i++) {
+        if ((i == 3 && !e->persistent_groups) || (i == 4 && !e->persistent_backward)) continue;
         if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
             char why[512];
             snprintf(why, sizeof why, "%s", err_message());
@@ -473,13 +488,14 @@ vk_buffer *ca_gpu_block_buffer(ca_gpu *e, int t, size_t *offset)
     return &e->act[block / e->act_blocks];
 }
 
-/* Clears the AdamW state. */
+/* Clears the AdamW state (and the roll calls its guard reads). */
 static int zero_moments(ca_gpu *e)
 {
     VkCommandBuffer cmd;
     if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
     vk_buffer_zero(cmd, vk_view_all(&e->moment1));
     vk_buffer_zero(cmd, vk_view_all(&e->moment2));
+    vk_buffer_zero(cmd, vk_view_all(&e->roll));
     return vk_cmd_finish(e->vk, cmd);
 }
 
@@ -532,7 +548,8 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
 /* The engine's buffers but the step blocks (e->act), for what is done to each of them. */
 #define ENGINE_BUFFERS(X)                                                                                        \
     X(logits) X(coeffs) X(coeff_grad) X(dlogits) X(moment1) X(moment2) X(step_values) X(wiring) X(grids) X(dact) \
-    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials) X(roll)
+    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials) X(roll) \
+    X(moore_steps) X(roll_host)
 
 size_t ca_gpu_buffer_bytes(const ca_gpu *e)
 {
@@ -549,7 +566,7 @@ void ca_gpu_free(ca_gpu *e)
 #define FREE_BUFFER(name) if (e->vk) vk_buffer_free(e->vk, &e->name);
     ENGINE_BUFFERS(FREE_BUFFER)
 #undef FREE_BUFFER
-    for (int i = 0; e->vk && i < 4; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
+    for (int i = 0; e->vk && i < 5; i++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[i]);
     if (e->vk) free_step_blocks(e); /* e->act exists only beside e->vk */
     if (e->gate_row) ca_model_free(&e->device_model);
     free(e->gate_row);

@@ -78,14 +78,21 @@ typedef struct {
                               slot of S partial rows; fewer than tiles: each takes every slots-th) */
     uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
-    vk_pipeline fused_pipelines[4]; /* forward, backward, grid gather, persistent forward:
-                                       specialised to the model (fused_perception.glsl,
+    vk_pipeline fused_pipelines[5]; /* forward, backward, grid gather, persistent forward and
+                                       backward: specialised to the model (fused_perception.glsl,
                                        fused_update_layers.glsl), made when the engine first
                                        runs them */
-    vk_pipeline_id fused_ids[4];    /* ... their table rows (fused_ids in ca_gpu.c) */
+    vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu.c) */
     uint32_t persistent_groups; /* fused: the whole forward rollout in one dispatch of this many
-                                   workgroups (fused_forward_persistent.comp); 0: one a step */
-    vk_buffer roll;         /* the persistent kernel's roll call: one uint, zeroed before it */
+                                   workgroups, one a tile (fused_forward_persistent.comp); 0: one
+                                   dispatch a step (ca_gpu_init picks: on a GPU, not a CPU driver) */
+    int persistent_backward;    /* ... and BPTT in one of `slots` (a slot a tile) */
+    int persistent_stepwise;    /* ... as one dispatch a step anyway (DLCA_PERSISTENT=step: tests) */
+    uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
+                                    engine then went back to one dispatch a step); 0: none */
+    vk_buffer roll;         /* the persistent kernels' roll calls (forward, backward), zeroed first */
+    vk_buffer moore_steps;  /* persistent backward: every step's moore rows, [T][C*8][pitch] */
+    vk_buffer roll_host;    /* host-visible copy of roll after a training step */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
                               the rows whose S partials gate_sums_reduce.comp adds */
@@ -173,9 +180,13 @@ int ca_step_forward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
 /* Records T steps from grid 0 (one dispatch for all of them where persistent_groups is set). */
 int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
 
-/* After a submitted ca_gpu_forward: whether the persistent forward gave up (not all its
- * workgroups could run at once), leaving grids 1..T unfinished; 0 without it. */
-int ca_gpu_persistent_failed(ca_gpu *engine, int *failed);
+/* After a submitted training step (ca_gpu_adamw copies the roll calls to host memory): whether a
+ * persistent kernel gave up, not all its workgroups running at once, which left its results
+ * unfinished and made AdamW skip the step. */
+int ca_gpu_persistent_gave_up(const ca_gpu *engine);
+
+/* One dispatch a step from now on (after ca_gpu_persistent_gave_up; persistent_gave_up says it). */
+int ca_gpu_persistent_off(ca_gpu *engine);
 
 /* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
 int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);

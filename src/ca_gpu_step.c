@@ -334,20 +334,31 @@ static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
     if (!rc) rc = vk_buffer_zero(cmd, vk_view_all(&e->roll));
     if (rc) return rc;
     vk_cmd_barrier_transfer_to_compute(cmd);
-    vk_push_fused push = fused_push(e, 0);
     vk_view views[] = {vk_view_all(&e->grids), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
                        vk_view_all(&e->roll)};
-    return fused_dispatch(e, cmd, 3, views, 5, &push, e->persistent_groups, 1);
+    int steps = e->persistent_stepwise ? c->steps : 1;
+    for (int t = 0; !rc && t < steps; t++) {
+        vk_push_fused push = fused_push(e, t);
+        push.run_steps = e->persistent_stepwise ? 1 : (uint32_t)c->steps;
+        rc = fused_dispatch(e, cmd, 3, views, 5, &push, e->persistent_groups, 1);
+    }
+    return rc;
 }
 
-int ca_gpu_persistent_failed(ca_gpu *e, int *failed)
+int ca_gpu_persistent_gave_up(const ca_gpu *e)
 {
-    uint32_t roll = 0;
-    *failed = 0;
-    if (!e->fused || !e->persistent_groups) return DLCA_OK;
-    if (vk_buffer_download(e->vk, &e->roll, 0, &roll, sizeof roll)) return DLCA_ERR;
-    *failed = (roll & CA_GPU_ROLL_CLOSED) != 0;
-    return DLCA_OK;
+    const uint32_t *roll = e->roll_host.mapped;
+    return e->fused && e->persistent_groups && ((roll[0] | roll[1]) & CA_GPU_ROLL_CLOSED) != 0;
+}
+
+int ca_gpu_persistent_off(ca_gpu *e)
+{
+    e->persistent_gave_up = e->persistent_groups;
+    e->persistent_groups = 0, e->persistent_backward = 0;
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    vk_buffer_zero(cmd, vk_view_all(&e->roll)); /* guarded AdamW reads it every step */
+    return vk_cmd_finish(e->vk, cmd);
 }
 
 /* Step t's moore gradients go to dact half t % 2; with `gather`, dgrid is completed first from
@@ -362,18 +373,49 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
     return fused_dispatch(e, cmd, 1, views, 8, &push, e->slots, 1);
 }
 
-/* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t. */
-static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
+/* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t (from
+ * `moore`, the rows of step t). */
+static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view moore)
 {
     vk_push_fused push = fused_push(e, t);
     push.gather = 1;
     vk_view views[] = {grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       table_view(e), vk_view_all(&e->dgrid), slot_view(e, t % 2)};
+                       table_view(e), vk_view_all(&e->dgrid), moore};
     const vk_pipeline_desc *desc = &vk_pipeline_descs[e->fused_ids[2]];
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,
                                 groups);
     return rc ? rc : fused_dispatch(e, cmd, 2, views, 6, &push, groups[0], groups[1]);
+}
+
+static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    return fused_grid_gather_from(e, cmd, t, slot_view(e, t % 2));
+}
+
+/* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT): the S
+ * partials zeroed, the moore rows of every step cleared to CA_GPU_EMPTY, the backward roll call
+ * zeroed; then dL/dgrid_0 completed from step 0's moore rows. */
+static int persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    const ca_config *c = config_of(e);
+    size_t moore_bytes = 8 * (size_t)c->channels * e->pitch * sizeof(float);
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    int rc = vk_buffer_zero(cmd, vk_view_all(&e->sum_partials));
+    if (!rc) rc = vk_buffer_fill(cmd, vk_view_all(&e->moore_steps), CA_GPU_EMPTY);
+    if (!rc) rc = vk_buffer_zero(cmd, vk_view_of(&e->roll, sizeof(uint32_t), sizeof(uint32_t)));
+    if (rc) return rc;
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    vk_view views[] = {vk_view_all(&e->grids),        vk_view_all(&e->coeffs),       vk_view_all(&e->wiring),
+                       table_view(e),                 vk_view_all(&e->dgrid),        vk_view_all(&e->moore_steps),
+                       vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};
+    int steps = e->persistent_stepwise ? c->steps : 1;
+    for (int n = 0; n < steps; n++) {
+        vk_push_fused push = fused_push(e, c->steps - 1 - n);
+        push.run_steps = e->persistent_stepwise ? 1 : (uint32_t)c->steps;
+        if (fused_dispatch(e, cmd, 4, views, 9, &push, e->slots, 1)) return DLCA_ERR;
+    }
+    return fused_grid_gather_from(e, cmd, 0, vk_view_of(&e->moore_steps, 0, moore_bytes));
 }
 
 int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
@@ -405,10 +447,17 @@ int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
     return layered_backward(e, cmd, t);
 }
 
+static int persistent_backward(ca_gpu *e, VkCommandBuffer cmd);
+
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     int steps = config_of(e)->steps;
-    if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START) || ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
+    if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
+    if (e->fused && e->persistent_backward) {
+        if (persistent_backward(e, cmd) || ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
+        return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
+    }
+    if (ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
     for (int t = steps - 1; t >= 0; t--) {
         /* Fused: each step completes the one before it, so one dispatch a step, and one gather
          * after step 0. */
@@ -441,9 +490,16 @@ int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
 {
     uint32_t count = (uint32_t)(e->model->gate_count * GATE_OP_COUNT);
     vk_push_adamw push = {count, adamw->beta1, adamw->beta2, adamw->eps, adamw->weight_decay, adamw->clip};
-    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->dlogits), vk_view_all(&e->moment1),
-                       vk_view_all(&e->moment2), vk_view_all(&e->step_values)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW, views, 5, &push, sizeof push, count);
+    vk_view views[] = {vk_view_all(&e->logits),  vk_view_all(&e->dlogits),     vk_view_all(&e->moment1),
+                       vk_view_all(&e->moment2), vk_view_all(&e->step_values), vk_view_all(&e->roll)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW_GUARDED, views, 6, &push, sizeof push, count);
     if (!rc) vk_cmd_barrier(cmd);
-    return rc ? rc : mark(e, cmd, CA_GPU_MARK_END);
+    if (!rc) rc = mark(e, cmd, CA_GPU_MARK_END);
+    /* The roll calls for the host, after the fence (ca_gpu_persistent_failed). */
+    if (!rc && e->fused && e->persistent_groups) {
+        vk_cmd_barrier_compute_to_transfer(cmd);
+        VkBufferCopy region = {0, 0, 2 * sizeof(uint32_t)};
+        vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
+    }
+    return rc;
 }

@@ -35,6 +35,13 @@ int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
             return DLCA_ERR;
         }
         if (vk_cmd_finish(t->vk, cmd)) return DLCA_ERR;
+        /* Not every workgroup of a persistent kernel could run at once (too many tiles for the
+         * device, or a busy one): AdamW skipped the step, which runs again one dispatch a CA
+         * step, as every later one (dlca bench reports it). */
+        if (ca_gpu_persistent_gave_up(&t->gpu)) {
+            if (ca_gpu_persistent_off(&t->gpu)) return DLCA_ERR;
+            return ca_trainer_gpu_step(t, soft_loss, hard_loss);
+        }
     }
     t->step++;
     const float *losses = t->gpu.losses.mapped;

@@ -37,6 +37,7 @@
     X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
+    X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
@@ -47,6 +48,10 @@
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
     X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 5, 256) \
     X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 5, 256) \
+    X(FUSED_STEP_BACKWARD_PERSISTENT, fused_step_backward_persistent, vk_push_fused, 9, 256) \
+    X(FUSED_STEP_BACKWARD_PERSISTENT_8, fused_step_backward_persistent_8, vk_push_fused, 9, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED_PERSISTENT, fused_step_backward_merged_persistent, vk_push_fused, 9, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED_PERSISTENT_8, fused_step_backward_merged_persistent_8, vk_push_fused, 9, 256) \
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
     X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
     X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \

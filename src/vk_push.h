@@ -85,9 +85,9 @@ typedef struct {
     uint32_t width, periodic, channels, kernels;
     uint32_t perception_layers, stream, threshold, step;
     uint32_t partial_rows, gather, max_width, act_rows;
-    uint32_t update_inputs, steps;
+    uint32_t update_inputs, steps, run_steps;
 } vk_push_fused;
-_Static_assert(sizeof(vk_push_fused) == 72, "mirror of fused_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_fused) == 76, "mirror of fused_push in glsl/common.glsl");
 
 /* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
 typedef struct {

@@ -1,0 +1,86 @@
+/* test_ca_gpu_persistent: what the trainer does when a persistent fused kernel cannot run every
+ * workgroup at once. On lavapipe (a CPU driver that runs a few workgroups at a time) the kernels'
+ * roll call closes, AdamW skips the step, and the trainer runs it again one dispatch a CA step:
+ * the model after training is the one a run without persistent kernels gives, bit for bit, and
+ * the engine says it gave up. On a GPU that holds them all, the two runs agree within float
+ * rounding. The kernels' results themselves are checked against the CPU engine by test_ca_gpu
+ * and test_ca_gpu_shapes (DLCA_PERSISTENT=step in CMakeLists.txt, and on the GPU machine). */
+#include "ca_fixtures.h"
+#include "ca_train.h"
+#include "check.h"
+#include "error.h"
+#include "vk_context.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { STEPS = 3 };
+
+typedef struct {
+    float *logits;
+    double loss[STEPS];
+    uint32_t groups, tiles, gave_up;
+} run_result;
+
+/* STEPS training steps on the GPU from the config's seed, with DLCA_PERSISTENT=`mode`. */
+static int train(vk_context *vk, const ca_config *config, const char *mode, run_result *r)
+{
+    ca_model model;
+    ca_trainer trainer;
+    setenv("DLCA_PERSISTENT", mode, 1);
+    if (ca_model_init(&model, config)) return DLCA_ERR;
+    int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_GPU, vk, CA_CACHE_FULL);
+    if (!rc) {
+        r->groups = trainer.gpu.persistent_groups, r->tiles = trainer.gpu.tiles;
+        for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&trainer, &r->loss[s], NULL);
+        r->gave_up = trainer.gpu.persistent_gave_up;
+        if (!rc) rc = ca_trainer_sync(&trainer);
+        ca_trainer_free(&trainer);
+    }
+    size_t n = model.gate_count * GATE_OP_COUNT;
+    r->logits = malloc(n * sizeof(float));
+    if (r->logits) memcpy(r->logits, model.logits, n * sizeof(float));
+    ca_model_free(&model);
+    unsetenv("DLCA_PERSISTENT");
+    return rc || !r->logits ? DLCA_ERR : DLCA_OK;
+}
+
+int main(void)
+{
+    vk_context vk;
+    if (vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_ca_gpu_persistent", err_message());
+    ca_config config;
+    small_preset(&config, "checkerboard");
+    config.height = config.width = 8; /* 64 tiles at batch 2: more than lavapipe runs at once */
+    ca_model sizes;
+    if (ca_model_init(&sizes, &config)) return 1;
+    size_t n = sizes.gate_count * GATE_OP_COUNT;
+    ca_model_free(&sizes);
+
+    run_result off = {0}, on = {0};
+    int rc = train(&vk, &config, "0", &off);
+    CHECK(rc == DLCA_OK, "training without persistent kernels: %s", err_message());
+    if (!rc) rc = train(&vk, &config, "1", &on);
+    CHECK(rc == DLCA_OK, "training with persistent kernels: %s", err_message());
+    if (!rc) {
+        CHECK(off.groups == 0, "DLCA_PERSISTENT=0 plans none (%u workgroups)", off.groups);
+        CHECK(on.groups == on.tiles && on.tiles == 64, "DLCA_PERSISTENT=1 plans a workgroup a forward tile: %u of %u",
+              on.groups, on.tiles);
+        int cpu = vk.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        if (cpu) CHECK(on.gave_up == on.tiles, "on a CPU driver the kernels give up (%u)", on.gave_up);
+        printf("%s: the persistent kernels %s\n", vk.props.deviceName, on.gave_up ? "gave up" : "ran");
+        double worst = 0.0;
+        for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)on.logits[i] - (double)off.logits[i]));
+        if (on.gave_up)
+            CHECK(memcmp(on.logits, off.logits, n * sizeof(float)) == 0, "the step run again: the same logits "
+                  "as without (largest difference %.3g)", worst);
+        else
+            CHECK(worst < 1e-4, "the same logits as without within rounding: largest difference %.3g", worst);
+        for (int s = 0; s < STEPS; s++)
+            CHECK(fabs(on.loss[s] - off.loss[s]) <= 1e-5 * fabs(off.loss[s]), "step %d: loss %.9g against %.9g", s + 1,
+                  on.loss[s], off.loss[s]);
+    }
+    free(off.logits), free(on.logits);
+    vk_context_free(&vk);
+    return test_finish("test_ca_gpu_persistent");
+}
