@@ -130,15 +130,14 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
 // one coherent volatile binding the kernel ran 30% slower a step on an H100, polls or none.
 layout(std430, binding = 4) coherent buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_buf { float moore_in[]; };
-layout(std430, binding = 6) coherent buffer moore_bits_buf { uint moore_bits[]; };
+layout(std430, binding = 6) coherent volatile buffer moore_bits_buf { uint moore_bits[]; };
 uint moore_in_base = 0u;
 #define MOORE_IN(at) moore_in[moore_in_base + (at)]
 // All 8 loaded first, then each polled while FUSED_EMPTY (one at a time would wait 8 load
 // latencies in a row).
 #define NEIGHBOUR_WAIT(l, i)                                                                       \
     while (floatBitsToUint(v[i]) == 0xffffffffu)                                                     \
-        v[i] = uintBitsToFloat(atomicOr(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch +             \
-                                                   uint(max(at[8u - WIRE(0, 0, i)], 0))], 0u));
+        v[i] = uintBitsToFloat(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0))]);
 #else
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; // [C*8][pitch]

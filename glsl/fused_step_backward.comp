@@ -31,6 +31,9 @@
 #define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_AT + 9u * pc.channels * TILE_CELLS + 3u) / 4u)
 #define FUSED_STAGED_AT (FUSED_STAGED_QUAD * 4u)
 #define TILE_CELLS BACKWARD_TILE
+#ifdef FUSED_PERSISTENT
+#define UPDATE_LAST_NEXT_WIDTH 0u // see tile_backward
+#endif
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
 #include "fused_update_backward.glsl"
@@ -158,9 +161,12 @@ void stage_inputs(uint first, uint width)
     for (uint i = lid + size; i < gates; i += size) stage_coefficients(i, coeffs[i]);
 }
 
+// By the invocations past the first subgroup, which have no gates in the recompute's narrow last
+// layers: their loads overlap those layers.
 void stage_gradient(uint first, uint width)
 {
-    for (uint item = gl_LocalInvocationID.x; item < pc.channels * width; item += gl_WorkGroupSize.x) {
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, skip = gl_SubgroupSize < size ? gl_SubgroupSize : 0u;
+    for (uint item = lid - skip; lid >= skip && item < pc.channels * width; item += size - skip) {
         uint c = item % width, ch = item / width;
         int at[9] = neighbourhood_cells(first + c, pc.height, pc.width, pc.periodic);
         split_gradient(ch, c, first + c, incoming_gradient(ch, first + c, at));
@@ -435,7 +441,9 @@ void tile_backward(uint first)
 #ifdef FUSED_PERSISTENT
     stage_inputs(first, width);
     barrier();
-    recompute_forward(first, width); // ends with a barrier
+    // The recompute's last layer syncs only the first subgroup where it fits it
+    // (UPDATE_LAST_NEXT_WIDTH): the others stage the gradient meanwhile.
+    recompute_forward(first, width);
     stage_gradient(first, width);
     barrier();
 #else

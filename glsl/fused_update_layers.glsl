@@ -77,6 +77,11 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
 // invocation writes or reads what they do (checkerboard's last 4 update layers, 8 to 32 gates).
 // Needs GL_KHR_shader_subgroup_basic; subgroups are runs of consecutive invocations, as
 // fused_step_backward.comp assumes for its sums.
+// After the last layer the next phase's invocations are the includer's: all of them unless it
+// defines UPDATE_LAST_NEXT_WIDTH (fused_step_backward.comp's persistent recompute: 0, none).
+#ifndef UPDATE_LAST_NEXT_WIDTH
+#define UPDATE_LAST_NEXT_WIDTH 0xffffffffu
+#endif
 #define LAYER_SYNC(width, next_width)                                                                \
     if ((width) <= gl_SubgroupSize && (next_width) <= gl_SubgroupSize)                               \
         subgroupBarrier();                                                                           \
@@ -98,7 +103,7 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
         if (update_n_out_##u > gl_WorkGroupSize.x) /* constants: no code for the usual layers */     \
             for (uint g = lid + size; g < update_n_out_##u; g += size)                               \
                 update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                    \
-        LAYER_SYNC(update_n_out_##u, v < UPDATE_DEPTH ? update_n_out_##v : 0xffffffffu)              \
+        LAYER_SYNC(update_n_out_##u, v < UPDATE_DEPTH ? update_n_out_##v : UPDATE_LAST_NEXT_WIDTH)   \
         in_at = out_at;                                                                              \
     }
 

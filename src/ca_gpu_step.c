@@ -178,9 +178,10 @@ int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOSS_GRAD, views, 4, &loss, sizeof loss, (uint64_t)c->channels * e->cells);
     if (rc) return rc;
     vk_cmd_barrier(cmd);
+    /* Only the host reads the loss, and any next barrier covers it: none of its own. */
     vk_push_reduce reduce = {e->partial_count, slot};
     vk_view reduce_views[] = {vk_view_all(&e->partials), vk_view_all(&e->losses)};
-    return dispatch(e, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1);
+    return vk_dispatch(e->vk, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1, 1);
 }
 
 /* ---- the per-layer path's backward: one gate_backward dispatch per layer, last to first, each
@@ -306,11 +307,17 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
 static vk_view table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
 
 /* Records fused pipeline `which` (of e->fused_ids) and the barrier after it. */
+static int fused_record(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
+                        const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
+{
+    return vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[e->fused_ids[which]], views,
+                                n_views, push, sizeof *push, groups_x, groups_y, 1);
+}
+
 static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                           const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
-    int rc = vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[e->fused_ids[which]],
-                                  views, n_views, push, sizeof *push, groups_x, groups_y, 1);
+    int rc = fused_record(e, cmd, which, views, n_views, push, groups_x, groups_y);
     if (!rc) vk_cmd_barrier(cmd);
     return rc;
 }
@@ -374,7 +381,8 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 }
 
 /* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t (from
- * `moore`, the rows of step t). */
+ * `moore`, the rows of step t). After step 0 without a barrier of its own: what follows
+ * (ca_gpu_sums_finish) reads no dgrid, and its barrier covers both (~2 us on an H100). */
 static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view moore)
 {
     vk_push_fused push = fused_push(e, t);
@@ -385,7 +393,9 @@ static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)config_of(e)->channels * e->cells,
                                 groups);
-    return rc ? rc : fused_dispatch(e, cmd, 2, views, 6, &push, groups[0], groups[1]);
+    if (!rc) rc = fused_record(e, cmd, 2, views, 6, &push, groups[0], groups[1]);
+    if (!rc && t > 0) vk_cmd_barrier(cmd);
+    return rc;
 }
 
 static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
