@@ -127,6 +127,7 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     for (int i = 0; i < warmup && !rc; i++) rc = one_step(t);
     if (!rc) rc = measure(t, steps, samples, r);
     if (!rc) summarise(samples, steps, r);
+    if (gpu) r->persistent = t->gpu.fused && t->gpu.persistent_groups, r->persistent_gave_up = t->gpu.persistent_gave_up;
     t->gpu.profile = 0;
     free(block);
     return rc;

@@ -257,6 +257,8 @@ static void json_train(json_writer *w, const void *data)
     json_number(w, "channels", c->channels, 1);
     json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
     json_string(w, "kernels", gpu ? (r->fused ? "fused" : "per-layer") : NULL);
+    json_number(w, "persistent", r->persistent, gpu);
+    json_number(w, "persistent_gave_up", r->persistent_gave_up, gpu);
     json_number(w, "warmup", r->warmup, 1);
     json_number(w, "steps", r->steps, 1);
     json_number(w, "model_gates", (double)r->model_gates, 1);
@@ -324,6 +326,11 @@ static void print_train(const train_report *t)
            r->submissions_per_step > 1.0 ? " (one is the recorded step; the rest are synchronous transfers)" : "");
     printf("  device memory: peak %.2f MiB (engine buffers %.2f MiB)\n", (double)r->peak_device_bytes / 1048576.0,
            (double)r->engine_device_bytes / 1048576.0);
+    if (r->persistent)
+        printf("  persistent kernels: every CA step of the forward, and of BPTT where it fits, in one dispatch\n");
+    else if (r->persistent_gave_up)
+        printf("  persistent kernels: the device could not run %u workgroups at once; one dispatch a CA step\n",
+               r->persistent_gave_up);
 }
 
 /* Everything the training bench allocates, freed in one place. */
