@@ -126,8 +126,8 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
 // and moore holds every step's rows, [T][C*8][pitch], which neighbours' workgroups write during
 // the dispatch (filled with FUSED_EMPTY first: fused_persistent.glsl); step t + 1's from
 // moore_in_base. Bound twice: read as any buffer first (a cached line holds FUSED_EMPTY or the
-// value, as each is written once), written and polled again through moore_bits, coherent. As
-// one coherent volatile binding the kernel ran 30% slower a step on an H100, polls or none.
+// value, as each is written once, so a stale read only polls again), written and polled through
+// moore_bits, past the caches.
 layout(std430, binding = 4) coherent buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_buf { float moore_in[]; };
 layout(std430, binding = 6) coherent volatile buffer moore_bits_buf { uint moore_bits[]; };

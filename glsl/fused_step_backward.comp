@@ -462,17 +462,13 @@ void tile_backward(uint first)
     finish_grid(first, width);
 }
 
-
-// With shared slots a workgroup takes tile gl_WorkGroupID.x, then every gl_NumWorkGroups.x-th
-// tile after it in turn, all adding into its one slot: each partial row is read and written by
-// the same invocation, so program order is all they need.
 #ifdef FUSED_PERSISTENT
 // Steps pc.step down to pc.step + 1 - pc.run_steps (T - 1 to 0; one at a time where the host
-// runs them stepwise), this workgroup's tile in each (the host dispatches one a tile); its S
-// partial slot takes them all, each row read and written by one invocation (program order).
-// dgrid's rows go from one invocation to another between steps: a workgroup-scope barrier makes
-// them visible (a device-scope one would wait for every store in flight, the S partials' too).
-// With a tile loop here (shared slots) the kernel ran 20% slower a step on an H100.
+// runs them stepwise), this workgroup's tile in each: the host runs this kernel only where every
+// tile has an S partial slot of its own, which takes all its steps, each row read and written by
+// one invocation (program order). dgrid's rows go from one invocation to another between steps:
+// a workgroup-scope barrier makes them visible (a device-scope one would wait for every store in
+// flight, the S partials' too).
 void main()
 {
     uint grid_rows = pc.channels * pc.pitch;
@@ -490,6 +486,9 @@ void main()
     }
 }
 #else
+// With shared slots a workgroup takes tile gl_WorkGroupID.x, then every gl_NumWorkGroups.x-th
+// tile after it in turn, all adding into its one slot: each partial row is read and written by
+// the same invocation, so program order is all they need.
 void main()
 {
     if (!SHARED_SLOTS) {
