@@ -108,6 +108,8 @@ static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result 
         if (k == SAMPLE_WALL || r->has_gpu_times) *out[k] = ca_bench_spread_of(samples[k], steps);
 }
 
+enum { BENCH_GPU_WARMUP_MS = 300 };
+
 int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -123,8 +125,12 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     double *block = malloc((size_t)SAMPLE_COUNT * (size_t)steps * sizeof(double)), *samples[SAMPLE_COUNT];
     if (!block) return err_set(DLCA_ERR_NOMEM, "out of memory for %d samples", steps);
     for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
-    int rc = DLCA_OK;
-    for (int i = 0; i < warmup && !rc; i++) rc = one_step(t);
+    int rc = DLCA_OK, done = 0;
+    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: runs of a few ms measured
+     * an H100 still at its idle clock, 4-5 times slower (tools/BENCH_NOTES.md, fifteenth round). */
+    double start = now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
+    for (; !rc && (done < warmup || now_ms() - start < least) && done < 1000000; done++) rc = one_step(t);
+    r->warmup = done;
     if (!rc) rc = measure(t, steps, samples, r);
     if (!rc) summarise(samples, steps, r);
     if (gpu) r->persistent = t->gpu.fused && t->gpu.persistent_groups, r->persistent_gave_up = t->gpu.persistent_gave_up;

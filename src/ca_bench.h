@@ -15,7 +15,7 @@ typedef struct {
 } ca_bench_spread;
 
 typedef struct {
-    int warmup, steps;
+    int warmup, steps;      /* warm-up steps run (at least those asked for), measured steps */
     size_t model_gates;     /* gates of the model (logit rows) */
     size_t evals_per_cell;  /* gate evaluations per cell and CA step: perception layers count once per
                              * channel, so this is the activation rows of one step, not model_gates */
@@ -35,8 +35,9 @@ typedef struct {
     size_t engine_device_bytes; /* ca_gpu_buffer_bytes: what the engine's buffers take */
 } ca_bench_result;
 
-/* Runs `warmup` training steps, then `steps` measured ones (>= 1) on an initialised trainer
- * (which really trains: the model's logits change). */
+/* Runs `warmup` training steps (on a GPU, as many more as take 0.3 s in all; result->warmup says
+ * how many ran), then `steps` measured ones (>= 1) on an initialised trainer (which really
+ * trains: the model's logits change). */
 int ca_bench_train(ca_trainer *trainer, int warmup, int steps, ca_bench_result *result);
 
 /* Median, 10th and 90th percentile (linear between ranks), min and max of values[0..n), n >= 1.
