@@ -20,6 +20,7 @@ struct fused_layer {
     uint wiring_a, wiring_b, reverse_table, fanout;
 };
 const uint FUSED_NO_ENTRY = 0xffffffffu; // CA_GPU_NO_ENTRY
+const uint FUSED_EMPTY = 0xffffffffu;    // CA_GPU_EMPTY: a NaN no kernel writes (fused_persistent.glsl)
 
 // What every fused kernel binds first; the rest of its bindings follow from 4. Read-only
 // tables are restrict so the compiler may use the read-only data path.
@@ -136,7 +137,7 @@ uint moore_in_base = 0u;
 // All 8 loaded first, then each polled while FUSED_EMPTY (one at a time would wait 8 load
 // latencies in a row).
 #define NEIGHBOUR_WAIT(l, i)                                                                       \
-    while (floatBitsToUint(v[i]) == 0xffffffffu)                                                     \
+    while (floatBitsToUint(v[i]) == FUSED_EMPTY)                                                     \
         v[i] = uintBitsToFloat(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0))]);
 #else
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]

@@ -18,7 +18,6 @@
 
 layout(std430, binding = ROLL_BINDING) coherent volatile buffer roll_buf { uint roll[]; }; // [forward, backward]
 
-const uint FUSED_EMPTY = 0xffffffffu; // CA_GPU_EMPTY: a NaN no kernel writes (see publish)
 const uint ROLL_CLOSED = 0x80000000u; // CA_GPU_ROLL_CLOSED
 const uint ROLL_POLLS = 4096u;
 const uint ROLL_WAITING = 0u, ROLL_ALL_HERE = 1u, ROLL_GAVE_UP = 2u;

@@ -220,9 +220,9 @@ static int create_buffers(ca_gpu *e, const gpu_sizes *s)
     const ca_config *c = &e->model->config;
     size_t moore_steps = (size_t)c->steps * 8 * (size_t)c->channels * e->pitch * sizeof(float);
     if (e->persistent_backward && vk_buffer_create(e->vk, &e->moore_steps, moore_steps, VK_BUFFER_DEVICE)) return DLCA_ERR;
+    if (vk_buffer_create(e->vk, &e->roll, 4 * sizeof(uint32_t), VK_BUFFER_DEVICE)) return DLCA_ERR;
     e->act_bytes = s->act, e->block_bytes = s->block;
     /* Host-visible: written by the host between steps, or read by it after the fence. */
-    if (vk_buffer_create(e->vk, &e->roll, 4 * sizeof(uint32_t), VK_BUFFER_DEVICE)) return DLCA_ERR;
     if (vk_buffer_create(e->vk, &e->roll_host, 4 * sizeof(uint32_t), VK_BUFFER_STAGING)) return DLCA_ERR;
     memset(e->roll_host.mapped, 0, 4 * sizeof(uint32_t));
     if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;

@@ -25,8 +25,9 @@ typedef struct {
 } ca_gpu_wiring;
 
 #define CA_GPU_NO_ENTRY 0xffffffffu
-/* The persistent forward (fused_forward_persistent.comp): what grids 1..T hold until written (a
- * NaN no gate writes), and the roll call's bit for "not every workgroup came". */
+/* The persistent kernels (glsl/fused_persistent.glsl): what the values they wait for (grids 1..T,
+ * the backward's moore rows) hold until written (a NaN no kernel writes), and the roll call's bit
+ * for "not every workgroup came". */
 #define CA_GPU_EMPTY 0xffffffffu
 #define CA_GPU_ROLL_CLOSED 0x80000000u
 

@@ -306,7 +306,7 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
 /* The layer table, as the fused kernels' uniform block declares it (CA_GPU_TABLE_ROWS rows). */
 static vk_view table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
 
-/* Records fused pipeline `which` (of e->fused_ids) and the barrier after it. */
+/* Records fused pipeline `which` (of e->fused_ids); fused_dispatch, and the barrier after it. */
 static int fused_record(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                         const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
@@ -505,7 +505,7 @@ int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW_GUARDED, views, 6, &push, sizeof push, count);
     if (!rc) vk_cmd_barrier(cmd);
     if (!rc) rc = mark(e, cmd, CA_GPU_MARK_END);
-    /* The roll calls for the host, after the fence (ca_gpu_persistent_failed). */
+    /* The roll calls for the host, after the fence (ca_gpu_persistent_gave_up). */
     if (!rc && e->fused && e->persistent_groups) {
         vk_cmd_barrier_compute_to_transfer(cmd);
         VkBufferCopy region = {0, 0, 2 * sizeof(uint32_t)};
