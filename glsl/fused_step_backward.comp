@@ -25,14 +25,23 @@
 // layer; reused for the perception scratch), two gradient buffers of max_width rows, the kept
 // part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
 // perception gates' coefficients (4 floats a gate).
-#define FUSED_NEIGHBOURS_AT ((pc.act_rows + 2u * pc.max_width + pc.channels) * TILE_CELLS)
+#define FUSED_NEIGHBOURS_BASE ((pc.act_rows + 2u * pc.max_width + pc.channels) * TILE_CELLS)
 // In quads (of 4 floats: the coefficients' first is 16-byte aligned, so that a gate's come in one
 // shared load).
-#define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_AT + 9u * pc.channels * TILE_CELLS + 3u) / 4u)
+#define FUSED_STAGED_QUAD ((FUSED_NEIGHBOURS_BASE + 9u * pc.channels * TILE_CELLS + 3u) / 4u)
 #define FUSED_STAGED_AT (FUSED_STAGED_QUAD * 4u)
 #define TILE_CELLS BACKWARD_TILE
 #ifdef FUSED_PERSISTENT
 #define UPDATE_LAST_NEXT_WIDTH 0u // see tile_backward
+// The persistent kernel's steps use two neighbourhood buffers in turn, the second after the
+// coefficients: step t - 1's are loaded into one while step t reads the other (see
+// prefetch_neighbourhoods; src/ca_gpu.c plans the room).
+uint step_now = 0u;
+#define FUSED_NEIGHBOURS_ALT (FUSED_STAGED_AT + 4u * pc.kernels * PERCEPTION_GATES_PER_KERNEL)
+#define FUSED_NEIGHBOURS_OF(t) (((t) & 1u) != 0u ? FUSED_NEIGHBOURS_ALT : FUSED_NEIGHBOURS_BASE)
+#define FUSED_NEIGHBOURS_AT FUSED_NEIGHBOURS_OF(step_now)
+#else
+#define FUSED_NEIGHBOURS_AT FUSED_NEIGHBOURS_BASE
 #endif
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
@@ -48,7 +57,8 @@ layout(local_size_x_id = 0) in;
 // moore_bits (binding 6, ca_fused.glsl).
 #define ROLL_BINDING 8
 #include "fused_persistent.glsl"
-uint moore_out_base = 0u, step_now = 0u;
+uint moore_out_base = 0u;
+bool prefetch_next = false; // stage step t - 1's neighbourhoods during step t
 bool gather_now = false;
 #define MOORE_OUT(at, value) moore_bits[moore_out_base + (at)] = floatBitsToUint(publish(value));
 #define STEP_NOW step_now
@@ -141,10 +151,11 @@ void stage_tile(uint first, uint width)
 }
 
 #ifdef FUSED_PERSISTENT
-// The persistent backward stages in two parts: what the recompute reads (grid_t's
-// neighbourhoods, the coefficients) before it, and the incoming gradient, which waits for the
-// neighbours' step t + 1, after it: a workgroup recomputes its step while its neighbours finish
-// the one before, so that its wait is mostly over when it polls.
+// The persistent backward stages in parts: the coefficients once; grid_t's neighbourhoods (for
+// the first step here, for the others during the step before: prefetch_neighbourhoods); and
+// after the recompute the incoming gradient, which waits for the neighbours' step t + 1: a
+// workgroup recomputes its step while its neighbours finish theirs, so that its wait is mostly
+// over when it polls.
 void stage_inputs(uint first, uint width)
 {
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
@@ -159,6 +170,20 @@ void stage_inputs(uint first, uint width)
         stage_neighbourhood(ch, c, neighbours_of(ch, first + c));
     }
     for (uint i = lid + size; i < gates; i += size) stage_coefficients(i, coeffs[i]);
+}
+
+// Step t's neighbourhoods of the tile into their buffer, by the invocations from `from` (those
+// past the perception units during the perception backward of step t + 1: their loads' wait
+// overlaps it). grid_t is whole: the forward's dispatch finished it.
+void prefetch_neighbourhoods(uint first, uint width, uint t, uint from)
+{
+    uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, at = FUSED_NEIGHBOURS_OF(t);
+    grid_base = t * pc.channels * pc.pitch;
+    for (uint item = lid - from; lid >= from && item < pc.channels * width; item += size - from) {
+        uint c = item % width, ch = item / width;
+        float v[9] = neighbours_of(ch, first + c);
+        for (uint j = 0; j < 9; j++) smem[at + (ch * 9u + j) * TILE_CELLS + c] = v[j];
+    }
 }
 
 // By the invocations past the first subgroup, which have no gates in the recompute's narrow last
@@ -439,10 +464,9 @@ void tile_backward(uint first)
     // unrolled layers would otherwise carry them all: image's backward binary doubled).
     uint width = TILE_CELLS == 1u ? 1u : min(TILE_CELLS, pc.cells - first);
 #ifdef FUSED_PERSISTENT
-    stage_inputs(first, width);
-    barrier();
-    // The recompute's last layer syncs only the first subgroup where it fits it
-    // (UPDATE_LAST_NEXT_WIDTH): the others stage the gradient meanwhile.
+    // The neighbourhoods are staged (main, or the step before). The recompute's last layer syncs
+    // only the first subgroup where it fits it (UPDATE_LAST_NEXT_WIDTH): the others stage the
+    // gradient meanwhile.
     recompute_forward(first, width);
     stage_gradient(first, width);
     barrier();
@@ -458,6 +482,10 @@ void tile_backward(uint first)
 #else
     UPDATE_LAYERS_BACKWARD()
 #endif
+#ifdef FUSED_PERSISTENT
+    uint units = pc.kernels * pc.channels;
+    if (prefetch_next) prefetch_neighbourhoods(first, width, step_now - 1u, units < size ? units : 0u);
+#endif
     perception_units_backward(width);
     finish_grid(first, width);
 }
@@ -471,16 +499,19 @@ void tile_backward(uint first)
 // flight, the S partials' too).
 void main()
 {
-    uint grid_rows = pc.channels * pc.pitch;
+    uint grid_rows = pc.channels * pc.pitch, first = gl_WorkGroupID.x * TILE_CELLS;
     if (gl_LocalInvocationID.x == 0u) roll_arrive(1u);
+    step_now = pc.step, grid_base = pc.step * grid_rows;
+    stage_inputs(first, TILE_CELLS == 1u ? 1u : min(TILE_CELLS, pc.cells - first));
+    barrier();
     for (uint n = 0u; n < pc.run_steps; n++) {
         uint t = pc.step - n;
         // The first step waits for nothing: the roll's wait overlaps it.
         if (n == 1u && !roll_complete(1u)) return;
-        step_now = t, gather_now = t + 1u < pc.steps;
+        step_now = t, gather_now = t + 1u < pc.steps, prefetch_next = n + 1u < pc.run_steps;
         grid_base = t * grid_rows, moore_out_base = t * 8u * grid_rows;
         moore_in_base = gather_now ? moore_out_base + 8u * grid_rows : moore_out_base;
-        tile_backward(gl_WorkGroupID.x * TILE_CELLS);
+        tile_backward(first);
         groupMemoryBarrier();
         barrier();
     }

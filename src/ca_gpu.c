@@ -78,6 +78,7 @@ typedef struct {
  * per workgroup (ca_fused.glsl): tiles that fit, or possible = 0. */
 typedef struct {
     int possible, persistent_fits; /* the persistent forward's neighbourhoods fit beside its rows */
+    int persistent_backward_fits;  /* ... the persistent backward's second neighbourhood buffer too */
     uint32_t tile, tiles, tile_backward, slots, update_inputs, max_width, act_rows;
     size_t partial_bytes; /* the S partials: slots x step rows x vec4 */
 } fused_plan;
@@ -134,6 +135,7 @@ static fused_plan plan_fused(const ca_model *m, size_t cells, uint32_t shared_fl
     p.slots = fused_slots(tiles_backward, row_bytes);
     p.partial_bytes = (size_t)p.slots * row_bytes;
     p.persistent_fits = tile * (forward_rows + 9 * (size_t)c->channels) <= shared_floats;
+    p.persistent_backward_fits = tile_backward * (backward_rows + 9 * (size_t)c->channels) + staged <= shared_floats;
     p.possible = 1;
     return p;
 }
@@ -347,7 +349,8 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
     if (on && p.persistent_fits) {
         uint32_t tiles_backward = (e->cells + p.tile_backward - 1) / p.tile_backward;
         e->persistent_groups = p.tiles;
-        e->persistent_backward = p.slots == tiles_backward; /* a slot a tile: no tile loop in it */
+        /* A slot a tile: the kernel has no tile loop. */
+        e->persistent_backward = p.slots == tiles_backward && p.persistent_backward_fits;
         e->persistent_stepwise = persistent && strcmp(persistent, "step") == 0;
     }
     return DLCA_OK;
