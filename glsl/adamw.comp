@@ -10,27 +10,33 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) buffer params_buf { float params[]; };
+#ifdef ADAMW_FROM_SUMS
+// Compiled with ADAMW_FROM_SUMS (logits_adamw, the CA trainer's): the parameters are gate
+// logits, and an invocation takes a gate's 16, their gradient computed from the gate's S as
+// logits_grad.comp does (and kept for the checks), in the same dispatch: one dispatch boundary
+// less a training step (tools/BENCH_NOTES.md, sixteenth round).
+#include "logits_grad.glsl"
+layout(std430, binding = 1) readonly buffer sums_buf { vec4 sums[]; };      // S [gates]
+layout(std430, binding = 6) writeonly buffer grad_buf { float dlogits[]; }; // [gates][16]
+#else
 layout(std430, binding = 1) readonly buffer grads_buf { float grads[]; };
+#endif
 layout(std430, binding = 2) buffer m_buf { float moment1[]; };
 layout(std430, binding = 3) buffer v_buf { float moment2[]; };
 layout(std430, binding = 4) readonly buffer step_buf { float step_values[]; };
 layout(push_constant) uniform push_block { adamw_push pc; };
 #ifdef ADAMW_GUARDED
-// Compiled with ADAMW_GUARDED (adamw_guarded, the CA trainer's): the persistent fused kernels'
-// roll calls (fused_persistent.glsl). One that closed left this step's gradients unfinished, so
-// the step changes nothing and the host runs it again without them.
+// Compiled with ADAMW_GUARDED (adamw_guarded and logits_adamw, the CA trainer's): the
+// persistent fused kernels' roll calls (fused_persistent.glsl). One that closed left this
+// step's gradients unfinished, so the step changes nothing and the host runs it again without
+// them.
 layout(std430, binding = 5) readonly buffer roll_buf { uint roll[]; };
 #endif
 
-void main()
+// Parameter i's step with gradient g.
+void adamw_update(uint i, float g)
 {
-    uint i = global_index();
-    if (i >= pc.count) return;
-#ifdef ADAMW_GUARDED
-    if (((roll[0] | roll[1]) & 0x80000000u) != 0u) return; // CA_GPU_ROLL_CLOSED
-#endif
     float lr = step_values[0], correction1 = step_values[1], correction2 = step_values[2];
-    float g = grads[i];
     if (pc.clip > 0.0) g = clamp(g, -pc.clip, pc.clip);
     float m = pc.beta1 * moment1[i] + (1.0 - pc.beta1) * g;
     float v = pc.beta2 * moment2[i] + (1.0 - pc.beta2) * g * g;
@@ -38,4 +44,28 @@ void main()
     moment2[i] = v;
     float p = params[i] * (1.0 - lr * pc.weight_decay);
     params[i] = p - lr * (m / correction1) / (sqrt(v / correction2) + pc.eps);
+}
+
+void main()
+{
+    uint i = global_index();
+#ifdef ADAMW_FROM_SUMS
+    if (i * 16u >= pc.count) return; // i: a gate
+#else
+    if (i >= pc.count) return;
+#endif
+#ifdef ADAMW_GUARDED
+    if (((roll[0] | roll[1]) & 0x80000000u) != 0u) return; // CA_GPU_ROLL_CLOSED
+#endif
+#ifdef ADAMW_FROM_SUMS
+    float z[16], dz[16];
+    for (uint k = 0; k < 16; k++) z[k] = params[i * 16u + k];
+    gate_logits_gradient(z, sums[i], dz);
+    for (uint k = 0; k < 16; k++) {
+        dlogits[i * 16u + k] = dz[k];
+        adamw_update(i * 16u + k, dz[k]);
+    }
+#else
+    adamw_update(i, grads[i]);
+#endif
 }

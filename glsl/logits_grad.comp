@@ -1,8 +1,8 @@
 #version 450
-// logits_grad.comp: d loss / d logits from S per gate (gates.c: gate_logits_backward):
-// dp = M S, dz_i = p_i (dp_i - sum_j p_j dp_j). One invocation per gate.
+// logits_grad.comp: d loss / d logits from S per gate (logits_grad.glsl). One invocation per gate.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
+#include "logits_grad.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -15,14 +15,8 @@ void main()
 {
     uint g = global_index();
     if (g >= pc.gate_count) return;
-    float p[16], dp[16], top = logits[g * 16], total = 0.0, mean = 0.0;
-    for (uint i = 1; i < 16; i++) top = max(top, logits[g * 16 + i]);
-    for (uint i = 0; i < 16; i++) total += (p[i] = exp(logits[g * 16 + i] - top));
-    vec4 s = sums[g];
-    for (uint i = 0; i < 16; i++) {
-        p[i] /= total;
-        dp[i] = dot(GATE_OP_MATRIX[i], s);
-        mean += p[i] * dp[i];
-    }
-    for (uint i = 0; i < 16; i++) dlogits[g * 16 + i] = p[i] * (dp[i] - mean);
+    float z[16], dz[16];
+    for (uint i = 0; i < 16; i++) z[i] = logits[g * 16 + i];
+    gate_logits_gradient(z, sums[g], dz);
+    for (uint i = 0; i < 16; i++) dlogits[g * 16 + i] = dz[i];
 }

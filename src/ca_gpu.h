@@ -224,6 +224,9 @@ void ca_gpu_set_adamw_step(ca_gpu *engine, const ca_adamw *adamw, uint64_t step)
 /* Records clip + AdamW on the logits with dlogits. */
 int ca_gpu_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
 
+/* ca_gpu_logits_gradient and ca_gpu_adamw in one dispatch (the trainer's: one boundary less). */
+int ca_gpu_logits_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
+
 /* Reads losses[0..count) after a submission. */
 int ca_gpu_read_losses(ca_gpu *engine, float *losses, uint32_t count);
 

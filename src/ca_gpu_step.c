@@ -496,13 +496,9 @@ void ca_gpu_set_adamw_step(ca_gpu *e, const ca_adamw *adamw, uint64_t step)
     values[2] = (float)(1.0 - pow(adamw->beta2, (double)step));
 }
 
-int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
+/* After the AdamW dispatch: its barrier, the end mark, and the roll calls for the host. */
+static int adamw_recorded(ca_gpu *e, VkCommandBuffer cmd, int rc)
 {
-    uint32_t count = (uint32_t)(e->model->gate_count * GATE_OP_COUNT);
-    vk_push_adamw push = {count, adamw->beta1, adamw->beta2, adamw->eps, adamw->weight_decay, adamw->clip};
-    vk_view views[] = {vk_view_all(&e->logits),  vk_view_all(&e->dlogits),     vk_view_all(&e->moment1),
-                       vk_view_all(&e->moment2), vk_view_all(&e->step_values), vk_view_all(&e->roll)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW_GUARDED, views, 6, &push, sizeof push, count);
     if (!rc) vk_cmd_barrier(cmd);
     if (!rc) rc = mark(e, cmd, CA_GPU_MARK_END);
     /* The roll calls for the host, after the fence (ca_gpu_persistent_gave_up). */
@@ -512,4 +508,29 @@ int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
         vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
     }
     return rc;
+}
+
+static vk_push_adamw adamw_push(const ca_gpu *e, const ca_adamw *adamw)
+{
+    uint32_t count = (uint32_t)(e->model->gate_count * GATE_OP_COUNT);
+    return (vk_push_adamw){count, adamw->beta1, adamw->beta2, adamw->eps, adamw->weight_decay, adamw->clip};
+}
+
+int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
+{
+    vk_push_adamw push = adamw_push(e, adamw);
+    vk_view views[] = {vk_view_all(&e->logits),  vk_view_all(&e->dlogits),     vk_view_all(&e->moment1),
+                       vk_view_all(&e->moment2), vk_view_all(&e->step_values), vk_view_all(&e->roll)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW_GUARDED, views, 6, &push, sizeof push, push.count);
+    return adamw_recorded(e, cmd, rc);
+}
+
+int ca_gpu_logits_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
+{
+    vk_push_adamw push = adamw_push(e, adamw);
+    vk_view views[] = {vk_view_all(&e->logits),      vk_view_all(&e->coeff_grad), vk_view_all(&e->moment1),
+                       vk_view_all(&e->moment2),     vk_view_all(&e->step_values), vk_view_all(&e->roll),
+                       vk_view_all(&e->dlogits)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 7, &push, sizeof push, e->model->gate_count);
+    return adamw_recorded(e, cmd, rc);
 }

@@ -1,6 +1,7 @@
 /* ca_train_gpu.c: the training step on the Vulkan engine (ca_train.c holds the other half).
  * A step is one command buffer and one submission: the round's start and target, optionally
- * the hard rollout and its loss, the soft rollout and loss, BPTT, the logit gradient and AdamW.
+ * the hard rollout and its loss, the soft rollout and loss, BPTT, and the logit gradient with
+ * AdamW (one dispatch).
  * The losses land in host-visible memory, read once the fence signals. */
 #include "ca_train.h"
 
@@ -16,7 +17,7 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard)
     if (with_hard && (ca_gpu_coefficients(g, cmd, 1) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 1)))
         return DLCA_ERR;
     if (ca_gpu_coefficients(g, cmd, 0) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 0) ||
-        ca_gpu_backward(g, cmd) || ca_gpu_logits_gradient(g, cmd) || ca_gpu_adamw(g, cmd, &t->adamw))
+        ca_gpu_backward(g, cmd) || ca_gpu_logits_adamw(g, cmd, &t->adamw))
         return DLCA_ERR;
     vk_cmd_barrier_to_host(cmd);
     return DLCA_OK;

@@ -38,6 +38,7 @@
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
     X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \
+    X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 7, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \

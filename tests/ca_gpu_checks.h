@@ -270,6 +270,62 @@ static inline void check_adamw(void)
     pair_free(&p);
 }
 
+/* The trainer's logits_adamw (logit gradient from S, then AdamW, one dispatch) against the same
+ * steps in double: gates.c's gate_logits_backward and AdamW. */
+static inline int stage_logits_adamw(ca_gpu *e, VkCommandBuffer cmd)
+{
+    static const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 0.5f};
+    return ca_gpu_logits_adamw(e, cmd, &adamw);
+}
+
+static inline void check_logits_adamw(void)
+{
+    ca_config config;
+    tiny_config(&config, CA_BOUNDARY_ZERO, 1.0, 2, 1);
+    pair p;
+    if (pair_init(&p, &config, CA_CACHE_FULL, 6)) {
+        CHECK(0, "logits_adamw set-up: %s", err_message());
+        pair_free(&p);
+        return;
+    }
+    const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 0.5f};
+    size_t gates = p.model.gate_count, n = gates * 16;
+    double *param = malloc(n * sizeof(double)), *m = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
+    double *dz = malloc(n * sizeof(double)), s[4];
+    float *sums = malloc(gates * 4 * sizeof(float)), *gpu = malloc(n * sizeof(float)), *gpu_dz = malloc(n * sizeof(float));
+    rng_state rng;
+    rng_init(&rng, 9, 9);
+    for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
+    for (int step = 1; step <= 3; step++) {
+        for (size_t i = 0; i < gates * 4; i++) sums[i] = (float)(4.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
+        ca_gpu_upload_gate_rows(&p.gpu, &p.gpu.coeff_grad, 4, sums);
+        ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
+        CHECK(run_gpu(&p.gpu, stage_logits_adamw) == DLCA_OK, "logits_adamw: %s", err_message());
+        for (size_t g = 0; g < gates; g++) {
+            for (int k = 0; k < 4; k++) s[k] = sums[g * 4 + k];
+            gate_logits_backward(dz + g * 16, param + g * 16, s);
+        }
+        for (size_t i = 0; i < n; i++) {
+            double g = fmax(-0.5, fmin(0.5, dz[i]));
+            m[i] = 0.9 * m[i] + 0.1 * g;
+            v[i] = 0.99 * v[i] + 0.01 * g * g;
+            double m_hat = m[i] / (1.0 - pow(0.9, step)), v_hat = v[i] / (1.0 - pow(0.99, step));
+            param[i] = param[i] * (1.0 - 0.05 * 1e-2) - 0.05 * m_hat / (sqrt(v_hat) + 1e-8);
+        }
+    }
+    ca_gpu_download_logits(&p.gpu, gpu);
+    ca_gpu_download_gate_rows(&p.gpu, &p.gpu.dlogits, 16, gpu_dz);
+    double worst = 0.0, worst_dz = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs(gpu[i] - param[i]) / fmax(1.0, fabs(param[i])));
+        worst_dz = fmax(worst_dz, fabs(gpu_dz[i] - dz[i]));
+    }
+    CHECK(worst_dz <= 1e-5, "logits_adamw: the last step's logit gradient, GPU vs double error %.3g", worst_dz);
+    CHECK(worst <= 1e-5, "logits_adamw: 3 steps, GPU vs double reference relative error %.3g", worst);
+    free(param), free(m), free(v), free(dz), free(sums), free(gpu), free(gpu_dz);
+    pair_free(&p);
+}
+
 /* task_round.comp draws the same start grid and target as ca_round_inputs, for every kind. */
 static inline int stage_task_round(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_task_round(e, cmd, 5); }
 

@@ -49,6 +49,7 @@ int main(void)
     check_fused_forced();
     check_buffer_bytes();
     check_adamw();
+    check_logits_adamw();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
     int validation_errors = vk.validation_errors;
     vk_context_free(&vk);
