@@ -147,6 +147,11 @@ struct loss_push {
     uint cells, pitch, channels, loss_channels;
 };
 
+// glsl/buffer_fill.comp
+struct buffer_fill_push {
+    uint first, count, value;
+};
+
 // glsl/reduce_sum.comp
 struct reduce_push {
     uint count, out_index;

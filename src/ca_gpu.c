@@ -663,6 +663,7 @@ static size_t grid_offset(const ca_gpu *e, int t)
 
 int ca_gpu_upload_grid(ca_gpu *e, int t, const double *grid)
 {
+    if (t > 0) e->cleared_forward = 0; /* a grid the persistent forward would poll */
     return upload_rows(e, &e->grids, grid_offset(e, t), grid, (size_t)e->model->config.channels);
 }
 

@@ -89,6 +89,8 @@ typedef struct {
                                    dispatch a step (ca_gpu_init picks: on a GPU, not a CPU driver) */
     int persistent_backward;    /* ... and BPTT in one of `slots` (a slot a tile) */
     int persistent_stepwise;    /* ... as one dispatch a step anyway (DLCA_PERSISTENT=step: tests) */
+    int cleared_forward, cleared_backward; /* what the next persistent forward / backward polls is
+                                            * cleared already (ca_gpu_coefficients) */
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
                                     engine then went back to one dispatch a step); 0: none */
     vk_buffer roll;         /* the persistent kernels' roll calls (forward, backward), zeroed first */
@@ -172,7 +174,8 @@ int ca_gpu_task_round(ca_gpu *engine, VkCommandBuffer cmd, uint64_t round);
 /* Fire-mask stream for the next rollouts (async mode only). */
 void ca_gpu_set_fire_stream(ca_gpu *engine, uint32_t stream);
 
-/* Records c = M^T softmax(z) (or the hard rows) for every gate. */
+/* Records c = M^T softmax(z) (or the hard rows) for every gate; where the persistent kernels run,
+ * what the next rollout's (and, soft, its BPTT's) poll is cleared beside it, one barrier for both. */
 int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
 
 /* Records one CA step, grid_t -> grid_{t+1}. */

@@ -72,9 +72,47 @@ int ca_gpu_task_round(ca_gpu *e, VkCommandBuffer cmd, uint64_t round)
     return rc;
 }
 
+/* Words [first, first + count) of `buffer` set to `value` (buffer_fill.comp), no barrier. */
+static int fill_words(ca_gpu *e, VkCommandBuffer cmd, vk_buffer *buffer, size_t first, size_t count, uint32_t value)
+{
+    if (first + count > UINT32_MAX) return err_set(DLCA_ERR, "fill of %zu words past 2^32", first + count);
+    vk_push_buffer_fill push = {(uint32_t)first, (uint32_t)count, value};
+    vk_view view = vk_view_all(buffer);
+    return vk_dispatch_1d(e->vk, cmd, VK_PIPE_BUFFER_FILL, &view, 1, &push, sizeof push, (count + 3) / 4);
+}
+
+/* What the persistent forward polls: grids 1..T empty (CA_GPU_EMPTY, fused_persistent.glsl), its
+ * roll call zeroed. No barrier of its own. */
+static int clear_forward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    const ca_config *c = config_of(e);
+    size_t grid_words = (size_t)c->channels * e->pitch;
+    e->cleared_forward = 1;
+    return fill_words(e, cmd, &e->grids, grid_words, (size_t)c->steps * grid_words, CA_GPU_EMPTY) ||
+                   fill_words(e, cmd, &e->roll, 0, 1, 0)
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
+/* What the persistent backward polls or adds into: every step's moore rows empty, the S
+ * partials and its roll call zeroed. No barrier of its own. */
+static int clear_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    e->cleared_backward = 1;
+    return fill_words(e, cmd, &e->sum_partials, 0, e->sum_partials.size / 4, 0) ||
+                   fill_words(e, cmd, &e->moore_steps, 0, e->moore_steps.size / 4, CA_GPU_EMPTY) ||
+                   fill_words(e, cmd, &e->roll, 1, 1, 0)
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
+/* The clears beside the coefficients' dispatch: one barrier interval instead of three a rollout
+ * (tools/BENCH_NOTES.md, sixteenth round). */
 int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)
 {
     if (mark(e, cmd, CA_GPU_MARK_START)) return DLCA_ERR;
+    if (e->fused && e->persistent_groups && clear_forward(e, cmd)) return DLCA_ERR;
+    if (e->fused && e->persistent_backward && !hard && clear_backward(e, cmd)) return DLCA_ERR;
     vk_push_gate_coefficients push = {(uint32_t)e->model->gate_count, hard ? 1u : 0u};
     vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeffs)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_COEFFICIENTS, views, 2, &push, sizeof push, e->model->gate_count);
@@ -141,6 +179,7 @@ static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t);
 int ca_step_forward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
+    e->cleared_forward = 0; /* it writes a grid the persistent forward would poll */
     if (e->fused) return fused_forward(e, cmd, t);
     vk_push_moore moore = moore_push(e);
     vk_view moore_views[] = {grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), block_view(e, t)};
@@ -229,6 +268,7 @@ static vk_push_layer moore_layer_push(const ca_gpu *e)
 static int layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
+    e->cleared_backward = 0; /* it adds into the S partials */
     int depth = c->update_depth, pdepth = c->perception_depth;
     for (int l = depth - 1; l >= 0; l--) {
         vk_push_layer p = update_push(e, l), next = l + 1 < depth ? update_push(e, l + 1) : p;
@@ -330,17 +370,17 @@ static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
     return fused_dispatch(e, cmd, 0, views, 5, &push, e->tiles, 1);
 }
 
-/* Every forward step in one dispatch: grids 1..T cleared to CA_GPU_EMPTY, which a reader waits
- * out (fused_forward_persistent.comp), and the roll call zeroed. */
+/* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
+ * the coefficients, or here where they did not clear since the last forward. */
 static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
     const ca_config *c = config_of(e);
-    size_t grid_bytes = (size_t)c->channels * e->pitch * sizeof(float);
-    vk_cmd_barrier_compute_to_transfer(cmd);
-    int rc = vk_buffer_fill(cmd, vk_view_of(&e->grids, grid_bytes, (size_t)c->steps * grid_bytes), CA_GPU_EMPTY);
-    if (!rc) rc = vk_buffer_zero(cmd, vk_view_all(&e->roll));
-    if (rc) return rc;
-    vk_cmd_barrier_transfer_to_compute(cmd);
+    int rc = DLCA_OK;
+    if (!e->cleared_forward) {
+        if (clear_forward(e, cmd)) return DLCA_ERR;
+        vk_cmd_barrier(cmd);
+    }
+    e->cleared_forward = 0;
     vk_view views[] = {vk_view_all(&e->grids), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
                        vk_view_all(&e->roll)};
     int steps = e->persistent_stepwise ? c->steps : 1;
@@ -373,6 +413,7 @@ int ca_gpu_persistent_off(ca_gpu *e)
 static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 {
     vk_push_fused push = fused_push(e, t);
+    e->cleared_backward = 0; /* it adds into the S partials */
     push.gather = gather != 0;
     vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        table_view(e), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
@@ -403,19 +444,18 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     return fused_grid_gather_from(e, cmd, t, slot_view(e, t % 2));
 }
 
-/* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT): the S
- * partials zeroed, the moore rows of every step cleared to CA_GPU_EMPTY, the backward roll call
- * zeroed; then dL/dgrid_0 completed from step 0's moore rows. */
+/* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT), after
+ * clear_backward (beside the soft coefficients, or here); then dL/dgrid_0 completed from step 0's
+ * moore rows. */
 static int persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     const ca_config *c = config_of(e);
     size_t moore_bytes = 8 * (size_t)c->channels * e->pitch * sizeof(float);
-    vk_cmd_barrier_compute_to_transfer(cmd);
-    int rc = vk_buffer_zero(cmd, vk_view_all(&e->sum_partials));
-    if (!rc) rc = vk_buffer_fill(cmd, vk_view_all(&e->moore_steps), CA_GPU_EMPTY);
-    if (!rc) rc = vk_buffer_zero(cmd, vk_view_of(&e->roll, sizeof(uint32_t), sizeof(uint32_t)));
-    if (rc) return rc;
-    vk_cmd_barrier_transfer_to_compute(cmd);
+    if (!e->cleared_backward) {
+        if (clear_backward(e, cmd)) return DLCA_ERR;
+        vk_cmd_barrier(cmd);
+    }
+    e->cleared_backward = 0;
     vk_view views[] = {vk_view_all(&e->grids),        vk_view_all(&e->coeffs),       vk_view_all(&e->wiring),
                        table_view(e),                 vk_view_all(&e->dgrid),        vk_view_all(&e->moore_steps),
                        vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};

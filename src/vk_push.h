@@ -89,6 +89,12 @@ typedef struct {
 } vk_push_fused;
 _Static_assert(sizeof(vk_push_fused) == 76, "mirror of fused_push in glsl/common.glsl");
 
+/* glsl/buffer_fill.comp: words [first, first + count) set to value */
+typedef struct {
+    uint32_t first, count, value;
+} vk_push_buffer_fill;
+_Static_assert(sizeof(vk_push_buffer_fill) == 12, "mirror of buffer_fill_push in glsl/common.glsl");
+
 /* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
 typedef struct {
     uint32_t cells, pitch, height, width;

@@ -4,7 +4,9 @@
  * the model after training is the one a run without persistent kernels gives, bit for bit, and
  * the engine says it gave up. On a GPU that holds them all, the two runs agree within float
  * rounding. The kernels' results themselves are checked against the CPU engine by test_ca_gpu
- * and test_ca_gpu_shapes (DLCA_PERSISTENT=step in CMakeLists.txt, and on the GPU machine). */
+ * and test_ca_gpu_shapes (DLCA_PERSISTENT=step in CMakeLists.txt, and on the GPU machine); here,
+ * run one dispatch a step (DLCA_PERSISTENT=step), the trainer's way of recording them too: what
+ * they poll cleared beside the gate coefficients (src/ca_gpu_step.c). */
 #include "ca_fixtures.h"
 #include "ca_train.h"
 #include "check.h"
@@ -57,11 +59,24 @@ int main(void)
     size_t n = sizes.gate_count * GATE_OP_COUNT;
     ca_model_free(&sizes);
 
-    run_result off = {0}, on = {0};
+    run_result off = {0}, on = {0}, stepwise = {0};
     int rc = train(&vk, &config, "0", &off);
     CHECK(rc == DLCA_OK, "training without persistent kernels: %s", err_message());
     if (!rc) rc = train(&vk, &config, "1", &on);
     CHECK(rc == DLCA_OK, "training with persistent kernels: %s", err_message());
+    if (!rc) rc = train(&vk, &config, "step", &stepwise);
+    CHECK(rc == DLCA_OK, "training with persistent kernels a dispatch a step: %s", err_message());
+    if (!rc) {
+        double worst = 0.0;
+        for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)stepwise.logits[i] - (double)off.logits[i]));
+        CHECK(stepwise.groups == 64 && stepwise.gave_up == 0, "a dispatch a step runs on any device (gave up: %u)",
+              stepwise.gave_up);
+        CHECK(worst < 1e-4, "a dispatch a step: the same logits as without within rounding: largest difference %.3g",
+              worst);
+        for (int s = 0; s < STEPS; s++)
+            CHECK(fabs(stepwise.loss[s] - off.loss[s]) <= 1e-5 * fabs(off.loss[s]),
+                  "a dispatch a step, step %d: loss %.9g against %.9g", s + 1, stepwise.loss[s], off.loss[s]);
+    }
     if (!rc) {
         CHECK(off.groups == 0, "DLCA_PERSISTENT=0 plans none (%u workgroups)", off.groups);
         CHECK(on.groups == on.tiles && on.tiles == 64, "DLCA_PERSISTENT=1 plans a workgroup a forward tile: %u of %u",
@@ -80,7 +95,7 @@ int main(void)
             CHECK(fabs(on.loss[s] - off.loss[s]) <= 1e-5 * fabs(off.loss[s]), "step %d: loss %.9g against %.9g", s + 1,
                   on.loss[s], off.loss[s]);
     }
-    free(off.logits), free(on.logits);
+    free(off.logits), free(on.logits), free(stepwise.logits);
     vk_context_free(&vk);
     return test_finish("test_ca_gpu_persistent");
 }
