@@ -502,6 +502,16 @@ static int zero_moments(ca_gpu *e)
     return vk_cmd_finish(e->vk, cmd);
 }
 
+/* The S partials start zero: the persistent backward relies on it for the rows it never writes
+ * (fused_step_backward.comp, sums_so_far). */
+static int zero_sums(ca_gpu *e)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    vk_buffer_zero(cmd, vk_view_all(&e->sum_partials));
+    return vk_cmd_finish(e->vk, cmd);
+}
+
 int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
 {
     const ca_config *c = &model->config;
@@ -544,6 +554,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     /* The device model's logits are the caller's, already in the engine's order. */
     if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));
     if (!rc) rc = zero_moments(e);
+    if (!rc) rc = zero_sums(e);
     if (rc) ca_gpu_free(e);
     return rc;
 }

@@ -94,13 +94,12 @@ static int clear_forward(ca_gpu *e, VkCommandBuffer cmd)
                : DLCA_OK;
 }
 
-/* What the persistent backward polls or adds into: every step's moore rows empty, the S
- * partials and its roll call zeroed. No barrier of its own. */
+/* What the persistent backward polls: every step's moore rows empty, its roll call zeroed (it
+ * stores its first step's S partials: no zeroing). No barrier of its own. */
 static int clear_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     e->cleared_backward = 1;
-    return fill_words(e, cmd, &e->sum_partials, 0, e->sum_partials.size / 4, 0) ||
-                   fill_words(e, cmd, &e->moore_steps, 0, e->moore_steps.size / 4, CA_GPU_EMPTY) ||
+    return fill_words(e, cmd, &e->moore_steps, 0, e->moore_steps.size / 4, CA_GPU_EMPTY) ||
                    fill_words(e, cmd, &e->roll, 1, 1, 0)
                ? DLCA_ERR
                : DLCA_OK;
@@ -268,7 +267,6 @@ static vk_push_layer moore_layer_push(const ca_gpu *e)
 static int layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = config_of(e);
-    e->cleared_backward = 0; /* it adds into the S partials */
     int depth = c->update_depth, pdepth = c->perception_depth;
     for (int l = depth - 1; l >= 0; l--) {
         vk_push_layer p = update_push(e, l), next = l + 1 < depth ? update_push(e, l + 1) : p;
@@ -413,7 +411,6 @@ int ca_gpu_persistent_off(ca_gpu *e)
 static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 {
     vk_push_fused push = fused_push(e, t);
-    e->cleared_backward = 0; /* it adds into the S partials */
     push.gather = gather != 0;
     vk_view views[] = {grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        table_view(e), vk_view_all(&e->dgrid), slot_view(e, (t + 1) % 2),
