@@ -12,9 +12,10 @@ layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) buffer params_buf { float params[]; };
 #ifdef ADAMW_FROM_SUMS
 // Compiled with ADAMW_FROM_SUMS (logits_adamw, the CA trainer's): the parameters are gate
-// logits, and an invocation takes a gate's 16, their gradient computed from the gate's S as
-// logits_grad.comp does (and kept for the checks), in the same dispatch: one dispatch boundary
-// less a training step (tools/BENCH_NOTES.md, sixteenth round).
+// logits, each one's gradient computed from its gate's S as logits_grad.comp does (and kept for
+// the checks), in the same dispatch: one dispatch boundary less a training step. Each of a
+// gate's 16 invocations computes all 16 (cheap) and keeps its own: an invocation that updated
+// all 16 waited for each element's stores before the next one's loads (the buffers may alias).
 #include "logits_grad.glsl"
 layout(std430, binding = 1) readonly buffer sums_buf { vec4 sums[]; };      // S [gates]
 layout(std430, binding = 6) writeonly buffer grad_buf { float dlogits[]; }; // [gates][16]
@@ -46,26 +47,34 @@ void adamw_update(uint i, float g)
     params[i] = p - lr * (m / correction1) / (sqrt(v / correction2) + pc.eps);
 }
 
+bool step_skipped()
+{
+#ifdef ADAMW_GUARDED
+    return ((roll[0] | roll[1]) & 0x80000000u) != 0u; // CA_GPU_ROLL_CLOSED
+#else
+    return false;
+#endif
+}
+
 void main()
 {
     uint i = global_index();
 #ifdef ADAMW_FROM_SUMS
-    if (i * 16u >= pc.count) return; // i: a gate
-#else
-    if (i >= pc.count) return;
-#endif
-#ifdef ADAMW_GUARDED
-    if (((roll[0] | roll[1]) & 0x80000000u) != 0u) return; // CA_GPU_ROLL_CLOSED
-#endif
-#ifdef ADAMW_FROM_SUMS
-    float z[16], dz[16];
-    for (uint k = 0; k < 16; k++) z[k] = params[i * 16u + k];
-    gate_logits_gradient(z, sums[i], dz);
-    for (uint k = 0; k < 16; k++) {
-        dlogits[i * 16u + k] = dz[k];
-        adamw_update(i * 16u + k, dz[k]);
+    // A gate's 16 invocations share a workgroup (64 wide, src/vk_pipeline.h): all read the 16
+    // logits before any writes its own.
+    bool live = i < pc.count && !step_skipped();
+    float g = 0.0;
+    if (live) {
+        uint gate = i / 16u;
+        float z[16], dz[16];
+        for (uint k = 0; k < 16; k++) z[k] = params[gate * 16u + k];
+        gate_logits_gradient(z, sums[gate], dz);
+        g = dz[i % 16u];
+        dlogits[i] = g;
     }
+    barrier();
+    if (live) adamw_update(i, g);
 #else
-    adamw_update(i, grads[i]);
+    if (i < pc.count && !step_skipped()) adamw_update(i, grads[i]);
 #endif
 }

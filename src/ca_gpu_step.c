@@ -568,6 +568,6 @@ int ca_gpu_logits_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
     vk_view views[] = {vk_view_all(&e->logits),      vk_view_all(&e->coeff_grad), vk_view_all(&e->moment1),
                        vk_view_all(&e->moment2),     vk_view_all(&e->step_values), vk_view_all(&e->roll),
                        vk_view_all(&e->dlogits)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 7, &push, sizeof push, e->model->gate_count);
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 7, &push, sizeof push, push.count);
     return adamw_recorded(e, cmd, rc);
 }
