@@ -187,7 +187,8 @@ struct fused_push {
     uint width, periodic, channels, kernels;
     uint perception_layers, stream, threshold, step;
     uint partial_rows, gather, max_width, act_rows;
-    uint update_inputs, steps, run_steps;
+    uint update_inputs, steps, run_steps, loss_channels;
+    uint with_loss;
 };
 
 // glsl/task_round.comp

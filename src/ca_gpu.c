@@ -538,10 +538,13 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     e->per_thread = backward_per_thread(e->cells);
     e->chunks = backward_chunks(e->cells);
     int rc = check_limits(e, &sizes);
-    /* loss_grad.comp writes one partial per workgroup of its whole (x, y) grid. */
+    /* loss_grad.comp writes one partial per workgroup of its whole (x, y) grid; the persistent
+     * forward one per cell and channel. */
     uint32_t groups[3];
     if (!rc) rc = vk_groups_1d(vk, VK_PIPE_LOSS_GRAD, (uint64_t)c->channels * e->cells, groups);
-    if (!rc) e->partial_count = groups[0] * groups[1], sizes.partials = (size_t)e->partial_count * sizeof(float);
+    if (!rc) e->partial_count = groups[0] * groups[1];
+    size_t cell_partials = (size_t)c->channels * e->cells;
+    sizes.partials = (cell_partials > e->partial_count ? cell_partials : e->partial_count) * sizeof(float);
     if (!rc) rc = choose_fused(e, &fused);
     if (!rc && (create_buffers(e, &sizes) || (!e->fused && create_step_blocks(e)))) {
         explain_memory_failure(e);

@@ -195,6 +195,10 @@ int ca_gpu_persistent_off(ca_gpu *engine);
 /* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
 int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
 
+/* ca_gpu_forward then ca_gpu_loss; the persistent forward computes the loss at its last step
+ * (one dispatch and barrier less). */
+int ca_gpu_forward_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
+
 /* Records one step back, leaving the whole dL/dgrid_t in dgrid (the per-layer kernels recompute
  * the step's activations first in checkpoint mode; the fused kernels always do). */
 int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);

@@ -193,17 +193,26 @@ int ca_step_forward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
                     (uint32_t)c->channels);
 }
 
-static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd);
+static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss);
 
 int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
     if (e->fused && e->persistent_groups) {
-        if (persistent_forward(e, cmd)) return DLCA_ERR;
+        if (persistent_forward(e, cmd, 0)) return DLCA_ERR;
     } else {
         for (int t = 0; t < config_of(e)->steps; t++)
             if (ca_step_forward_gpu(e, cmd, t)) return DLCA_ERR;
     }
     return mark(e, cmd, CA_GPU_MARK_FORWARD_END);
+}
+
+/* The loss into losses[slot]: the sum of `count` partials. Only the host reads it, and any next
+ * barrier covers it: none of its own. */
+static int loss_reduce(ca_gpu *e, VkCommandBuffer cmd, uint32_t count, uint32_t slot)
+{
+    vk_push_reduce reduce = {count, slot};
+    vk_view views[] = {vk_view_all(&e->partials), vk_view_all(&e->losses)};
+    return vk_dispatch(e->vk, cmd, VK_PIPE_REDUCE_SUM, views, 2, &reduce, sizeof reduce, 1, 1, 1);
 }
 
 int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
@@ -216,10 +225,16 @@ int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOSS_GRAD, views, 4, &loss, sizeof loss, (uint64_t)c->channels * e->cells);
     if (rc) return rc;
     vk_cmd_barrier(cmd);
-    /* Only the host reads the loss, and any next barrier covers it: none of its own. */
-    vk_push_reduce reduce = {e->partial_count, slot};
-    vk_view reduce_views[] = {vk_view_all(&e->partials), vk_view_all(&e->losses)};
-    return vk_dispatch(e->vk, cmd, VK_PIPE_REDUCE_SUM, reduce_views, 2, &reduce, sizeof reduce, 1, 1, 1);
+    return loss_reduce(e, cmd, e->partial_count, slot);
+}
+
+int ca_gpu_forward_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
+{
+    if (!e->fused || !e->persistent_groups)
+        return ca_gpu_forward(e, cmd) || ca_gpu_loss(e, cmd, slot) ? DLCA_ERR : DLCA_OK;
+    if (slot >= CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "loss slot %u of %d", slot, CA_GPU_LOSS_SLOTS);
+    if (persistent_forward(e, cmd, 1) || mark(e, cmd, CA_GPU_MARK_FORWARD_END)) return DLCA_ERR;
+    return loss_reduce(e, cmd, (uint32_t)config_of(e)->channels * e->cells, slot);
 }
 
 /* ---- the per-layer path's backward: one gate_backward dispatch per layer, last to first, each
@@ -308,7 +323,8 @@ static vk_push_fused fused_push(const ca_gpu *e, int t)
         .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
         .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
         .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->max_width,
-        .act_rows = e->act_rows, .update_inputs = e->update_inputs, .steps = (uint32_t)c->steps};
+        .act_rows = e->act_rows, .update_inputs = e->update_inputs, .steps = (uint32_t)c->steps,
+        .loss_channels = (uint32_t)c->loss_channels};
 }
 
 /* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
@@ -369,8 +385,9 @@ static int fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 }
 
 /* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
- * the coefficients, or here where they did not clear since the last forward. */
-static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
+ * the coefficients, or here where they did not clear since the last forward. `with_loss`: the
+ * loss gradient in dgrid and the squared errors in partials too. */
+static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss)
 {
     const ca_config *c = config_of(e);
     int rc = DLCA_OK;
@@ -379,13 +396,15 @@ static int persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
         vk_cmd_barrier(cmd);
     }
     e->cleared_forward = 0;
-    vk_view views[] = {vk_view_all(&e->grids), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), table_view(e),
-                       vk_view_all(&e->roll)};
+    vk_view views[] = {vk_view_all(&e->grids),  vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       table_view(e),           vk_view_all(&e->roll),   vk_view_all(&e->target),
+                       vk_view_all(&e->dgrid),  vk_view_all(&e->partials)};
     int steps = e->persistent_stepwise ? c->steps : 1;
     for (int t = 0; !rc && t < steps; t++) {
         vk_push_fused push = fused_push(e, t);
         push.run_steps = e->persistent_stepwise ? 1 : (uint32_t)c->steps;
-        rc = fused_dispatch(e, cmd, 3, views, 5, &push, e->persistent_groups, 1);
+        push.with_loss = with_loss != 0;
+        rc = fused_dispatch(e, cmd, 3, views, 8, &push, e->persistent_groups, 1);
     }
     return rc;
 }

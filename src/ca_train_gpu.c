@@ -14,9 +14,8 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard)
     ca_gpu *g = &t->gpu;
     if (ca_gpu_task_round(g, cmd, t->step)) return DLCA_ERR;
     /* Every preset starts from bits, so the hard rollout starts from the same grid 0. */
-    if (with_hard && (ca_gpu_coefficients(g, cmd, 1) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 1)))
-        return DLCA_ERR;
-    if (ca_gpu_coefficients(g, cmd, 0) || ca_gpu_forward(g, cmd) || ca_gpu_loss(g, cmd, 0) ||
+    if (with_hard && (ca_gpu_coefficients(g, cmd, 1) || ca_gpu_forward_loss(g, cmd, 1))) return DLCA_ERR;
+    if (ca_gpu_coefficients(g, cmd, 0) || ca_gpu_forward_loss(g, cmd, 0) ||
         ca_gpu_backward(g, cmd) || ca_gpu_logits_adamw(g, cmd, &t->adamw))
         return DLCA_ERR;
     vk_cmd_barrier_to_host(cmd);

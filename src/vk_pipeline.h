@@ -48,8 +48,8 @@
     X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8, 256) \
     X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8, 256) \
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
-    X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 5, 256) \
-    X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 5, 256) \
+    X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 8, 256) \
+    X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 8, 256) \
     X(FUSED_STEP_BACKWARD_PERSISTENT, fused_step_backward_persistent, vk_push_fused, 9, 256) \
     X(FUSED_STEP_BACKWARD_PERSISTENT_8, fused_step_backward_persistent_8, vk_push_fused, 9, 256) \
     X(FUSED_STEP_BACKWARD_MERGED_PERSISTENT, fused_step_backward_merged_persistent, vk_push_fused, 9, 256) \

@@ -85,9 +85,10 @@ typedef struct {
     uint32_t width, periodic, channels, kernels;
     uint32_t perception_layers, stream, threshold, step;
     uint32_t partial_rows, gather, max_width, act_rows;
-    uint32_t update_inputs, steps, run_steps;
+    uint32_t update_inputs, steps, run_steps, loss_channels;
+    uint32_t with_loss; /* fused_forward_persistent.comp: the loss at the last step */
 } vk_push_fused;
-_Static_assert(sizeof(vk_push_fused) == 76, "mirror of fused_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_fused) == 84, "mirror of fused_push in glsl/common.glsl");
 
 /* glsl/buffer_fill.comp: words [first, first + count) set to value */
 typedef struct {

@@ -75,6 +75,7 @@ static inline int run_gpu(ca_gpu *e, gpu_stage stage)
 static inline int stage_soft_coefficients(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_coefficients(e, cmd, 0); }
 static inline int stage_forward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward(e, cmd); }
 static inline int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_loss(e, cmd, 3); }
+static inline int stage_forward_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward_loss(e, cmd, 2); }
 static inline int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     return ca_gpu_sums_zero(e, cmd) || ca_step_backward_gpu(e, cmd, e->model->config.steps - 1) ||
@@ -142,6 +143,13 @@ static inline void check_loss_and_backward(pair *p, const char *label, double *d
     double cpu_loss = ca_loss_forward(&p->cpu, p->target);
     ca_loss_backward(&p->cpu, p->target);
     float losses[4];
+    if (p->gpu.persistent_groups) { /* the persistent forward again, the loss at its last step */
+        CHECK(run_gpu(&p->gpu, stage_forward_loss) == DLCA_OK, "%s forward and loss: %s", label, err_message());
+        ca_gpu_read_losses(&p->gpu, losses, 4);
+        CHECK_CLOSE(losses[2], cpu_loss, 0.0, 1e-4, "%s: loss at the persistent forward's end", label);
+        ca_gpu_download_dgrid(&p->gpu, values);
+        compare("loss gradient at the persistent forward's end", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
+    }
     CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK, "%s loss: %s", label, err_message());
     ca_gpu_read_losses(&p->gpu, losses, 4);
     CHECK_CLOSE(losses[3], cpu_loss, 0.0, 1e-4, "%s: loss", label);
