@@ -346,7 +346,7 @@ static int choose_fused(ca_gpu *e, const fused_plan *plan)
      * 0 or 1 forces them off or on; `step` runs them one dispatch a step (what CI tests). */
     const char *persistent = getenv("DLCA_PERSISTENT");
     int on = persistent ? persistent[0] != '0' : e->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (on && p.persistent_fits) {
+    if (on && e->fused && p.persistent_fits) { /* none on the per-layer path: no moore_steps */
         uint32_t tiles_backward = (e->cells + p.tile_backward - 1) / p.tile_backward;
         e->persistent_groups = p.tiles;
         /* A slot a tile: the kernel has no tile loop. */
