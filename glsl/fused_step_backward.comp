@@ -70,16 +70,14 @@ layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; 
 layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
 #ifdef FUSED_PERSISTENT
 // BPTT's first step (t = T - 1) stores its S partials instead of adding to them, so that nothing
-// zeroes them first (14 MB a checkerboard step: ~13 us on an H100, tools/BENCH_NOTES.md,
-// sixteenth round): its loads read the row past every slot's, zero since the buffer was made
-// (src/ca_gpu.c), where the others read their own. A select after a load of the row itself left
-// that load to the previous training step's rows, out of cache (~10 us); a load under a
-// condition waits at a merge (see UPDATE_PREFETCH_GATE). The rows no workgroup writes
-// (perception rows past a cluster's first lane) stay zero since then too.
+// zeroes them first (14 MB a checkerboard step: ~5 us on an H100, tools/BENCH_NOTES.md, sixteenth
+// round). The rows that no workgroup writes (perception rows past a cluster's first lane) stay
+// zero from when the buffer was made (src/ca_gpu.c). A select on a loaded value, not a load
+// under a condition (see UPDATE_PREFETCH_GATE).
 bool sums_started = false;
-uint sums_row(uint row) { return sums_started ? row : gl_NumWorkGroups.x * pc.partial_rows; }
+vec4 sums_so_far(vec4 loaded) { return sums_started ? loaded : vec4(0.0); }
 #else
-uint sums_row(uint row) { return row; }
+vec4 sums_so_far(vec4 loaded) { return loaded; }
 #endif
 // The wiring buffer again, 4 words a load: the update layers' padded reverse tables.
 layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 reverse_table[]; };
@@ -373,7 +371,7 @@ void moore_backward(uint k, uint unit, uint c)
 // Every row of the layers at hand loaded (LOAD_SUMS) before the first is stored (STORE_SUMS):
 // added one row at a time, each load waited for the store before it (the compiler cannot tell
 // the rows apart), a whole load latency a gate.
-#define LOAD_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += partial[sums_row(base + UNIT_ROW(l, unit, g))];
+#define LOAD_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += sums_so_far(partial[base + UNIT_ROW(l, unit, g)]);
 #define STORE_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] = sacc[l][g];
 #define LOAD_SUMS(l) if (first_lane) { EACH_GATE(LOAD_SUM, l) }
 #define STORE_SUMS(l) if (first_lane) { EACH_GATE(STORE_SUM, l) }
@@ -403,7 +401,7 @@ void add_moore_sums(uint unit, uint lanes, uint base)
     if ((unit & (lanes - 1u)) >= 8u) return;
     uint row = base + UNIT_ROW(0, unit & ~(lanes - 1u), gate);
     for (uint m = 0u; m < 8u; m++) // every load before the first store, as LOAD_SUMS
-        if (m < count) sacc[0][m] += partial[sums_row(row + m)];
+        if (m < count) sacc[0][m] += sums_so_far(partial[row + m]);
     for (uint m = 0u; m < 8u; m++)
         if (m < count) partial[row + m] = sacc[0][m];
 }

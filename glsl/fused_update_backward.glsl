@@ -66,7 +66,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     if (TILE_CELLS == 2u || lid < update_n_out_##v) {                                                    \
         uint g = min(lid, update_n_out_##v - 1u);                                                        \
         p##v = UPDATE_PARAMS_AFTER(v, g, after);                                                         \
-        acc##v = partial[sums_row(slot + update_out_base_##v + g + after)];                              \
+        acc##v = sums_so_far(partial[slot + update_out_base_##v + g + after]);                                        \
     }
 #define UPDATE_PREFETCH_ENTRIES(v, n_in)                                                                 \
     if (update_fanout_##v > 0u && (TILE_CELLS == 2u || lid < (n_in))) {                                  \
@@ -91,7 +91,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
         if (update_n_out_##u > gl_WorkGroupSize.x) /* before the prefetch: its loads' wait covers all */ \
             for (uint g = lid + size; g < update_n_out_##u; g += size) {                                 \
                 uint row = slot + update_out_base_##u + g;                                               \
-                gate_backward(UPDATE_PARAMS(u, g), partial[sums_row(row)], g, row, width, in_at, da_at, db_at); \
+                gate_backward(UPDATE_PARAMS(u, g), sums_so_far(partial[row]), g, row, width, in_at, da_at, db_at); \
             }                                                                                            \
         {                                                                                                \
             uint after = p##u.a >> 31; /* 0, once p##u.a is in */                                        \

@@ -185,8 +185,7 @@ static gpu_sizes engine_sizes(const ca_model *m, int batch, int height, int widt
         .partials = (size_t)*partials * f,
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
         .layers = CA_GPU_GATE_ROWS_AT + m->gate_count * 4 * sizeof(uint32_t),
-        /* ... and one row past them, always zero (fused_step_backward.comp: sums_row) */
-        .sum_partials = (fused_sums > chunk_sums ? fused_sums : chunk_sums) + 4 * f,
+        .sum_partials = fused_sums > chunk_sums ? fused_sums : chunk_sums,
     };
 }
 
@@ -504,7 +503,7 @@ static int zero_moments(ca_gpu *e)
 }
 
 /* The S partials start zero: the persistent backward relies on it for the rows it never writes
- * (fused_step_backward.comp, sums_row), and on the zero row past them. */
+ * (fused_step_backward.comp, sums_so_far). */
 static int zero_sums(ca_gpu *e)
 {
     VkCommandBuffer cmd;
