@@ -108,7 +108,7 @@ static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result 
         if (k == SAMPLE_WALL || r->has_gpu_times) *out[k] = ca_bench_spread_of(samples[k], steps);
 }
 
-enum { BENCH_GPU_WARMUP_MS = 300 };
+enum { BENCH_GPU_WARMUP_MS = 1000 };
 
 int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
 {
@@ -127,7 +127,8 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
     int rc = DLCA_OK, done = 0;
     /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: runs of a few ms measured
-     * an H100 still at its idle clock, 4-5 times slower (tools/BENCH_NOTES.md, fifteenth round). */
+     * an H100 still at its idle clock, 4-5 times slower, and 0.3 s was not always enough for gol's
+     * small steps on a machine just started (tools/BENCH_NOTES.md, fifteenth and sixteenth rounds). */
     double start = now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
     for (; !rc && (done < warmup || now_ms() - start < least) && done < 1000000; done++) rc = one_step(t);
     r->warmup = done;

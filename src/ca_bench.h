@@ -35,7 +35,7 @@ typedef struct {
     size_t engine_device_bytes; /* ca_gpu_buffer_bytes: what the engine's buffers take */
 } ca_bench_result;
 
-/* Runs `warmup` training steps (on a GPU, as many more as take 0.3 s in all; result->warmup says
+/* Runs `warmup` training steps (on a GPU, as many more as take 1 s in all; result->warmup says
  * how many ran), then `steps` measured ones (>= 1) on an initialised trainer (which really
  * trains: the model's logits change). */
 int ca_bench_train(ca_trainer *trainer, int warmup, int steps, ca_bench_result *result);

@@ -57,7 +57,7 @@ static void print_help(void)
            "  --steps N        measured steps (default 20 on a GPU, 5 on the CPU engine); with --hard,\n"
            "                   timed runs (default 5)\n"
            "  --warmup N       untimed steps first (default 3 on a GPU, 1 on the CPU engine); on a GPU\n"
-           "                   they go on for 0.3 s at least, so that it leaves its idle clock\n"
+           "                   they go on for 1 s at least, so that it leaves its idle clock\n"
            "  --json FILE      also write every number (and device, driver, preset, batch, T, cache) as\n"
            "                   one flat JSON object; times in ms, memory in bytes, null when not measured\n"
            "  --hard [MODEL]   time the bit-packed hard engine instead on %dx%d periodic grids: MODEL's\n"
