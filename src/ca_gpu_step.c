@@ -438,8 +438,8 @@ static int fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 }
 
 /* Completes dL/dgrid_t after fused_backward(t): the neighbours' moore gradients of step t (from
- * `moore`, the rows of step t). After step 0 without a barrier of its own: what follows
- * (ca_gpu_sums_finish) reads no dgrid, and its barrier covers both (~2 us on an H100). */
+ * `moore`, the rows of step t). After step 0 without a barrier of its own: the caller's covers it
+ * and what it shares it with (ca_gpu_backward: the S reduction; ca_gpu_check.c). */
 static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view moore)
 {
     vk_push_fused push = fused_push(e, t);
@@ -461,12 +461,10 @@ static int fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
 }
 
 /* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT), after
- * clear_backward (beside the soft coefficients, or here); then dL/dgrid_0 completed from step 0's
- * moore rows. */
+ * clear_backward (beside the soft coefficients, or here). */
 static int persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     const ca_config *c = config_of(e);
-    size_t moore_bytes = 8 * (size_t)c->channels * e->pitch * sizeof(float);
     if (!e->cleared_backward) {
         if (clear_backward(e, cmd)) return DLCA_ERR;
         vk_cmd_barrier(cmd);
@@ -481,7 +479,7 @@ static int persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
         push.run_steps = e->persistent_stepwise ? 1 : (uint32_t)c->steps;
         if (fused_dispatch(e, cmd, 4, views, 9, &push, e->slots, 1)) return DLCA_ERR;
     }
-    return fused_grid_gather_from(e, cmd, 0, vk_view_of(&e->moore_steps, 0, moore_bytes));
+    return DLCA_OK;
 }
 
 int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
@@ -492,7 +490,8 @@ int ca_gpu_sums_zero(ca_gpu *e, VkCommandBuffer cmd)
     return rc;
 }
 
-int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
+/* gate_sums_reduce.comp, no barrier of its own. */
+static int sums_reduce(ca_gpu *e, VkCommandBuffer cmd)
 {
     vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->fused ? e->slots : e->chunks,
                                      (uint32_t)e->step_rows};
@@ -501,8 +500,28 @@ int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
     /* One workgroup per gate, as x times y workgroups. */
     uint32_t gates = (uint32_t)e->model->gate_count, max_x = e->vk->props.limits.maxComputeWorkGroupCount[0];
     uint32_t groups_x = gates < max_x ? gates : max_x;
-    return dispatch(e, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push, groups_x,
-                    (gates + groups_x - 1) / groups_x);
+    return vk_dispatch(e->vk, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push, groups_x,
+                       (gates + groups_x - 1) / groups_x, 1);
+}
+
+int ca_gpu_sums_finish(ca_gpu *e, VkCommandBuffer cmd)
+{
+    int rc = sums_reduce(e, cmd);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+/* The fused backward's end: S summed and dL/dgrid_0 completed (from step 0's moore rows), one
+ * barrier for both. In that order: the gather dispatched first, and no barrier between, made
+ * lizard's backward 20% slower on an H100, image's 16% (tools/BENCH_NOTES.md, sixteenth round). */
+static int fused_backward_end(ca_gpu *e, VkCommandBuffer cmd)
+{
+    size_t moore_bytes = 8 * (size_t)config_of(e)->channels * e->pitch * sizeof(float);
+    vk_view moore = e->persistent_backward ? vk_view_of(&e->moore_steps, 0, moore_bytes) : slot_view(e, 0);
+    int rc = sums_reduce(e, cmd);
+    if (!rc) rc = fused_grid_gather_from(e, cmd, 0, moore);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
 }
 
 int ca_step_backward_gpu(ca_gpu *e, VkCommandBuffer cmd, int t)
@@ -520,7 +539,7 @@ int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
     int steps = config_of(e)->steps;
     if (mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
     if (e->fused && e->persistent_backward) {
-        if (persistent_backward(e, cmd) || ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
+        if (persistent_backward(e, cmd) || fused_backward_end(e, cmd)) return DLCA_ERR;
         return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
     }
     if (ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
@@ -530,8 +549,7 @@ int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
         int rc = e->fused ? fused_backward(e, cmd, t, t + 1 < steps) : ca_step_backward_gpu(e, cmd, t);
         if (rc) return DLCA_ERR;
     }
-    if (e->fused && fused_grid_gather(e, cmd, 0)) return DLCA_ERR;
-    if (ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
+    if (e->fused ? fused_backward_end(e, cmd) : ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
     return mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
 }
 
