@@ -70,10 +70,11 @@ layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; 
 layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
 #ifdef FUSED_PERSISTENT
 // BPTT's first step (t = T - 1) stores its S partials instead of adding to them, so that nothing
-// zeroes them first (14 MB a checkerboard step: ~5 us on an H100, tools/BENCH_NOTES.md, sixteenth
+// zeroes them first (19 MB at checkerboard b2: ~13 us on an H100, tools/BENCH_NOTES.md, sixteenth
 // round). The rows that no workgroup writes (perception rows past a cluster's first lane) stay
 // zero from when the buffer was made (src/ca_gpu.c). A select on a loaded value, not a load
-// under a condition (see UPDATE_PREFETCH_GATE).
+// under a condition (see UPDATE_PREFETCH_GATE). An index to a zero row instead left checkerboard
+// b2's 256 workgroups unable to run at once on an H100.
 bool sums_started = false;
 vec4 sums_so_far(vec4 loaded) { return sums_started ? loaded : vec4(0.0); }
 #else
