@@ -491,25 +491,25 @@ vk_buffer *ca_gpu_block_buffer(ca_gpu *e, int t, size_t *offset)
     return &e->act[block / e->act_blocks];
 }
 
-/* Clears the AdamW state (and the roll calls its guard reads). */
-static int zero_moments(ca_gpu *e)
+/* Zeroes `count` buffers now, in one submission. */
+static int zero_now(ca_gpu *e, vk_buffer *const *buffers, int count)
 {
     VkCommandBuffer cmd;
     if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
-    vk_buffer_zero(cmd, vk_view_all(&e->moment1));
-    vk_buffer_zero(cmd, vk_view_all(&e->moment2));
-    vk_buffer_zero(cmd, vk_view_all(&e->roll));
+    int rc = DLCA_OK;
+    for (int i = 0; !rc && i < count; i++) rc = vk_buffer_zero(cmd, vk_view_all(buffers[i]));
+    if (rc) {
+        vk_cmd_free(e->vk, cmd);
+        return rc;
+    }
     return vk_cmd_finish(e->vk, cmd);
 }
 
-/* The S partials start zero: the persistent backward relies on it for the rows it never writes
- * (fused_step_backward.comp, sums_so_far). */
-static int zero_sums(ca_gpu *e)
+/* Clears the AdamW state (and the roll calls its guard reads). */
+static int zero_moments(ca_gpu *e)
 {
-    VkCommandBuffer cmd;
-    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
-    vk_buffer_zero(cmd, vk_view_all(&e->sum_partials));
-    return vk_cmd_finish(e->vk, cmd);
+    vk_buffer *const buffers[] = {&e->moment1, &e->moment2, &e->roll};
+    return zero_now(e, buffers, 3);
 }
 
 int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache)
@@ -557,7 +557,10 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     /* The device model's logits are the caller's, already in the engine's order. */
     if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));
     if (!rc) rc = zero_moments(e);
-    if (!rc) rc = zero_sums(e);
+    /* The S partials start zero: the persistent backward relies on it for the rows it never
+     * writes (fused_step_backward.comp, sums_so_far). */
+    vk_buffer *const sums[] = {&e->sum_partials};
+    if (!rc) rc = zero_now(e, sums, 1);
     if (rc) ca_gpu_free(e);
     return rc;
 }
