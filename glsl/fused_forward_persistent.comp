@@ -20,22 +20,18 @@ layout(local_size_x_id = 0) in;
 
 #define ROLL_BINDING 4
 #include "fused_persistent.glsl"
+#include "loss_terms.glsl"
 layout(std430, binding = 5) restrict readonly buffer target_buf { float target[]; }; // [loss_channels][pitch]
 layout(std430, binding = 6) restrict writeonly buffer dgrid_buf { float dgrid[]; };  // [C][pitch]
 layout(std430, binding = 7) restrict writeonly buffer loss_buf { float squared_errors[]; }; // [C][cells]
 
-// Channel ch of `cell` in the last grid is `value`: dL/dgrid_T there (ca_cpu.c:
-// ca_loss_backward) and its squared error, 0 off the loss channels, for reduce_sum.comp.
+// Channel ch of `cell` in the last grid is `value`: dL/dgrid_T there and its squared error (0
+// off the loss channels), for reduce_sum.comp.
 void cell_loss(uint ch, uint cell, float value)
 {
-    float d = 0.0, squared = 0.0;
-    if (ch < pc.loss_channels) {
-        float diff = value - target[ch * pc.pitch + cell];
-        d = 2.0 * diff;
-        squared = diff * diff;
-    }
-    dgrid[ch * pc.pitch + cell] = d;
-    squared_errors[ch * pc.cells + cell] = squared;
+    vec2 terms = ch < pc.loss_channels ? loss_terms(value, target[ch * pc.pitch + cell]) : vec2(0.0);
+    dgrid[ch * pc.pitch + cell] = terms.x;
+    squared_errors[ch * pc.cells + cell] = terms.y;
 }
 
 // A grid value another workgroup may still be computing (or this one, a tile-step earlier).

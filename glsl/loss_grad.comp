@@ -4,6 +4,7 @@
 // fixed tree order, for reduce_sum.comp (ca_loss_forward). One invocation per (channel, cell).
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
+#include "loss_terms.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -21,13 +22,9 @@ void main()
     float squared = 0.0;
     if (index < pc.channels * pc.cells) {
         uint c = index / pc.cells, at = c * pc.pitch + index % pc.cells;
-        float d = 0.0;
-        if (c < pc.loss_channels) {
-            float diff = grid[at] - target[at];
-            d = 2.0 * diff;
-            squared = diff * diff;
-        }
-        dgrid[at] = d;
+        vec2 terms = c < pc.loss_channels ? loss_terms(grid[at], target[at]) : vec2(0.0);
+        dgrid[at] = terms.x;
+        squared = terms.y;
     }
     part[lid] = squared;
     barrier();
