@@ -113,7 +113,7 @@ float gate_eval(vec4 c, float a, float b)
 // Rows of `pitch` floats: row r, cell x lives at r * pitch + x (pitch >= cells, padded so
 // that every row starts on an aligned boundary and a view of a step block is bindable).
 
-// glsl/moore_forward.comp and glsl/moore_backward.comp
+// glsl/moore_forward.comp
 struct moore_push {
     uint cells, pitch, height, width;
     uint periodic, channels, kernels, coeff_base;
@@ -121,7 +121,7 @@ struct moore_push {
     uint row;       // first row of the moore layer in the step block
 };
 
-// glsl/gate_layer_forward.comp, gate_layer_backward.comp, gate_coeff_grad.comp.
+// glsl/gate_layer_forward.comp.
 // A layer of n_out gates applied to `units` blocks of rows (perception: one unit per (kernel,
 // channel), all sharing the wiring; update: one unit). Input i of unit u is grid row i when
 // i < in_split, else block row in_base + u * in_stride + (i - in_split). Output g of unit u is
@@ -132,11 +132,11 @@ struct layer_push {
     uint units, unit_channels, in_split, in_base;
     uint in_stride, out_base, out_stride, coeff_base;
     uint coeff_stride, wiring_a, wiring_b, reverse_start;
-    uint reverse_entry, moore, height, width;  // moore/height/width: gate_coeff_grad on the moore layer
+    uint reverse_entry, moore, height, width;  // not read here: the host's layer description
     uint periodic;
 };
 
-// glsl/step_fire.comp and glsl/step_fire_backward.comp
+// glsl/step_fire.comp
 struct fire_push {
     uint cells, pitch, channels, proposed_row;
     uint stream, threshold, step;

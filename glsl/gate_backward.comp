@@ -4,7 +4,7 @@
 //   dy    = this gate's output gradient: gathered from the next layer's slot gradients through
 //           its reverse wiring in ascending (gate, slot) order (source 0), or for the last
 //           update layer dL/dgrid_{t+1} through the fire mask (source 1; the kept part is
-//           written back to dgrid, as step_fire_backward.comp did);
+//           written back to dgrid);
 //   slots = dy (c1 + c3 b) and dy (c2 + c3 a): what the gate sends to its inputs a and b,
 //           stored for the layer below to gather (and grid_backward.comp for the grid);
 //   S     = this chunk of cells' sum of dy [1, a, b, ab], reduced in a fixed tree and added to

@@ -6,7 +6,7 @@
  * DLCA_REQUIRE_DATA=1; DLCA_FASHION_MNIST_DIR overrides the directory. */
 #include "check.h"
 
-#include "../tools/tn_mlp.h"
+#include "tn_mlp.h"
 
 #include <stdio.h>
 #include <string.h>

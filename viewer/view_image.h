@@ -4,7 +4,7 @@
 #ifndef DLCA_VIEW_IMAGE_H
 #define DLCA_VIEW_IMAGE_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 
 typedef enum {
     VIEW_GREY,   /* channel 0 as grey */

@@ -8,7 +8,7 @@
 #ifndef DLCA_CA_FAST_PLAN_H
 #define DLCA_CA_FAST_PLAN_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 #include "ca_model.h"
 
 #include <stddef.h>

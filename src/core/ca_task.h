@@ -4,7 +4,7 @@
 #define DLCA_CA_TASK_H
 
 #include "ca_config.h"
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 
 #include <stdint.h>
 

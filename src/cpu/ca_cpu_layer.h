@@ -5,18 +5,10 @@
 #ifndef DLCA_CA_CPU_LAYER_H
 #define DLCA_CA_CPU_LAYER_H
 
-#include "ca_config.h"
+#include "ca_shape.h"
 #include "wiring.h"
 
 #include <stddef.h>
-
-/* Grid geometry of a batch. */
-typedef struct {
-    int batch, height, width;
-    ca_boundary boundary;
-} ca_shape;
-
-static inline size_t ca_shape_cells(ca_shape s) { return (size_t)s.batch * (size_t)s.height * (size_t)s.width; }
 
 /* out[g][cell] = gate g (coeffs[g][4]) on rows in[w.a[g]], in[w.b[g]].
  * out: [n_out][cells]; in: n_in row pointers; coeffs: [n_out][4]. */
@@ -26,13 +18,6 @@ void gate_layer_forward(double *out, const double *const *in, const wiring *w, c
  * dout: [n_out][cells]; coeff_grad: [n_out][4]. */
 void gate_layer_backward(double *const *din, double *coeff_grad, const double *dout, const double *const *in,
                          const wiring *w, const double *coeffs, size_t cells);
-
-/* The cell at offset (dy, dx) from `cell` (wrapping on a periodic boundary), or -1 when it lies
- * outside a zero boundary. */
-long long ca_shifted_cell(ca_shape s, size_t cell, int dy, int dx);
-
-/* Value of channel row `row` at neighbour j (0..8, 4 = centre) of `cell`; 0 outside a zero boundary. */
-double ca_neighbour(const double *row, ca_shape s, size_t cell, int j);
 
 /* The first perception layer for all kernels and channels: out[(k*C + c)*8 + i][cell] = gate (k, i)
  * on (neighbour w.a[i], centre) of channel c. grid: [C][cells]; coeffs: [K][8][4]. */

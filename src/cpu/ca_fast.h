@@ -7,7 +7,7 @@
 #ifndef DLCA_CA_FAST_H
 #define DLCA_CA_FAST_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 #include "ca_fast_plan.h"
 #include "ca_model.h"
 

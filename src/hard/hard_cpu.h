@@ -9,7 +9,7 @@
 #ifndef DLCA_HARD_CPU_H
 #define DLCA_HARD_CPU_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 #include "hard_circuit.h"
 
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /* image_png.h: everything dlca does with pictures, through libpng: targets in (any PNG,
  * binarised), frames and strips of frames out, and a loss-curve plot. Grids are [C][cells]
- * doubles with cell = (b*H + y)*W + x, as in ca_cpu_layer.h. Every function returns DLCA_OK or
+ * doubles with cell = (b*H + y)*W + x, as in ca_shape.h. Every function returns DLCA_OK or
  * a negative status with a one-line message in err_message() naming the file. Files are written
  * to a temporary name beside the target and renamed, so a reader never sees half a PNG. */
 #ifndef DLCA_IMAGE_PNG_H
 #define DLCA_IMAGE_PNG_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 
 /* How a target picture becomes bits. Both premultiply R, G, B by alpha first. */
 typedef enum {

@@ -16,7 +16,7 @@ _Static_assert(sizeof(vk_push_gate_coefficients) == 8, "mirror of gate_coefficie
 /* The CA engine's kernels address activations as rows of `pitch` floats (row r, cell x at
  * r * pitch + x); pitch >= cells is padded so every step block starts aligned. */
 
-/* glsl/moore_forward.comp, glsl/moore_backward.comp */
+/* glsl/moore_forward.comp */
 typedef struct {
     uint32_t cells, pitch, height, width;
     uint32_t periodic, channels, kernels, coeff_base;
@@ -25,8 +25,9 @@ typedef struct {
 } vk_push_moore;
 _Static_assert(sizeof(vk_push_moore) == 40, "mirror of moore_push in glsl/common.glsl");
 
-/* glsl/gate_layer_forward.comp, gate_layer_backward.comp, gate_coeff_grad.comp: a layer of
- * n_out gates over `units` blocks of rows; common.glsl's layer_push says how rows are found. */
+/* glsl/gate_layer_forward.comp: a layer of n_out gates over `units` blocks of rows;
+ * common.glsl's layer_push says how rows are found. The host also describes every layer with it
+ * (the backward's and the fused layer table's fields come from it: reverse wiring, moore). */
 typedef struct {
     uint32_t cells, pitch, n_in, n_out;
     uint32_t units, unit_channels, in_split, in_base;
@@ -37,7 +38,7 @@ typedef struct {
 } vk_push_layer;
 _Static_assert(sizeof(vk_push_layer) == 84, "mirror of layer_push in glsl/common.glsl");
 
-/* glsl/step_fire.comp, glsl/step_fire_backward.comp */
+/* glsl/step_fire.comp */
 typedef struct {
     uint32_t cells, pitch, channels, proposed_row;
     uint32_t stream, threshold, step;

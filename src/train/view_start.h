@@ -5,7 +5,7 @@
 #define DLCA_VIEW_START_H
 
 #include "ca_config.h"
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 
 #include <stdint.h>
 

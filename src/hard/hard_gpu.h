@@ -14,7 +14,7 @@
 #ifndef DLCA_HARD_GPU_H
 #define DLCA_HARD_GPU_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 #include "hard_circuit.h"
 #include "vk_buffer.h"
 #include "vk_pipeline.h"

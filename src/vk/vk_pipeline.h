@@ -32,9 +32,6 @@
     X(STEP_FIRE, step_fire, vk_push_fire, 3, 64)                               \
     X(LOSS_GRAD, loss_grad, vk_push_loss, 4, 256)                              \
     X(REDUCE_SUM, reduce_sum, vk_push_reduce, 2, 256)                          \
-    X(STEP_FIRE_BACKWARD, step_fire_backward, vk_push_fire, 2, 64)             \
-    X(GATE_LAYER_BACKWARD, gate_layer_backward, vk_push_layer, 6, 64)          \
-    X(GATE_COEFF_GRAD, gate_coeff_grad, vk_push_layer, 5, 256)                 \
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
     X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \

@@ -5,7 +5,7 @@
 #ifndef DLCA_CA_GPU_H
 #define DLCA_CA_GPU_H
 
-#include "ca_cpu_layer.h"
+#include "ca_shape.h"
 #include "ca_model.h"
 #include "vk_buffer.h"
 #include "vk_pipeline.h"
