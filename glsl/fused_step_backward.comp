@@ -1,5 +1,5 @@
 #version 450
-// fused_step_backward.comp: one CA step of BPTT in one dispatch (ca_cpu.c: ca_step_backward).
+// fused_step_backward.comp: one CA step of BPTT in one dispatch (ca_cpu.c: ca_cpu_step_backward).
 // A workgroup owns `tile` cells and keeps everything in shared memory:
 //   0. the tile's 3x3 neighbourhoods in grid_t and the perception coefficients, staged once for
 //      the perception circuits of 2 and 4;

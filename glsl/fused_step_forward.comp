@@ -1,5 +1,5 @@
 #version 450
-// fused_step_forward.comp: a whole CA step in one dispatch (ca_cpu.c: ca_step_forward). A
+// fused_step_forward.comp: a whole CA step in one dispatch (ca_cpu.c: ca_cpu_step_forward). A
 // workgroup owns `tile` cells: each invocation runs perception units (kernel, channel, cell) in
 // registers and leaves their outputs in shared memory, the update layers then go layer by layer
 // between two shared buffers, and the fire mask writes grid_{t+1}. Cells of one step depend on

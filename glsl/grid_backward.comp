@@ -1,6 +1,6 @@
 #version 450
 // grid_backward.comp: dL/dgrid_t from the slot gradients gate_backward.comp left (ca_cpu.c:
-// ca_step_backward's last part). Per (cell, channel): the kept part already in dgrid, plus the
+// ca_cpu_step_backward's last part). Per (cell, channel): the kept part already in dgrid, plus the
 // first update layer's grid inputs (gathered through its reverse wiring in (gate, slot) order),
 // plus the moore layer: the centre slot of the cell's own gates and the neighbour slot of the
 // cells that read this one. Gathers only: no atomics, the same bits every run.

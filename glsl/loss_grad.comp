@@ -1,7 +1,7 @@
 #version 450
 // loss_grad.comp: dL/dgrid = 2 (grid - target) on the loss channels, 0 elsewhere
-// (ca_cpu.c: ca_loss_backward), and each workgroup's sum of squared errors, reduced in a
-// fixed tree order, for reduce_sum.comp (ca_loss_forward). One invocation per (channel, cell).
+// (ca_cpu.c: ca_cpu_loss_backward), and each workgroup's sum of squared errors, reduced in a
+// fixed tree order, for reduce_sum.comp (ca_cpu_loss_forward). One invocation per (channel, cell).
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 #include "loss_terms.glsl"

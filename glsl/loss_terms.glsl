@@ -1,5 +1,5 @@
 // loss_terms.glsl: what one grid value on a loss channel adds to the loss (ca_cpu.c:
-// ca_loss_forward, ca_loss_backward): (dL/dvalue, squared error) = (2 (value - target),
+// ca_cpu_loss_forward, ca_cpu_loss_backward): (dL/dvalue, squared error) = (2 (value - target),
 // (value - target)^2). Shared by loss_grad.comp and the persistent forward's last step
 // (fused_forward_persistent.comp), so that both compute the same bits.
 #ifndef DLCA_LOSS_TERMS_GLSL

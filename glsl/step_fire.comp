@@ -1,5 +1,5 @@
 #version 450
-// step_fire.comp: the end of a CA step (ca_cpu.c: ca_step_forward): each cell takes the
+// step_fire.comp: the end of a CA step (ca_cpu.c: ca_cpu_step_forward): each cell takes the
 // proposed state if it fires (always, in sync mode) and keeps grid_t otherwise.
 // Invocation (cell, channel).
 #extension GL_GOOGLE_include_directive : enable

@@ -14,11 +14,37 @@
 #include "error.h"
 #include "vk_command.h"
 #include "vk_context.h"
+#include "vk_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static vk_context vk;
+
+/* The GPU path every engine of the test is made with (ca_gpu_plan.h); the persistent_step runs of
+ * the test programs pass --persistent step, the way lavapipe can run the persistent kernels. */
+static ca_gpu_options gpu_options;
+
+/* The options of argv: nothing, or `--persistent step`. */
+static inline int test_gpu_options(int argc, char **argv, const char *name)
+{
+    if (argc == 3 && strcmp(argv[1], "--persistent") == 0 && strcmp(argv[2], "step") == 0) {
+        gpu_options.persistent = CA_GPU_STEPWISE;
+        return 0;
+    }
+    if (argc == 1) return 0;
+    fprintf(stderr, "usage: %s [--persistent step]\n", name);
+    return 1;
+}
+
+/* gpu_options with `cache`. */
+static inline const ca_gpu_options *options_with_cache(ca_cache cache)
+{
+    static ca_gpu_options with;
+    with = gpu_options;
+    with.cache = cache;
+    return &with;
+}
 
 typedef struct {
     ca_model model;
@@ -43,7 +69,7 @@ static inline int pair_init(pair *p, const ca_config *config, ca_cache cache, ui
     for (size_t i = 0; i < gates * 16; i++) p->logits[i] = p->logits_f[i] = (float)p->logits[i];
     random_unit(p->target, p->n_grid, &rng);
     memcpy(p->model.logits, p->logits_f, gates * 16 * sizeof(float));
-    if (ca_gpu_init(&p->gpu, &vk, &p->model, config->batch, 0, 0, cache)) return DLCA_ERR;
+    if (ca_gpu_init(&p->gpu, &vk, &p->model, config->batch, 0, 0, options_with_cache(cache))) return DLCA_ERR;
     ca_task_start(config, p->cpu.shape, seed, ca_cpu_grid(&p->cpu, 0));
     for (size_t i = 0; i < p->n_grid; i++) ca_cpu_grid(&p->cpu, 0)[i] = 0.8 * ca_cpu_grid(&p->cpu, 0)[i] + 0.1;
     ca_cpu_set_fire_stream(&p->cpu, 4242), ca_gpu_set_fire_stream(&p->gpu, 4242);
@@ -78,7 +104,7 @@ static inline int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_los
 static inline int stage_forward_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward_loss(e, cmd, 2); }
 static inline int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    return ca_gpu_sums_zero(e, cmd) || ca_step_backward_gpu(e, cmd, e->model->config.steps - 1) ||
+    return ca_gpu_sums_zero(e, cmd) || ca_gpu_step_backward(e, cmd, e->model->config.steps - 1) ||
            ca_gpu_sums_finish(e, cmd);
 }
 static inline int stage_backward(ca_gpu *e, VkCommandBuffer cmd)
@@ -96,13 +122,13 @@ static inline double compare(const char *what, const char *label, const double *
 /* The rows of step block t as the CPU holds them, [step_rows][cells]. */
 static inline int gpu_block(pair *p, int t, double *rows)
 {
-    size_t n = p->cpu.step_rows * p->gpu.pitch;
+    size_t n = p->cpu.step_rows * p->gpu.plan.pitch;
     float *staged = malloc(n * sizeof(float));
     size_t offset;
     vk_buffer *buffer = ca_gpu_block_buffer(&p->gpu, t, &offset);
     int rc = vk_buffer_download(&vk, buffer, offset, staged, n * sizeof(float));
     for (size_t r = 0; !rc && r < p->cpu.step_rows; r++) {
-        const float *from = staged + ca_gpu_step_row(&p->gpu, r) * p->gpu.pitch;
+        const float *from = staged + ca_gpu_step_row(&p->gpu, r) * p->gpu.plan.pitch;
         for (size_t x = 0; x < p->cpu.cells; x++) rows[r * p->cpu.cells + x] = from[x];
     }
     free(staged);
@@ -123,7 +149,7 @@ static inline void check_forward(pair *p, const char *label)
     CHECK(run_gpu(&p->gpu, stage_forward) == DLCA_OK, "%s forward: %s", label, err_message());
     for (int t = 0; t < c->steps; t++) {
         char what[64];
-        if (p->gpu.cache == CA_CACHE_FULL && !p->gpu.fused) { /* the fused forward keeps no activations */
+        if (p->gpu.plan.cache == CA_CACHE_FULL && !p->gpu.plan.fused) { /* the fused forward keeps no activations */
             gpu_block(p, t, values);
             snprintf(what, sizeof what, "step %d activations", t);
             compare(what, label, values, p->cpu.act + (size_t)t * block, block, 1e-4);
@@ -140,10 +166,10 @@ static inline void check_loss_and_backward(pair *p, const char *label, double *d
     size_t gates = p->model.gate_count;
     double *values = malloc((gates * 16 > p->n_grid ? gates * 16 : p->n_grid) * sizeof(double));
     double *cpu_dlogits = malloc(gates * 16 * sizeof(double));
-    double cpu_loss = ca_loss_forward(&p->cpu, p->target);
-    ca_loss_backward(&p->cpu, p->target);
+    double cpu_loss = ca_cpu_loss_forward(&p->cpu, p->target);
+    ca_cpu_loss_backward(&p->cpu, p->target);
     float losses[4];
-    if (p->gpu.persistent_groups) { /* the persistent forward again, the loss at its last step */
+    if (p->gpu.plan.persistent_groups) { /* the persistent forward again, the loss at its last step */
         CHECK(run_gpu(&p->gpu, stage_forward_loss) == DLCA_OK, "%s forward and loss: %s", label, err_message());
         ca_gpu_read_losses(&p->gpu, losses, 4);
         CHECK_CLOSE(losses[2], cpu_loss, 0.0, 1e-4, "%s: loss at the persistent forward's end", label);
@@ -158,7 +184,7 @@ static inline void check_loss_and_backward(pair *p, const char *label, double *d
 
     /* One step back from the loss: every backward kernel against the CPU at 1e-4. */
     memset(p->cpu.coeff_grad, 0, gates * 4 * sizeof(double));
-    ca_step_backward(&p->cpu, p->model.config.steps - 1);
+    ca_cpu_step_backward(&p->cpu, p->model.config.steps - 1);
     CHECK(run_gpu(&p->gpu, stage_last_step_backward) == DLCA_OK, "%s step backward: %s", label, err_message());
     ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
     compare("one step's S", label, values, p->cpu.coeff_grad, gates * 4, 1e-4);
@@ -166,7 +192,7 @@ static inline void check_loss_and_backward(pair *p, const char *label, double *d
     compare("one step's grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
 
     /* Full BPTT from the loss again. */
-    ca_loss_backward(&p->cpu, p->target);
+    ca_cpu_loss_backward(&p->cpu, p->target);
     ca_cpu_backward(&p->cpu);
     ca_cpu_logits_gradient(&p->cpu, p->logits, cpu_dlogits);
     CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK && run_gpu(&p->gpu, stage_backward) == DLCA_OK, "%s BPTT: %s",
@@ -197,9 +223,9 @@ static inline void check_case_with(const ca_config *config, const char *label, u
             return;
         }
         CHECK(ca_gpu_use_fused(&runs[r].gpu, fused[r]) == DLCA_OK, "%s: %s", label, err_message());
-        if (per_thread > runs[r].gpu.per_thread) {
-            runs[r].gpu.per_thread = per_thread;
-            runs[r].gpu.chunks = (runs[r].gpu.cells + 64 * per_thread - 1) / (64 * per_thread);
+        if (per_thread > runs[r].gpu.plan.per_thread) {
+            runs[r].gpu.plan.per_thread = per_thread;
+            runs[r].gpu.plan.chunks = (runs[r].gpu.plan.cells + 64 * per_thread - 1) / (64 * per_thread);
         }
         n = runs[r].model.gate_count * 16;
         dlogits[r] = malloc(n * sizeof(double));
@@ -212,8 +238,8 @@ static inline void check_case_with(const ca_config *config, const char *label, u
     CHECK(memcmp(dlogits[3], dlogits[4], n * sizeof(double)) == 0,
           "%s: fused full and checkpoint give identical gradients", label);
     printf("%s: %zu gates, %zu cells, %u chunks of %u cells, %u activation buffers, fused tiles of %u and %u cells, compared per-layer and fused\n",
-           label, runs[0].model.gate_count, runs[0].cpu.cells, runs[0].gpu.chunks, 64 * runs[0].gpu.per_thread,
-           runs[0].gpu.act_buffers, runs[0].gpu.tile, runs[0].gpu.tile_backward);
+           label, runs[0].model.gate_count, runs[0].cpu.cells, runs[0].gpu.plan.chunks, 64 * runs[0].gpu.plan.per_thread,
+           runs[0].gpu.act_buffers, runs[0].gpu.plan.tile, runs[0].gpu.plan.tile_backward);
     for (int r = 0; r < RUNS; r++) free(dlogits[r]), pair_free(&runs[r]);
 }
 
@@ -352,7 +378,7 @@ static inline void check_task_round(const char *preset)
     double *image = malloc((size_t)config.loss_channels * plane * sizeof(double));
     double *start = malloc(p.n_grid * sizeof(double)), *target = malloc(n_target * sizeof(double));
     double *gpu = malloc(p.n_grid * sizeof(double));
-    float *rows = malloc((size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    float *rows = malloc((size_t)config.loss_channels * p.gpu.plan.pitch * sizeof(float));
     rng_state rng;
     rng_init(&rng, 17, 0);
     for (size_t i = 0; i < (size_t)config.loss_channels * plane; i++) image[i] = (double)(rng_next(&rng) >> 63);
@@ -361,16 +387,16 @@ static inline void check_task_round(const char *preset)
     CHECK(run_gpu(&p.gpu, stage_task_round) == DLCA_OK, "%s task round: %s", preset, err_message());
     ca_gpu_download_grid(&p.gpu, 0, gpu);
     CHECK(memcmp(gpu, start, p.n_grid * sizeof(double)) == 0, "%s: GPU start grid equals the CPU's", preset);
-    vk_buffer_download(&vk, &p.gpu.target, 0, rows, (size_t)config.loss_channels * p.gpu.pitch * sizeof(float));
+    vk_buffer_download(&vk, &p.gpu.target, 0, rows, (size_t)config.loss_channels * p.gpu.plan.pitch * sizeof(float));
     int same = 1;
     for (int ch = 0; ch < config.loss_channels; ch++)
-        for (size_t x = 0; x < cells; x++) same &= rows[(size_t)ch * p.gpu.pitch + x] == target[(size_t)ch * cells + x];
+        for (size_t x = 0; x < cells; x++) same &= rows[(size_t)ch * p.gpu.plan.pitch + x] == target[(size_t)ch * cells + x];
     CHECK(same, "%s: GPU target equals the CPU's", preset);
     free(image), free(start), free(target), free(gpu), free(rows);
     pair_free(&p);
 }
 
-/* DLCA_FUSED=1 where the fused kernels cannot run (a fifth perception layer) is an error that
+/* Fused kernels forced on where they cannot run (a fifth perception layer) is an error that
  * says so, not a silent fall-back; where they can, they run. */
 static inline void check_fused_forced(void)
 {
@@ -380,28 +406,28 @@ static inline void check_fused_forced(void)
     for (int l = 2; l < 5; l++) deep.perception_widths[l] = 4;
     deep.update_depth = 4; /* unique wiring reads all 2 + 2 x 2 x 4 inputs */
     deep.update_widths[0] = 10, deep.update_widths[1] = 6, deep.update_widths[2] = 4, deep.update_widths[3] = 2;
-    setenv("DLCA_FUSED", "1", 1);
+    ca_gpu_options forced = gpu_options;
+    forced.fused = CA_GPU_ON;
     ca_model model;
     ca_gpu engine;
     if (ca_model_init(&model, &deep)) {
         CHECK(0, "deep perception model: %s", err_message());
     } else {
-        int rc = ca_gpu_init(&engine, &vk, &model, deep.batch, 0, 0, CA_CACHE_FULL);
-        CHECK(rc != DLCA_OK && strstr(err_message(), "DLCA_FUSED=1") && strstr(err_message(), "do not fit"),
-              "DLCA_FUSED=1 with 5 perception layers fails and says why: %s", rc ? err_message() : "it ran");
+        int rc = ca_gpu_init(&engine, &vk, &model, deep.batch, 0, 0, &forced);
+        CHECK(rc != DLCA_OK && strstr(err_message(), "fused kernels do not fit"),
+              "fused forced on with 5 perception layers fails and says why: %s", rc ? err_message() : "it ran");
         if (!rc) ca_gpu_free(&engine);
         ca_model_free(&model);
     }
     ca_config tiny;
     tiny_config(&tiny, CA_BOUNDARY_ZERO, 1.0, 1, 2);
     if (ca_model_init(&model, &tiny) == DLCA_OK) {
-        int rc = ca_gpu_init(&engine, &vk, &model, tiny.batch, 0, 0, CA_CACHE_FULL);
-        CHECK(rc == DLCA_OK && engine.fused, "DLCA_FUSED=1 runs the fused kernels where they fit: %s",
+        int rc = ca_gpu_init(&engine, &vk, &model, tiny.batch, 0, 0, &forced);
+        CHECK(rc == DLCA_OK && engine.plan.fused, "fused forced on runs the fused kernels where they fit: %s",
               rc ? err_message() : "per-layer");
         if (!rc) ca_gpu_free(&engine);
         ca_model_free(&model);
     }
-    unsetenv("DLCA_FUSED");
 }
 
 /* ca_gpu_buffer_bytes (dlca bench's "engine buffers") is what the engine allocated on this
@@ -417,16 +443,16 @@ static inline void check_buffer_bytes(void)
         return;
     }
     size_t before = vk.device_bytes;
-    if (ca_gpu_init(&engine, &vk, &model, config.batch, 0, 0, CA_CACHE_FULL) == DLCA_OK) {
+    if (ca_gpu_init(&engine, &vk, &model, config.batch, 0, 0, &gpu_options) == DLCA_OK) {
         size_t allocated = vk.device_bytes - before, counted = ca_gpu_buffer_bytes(&engine);
         CHECK(counted > 0 && counted == allocated, "engine buffers: counted %zu bytes, the engine allocated %zu",
               counted, allocated);
         /* The fused kernels keep no activations: the step blocks come with the per-layer ones. */
-        CHECK(engine.fused && !engine.act, "the fused engine allocates no step blocks (fused %d)", engine.fused);
+        CHECK(engine.plan.fused && !engine.act, "the fused engine allocates no step blocks (fused %d)", engine.plan.fused);
         CHECK(ca_gpu_use_fused(&engine, 0) == DLCA_OK && engine.act, "per-layer: %s", err_message());
         size_t grown = ca_gpu_buffer_bytes(&engine);
-        CHECK(grown >= counted + engine.act_bytes && grown == vk.device_bytes - before,
-              "per-layer adds the %zu bytes of step blocks: %zu -> %zu bytes", engine.act_bytes, counted, grown);
+        CHECK(grown >= counted + engine.plan.sizes.act && grown == vk.device_bytes - before,
+              "per-layer adds the %zu bytes of step blocks: %zu -> %zu bytes", engine.plan.sizes.act, counted, grown);
         ca_gpu_free(&engine);
     } else {
         CHECK(0, "checkerboard engine: %s", err_message());

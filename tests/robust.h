@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char robust_dlca[1024], robust_scratch[256];
+static char robust_dlca[1024], robust_inject_nan[1040], robust_scratch[256];
 
 /* Finds dlca beside argv0 and makes the scratch folder; returns 0 or prints why and returns 1. */
 static inline int robust_init(const char *argv0, const char *name)
@@ -29,6 +29,7 @@ static inline int robust_init(const char *argv0, const char *name)
     char self[900];
     snprintf(self, sizeof self, "%s", argv0);
     snprintf(robust_dlca, sizeof robust_dlca, "%s/dlca", dirname(self));
+    snprintf(robust_inject_nan, sizeof robust_inject_nan, "%s_inject_nan", robust_dlca);
     snprintf(robust_scratch, sizeof robust_scratch, "/tmp/dlca_%s_XXXXXX", name);
     if (access(robust_dlca, X_OK) != 0) return fprintf(stderr, "%s: no dlca binary at %s\n", name, robust_dlca), 1;
     if (!mkdtemp(robust_scratch)) return fprintf(stderr, "%s: cannot make a scratch folder\n", name), 1;
@@ -135,7 +136,8 @@ static inline void robust_refused(const char *needle, const char *left, const ch
 }
 
 /* Starts dlca with argv (NULL-terminated, argv[0] ignored), stdout and stderr to `log`, the
- * variable `env_name` set to `env_value` (when not NULL); `file_limit` > 0 sets RLIMIT_FSIZE with SIGXFSZ ignored,
+ * variable `env_name` set to `env_value` (when not NULL; DLCA_TEST_INJECT_NAN=N runs it through
+ * dlca_inject_nan N instead, which poisons a logit before step N); `file_limit` > 0 sets RLIMIT_FSIZE with SIGXFSZ ignored,
  * so an oversized write fails with EFBIG as on a full quota. Returns the pid, or -1. */
 static inline pid_t robust_spawn(char **argv, const char *log, const char *env_name, const char *env_value,
                                   long file_limit)
@@ -151,6 +153,12 @@ static inline pid_t robust_spawn(char **argv, const char *log, const char *env_n
         setrlimit(RLIMIT_FSIZE, &limit);
     }
     argv[0] = robust_dlca;
+    if (env_name && strcmp(env_name, "DLCA_TEST_INJECT_NAN") == 0) {
+        char *with_step[64] = {robust_inject_nan, (char *)env_value};
+        for (int i = 1; argv[i] && i < 61; i++) with_step[i + 1] = argv[i];
+        execv(robust_inject_nan, with_step);
+        _exit(127);
+    }
     execv(robust_dlca, argv);
     _exit(127);
 }

@@ -4,6 +4,7 @@
  * assertion: how fast is for benchmarks, not tests. Without Vulkan the GPU part is skipped
  * (exit 77) unless DLCA_REQUIRE_VULKAN=1. */
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "vk_context.h"
 
@@ -181,7 +182,7 @@ static char *bench_gpu(int device, const char *cache, int timestamps)
 static int test_gpu(void)
 {
     vk_context vk;
-    if (vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_bench", err_message());
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_bench", err_message());
     int device = vk.device_index, timestamps = vk.timestamp_valid_bits > 0;
     vk_context_free(&vk);
     /* The per-layer kernels, where the cache modes differ. */

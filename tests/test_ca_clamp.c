@@ -7,6 +7,7 @@
 #include "ca_fast.h"
 #include "ca_runner.h"
 #include "check.h"
+#include "vk_test.h"
 #include "hard_fixtures.h"
 #include "vk_context.h"
 
@@ -80,7 +81,7 @@ static void step_all(const ca_model *m, vk_context *vk, const double *start, siz
 int main(void)
 {
     vk_context vk;
-    int rc = vk_context_init(&vk, -1), have_vk = rc == DLCA_OK;
+    int rc = test_vk_context_init(&vk, -1), have_vk = rc == DLCA_OK;
     if (rc == DLCA_ERR_NODEV) {
         int skip = test_no_vulkan(test_name, err_message()); /* the CPU engines still run */
         if (skip != 77) return skip;

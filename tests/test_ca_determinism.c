@@ -30,8 +30,8 @@ static int run_once(run_result *r, uint64_t seed)
     ca_task_target(&config, engine.shape, ca_cpu_grid(&engine, 0), NULL, target);
     ca_cpu_set_fire_stream(&engine, rng_fire_stream(seed, 5));
     ca_cpu_forward(&engine);
-    r->loss = ca_loss_forward(&engine, target);
-    ca_loss_backward(&engine, target);
+    r->loss = ca_cpu_loss_forward(&engine, target);
+    ca_cpu_loss_backward(&engine, target);
     ca_cpu_backward(&engine);
     r->dlogits = malloc(gates * 16 * sizeof(double));
     r->final_grid = malloc(n_grid * sizeof(double));

@@ -8,9 +8,10 @@
  * shapes (ca_gpu_checks.h). */
 #include "ca_gpu_checks.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
-    if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
+    if (test_gpu_options(argc, argv, "test_ca_gpu")) return 2;
+    if (test_vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu", err_message());
     static const char *const presets[] = {"gol", "checkerboard", "checkerboard-async", "lizard", "image"};
     for (size_t i = 0; i < 5; i++) {
         ca_config config;

@@ -43,7 +43,7 @@ static int rollout(const ca_model *m, const double *logits, const double *start,
     ca_cpu_coefficients(e, logits, 0);
     memcpy(ca_cpu_grid(e, 0), start, sizeof(double) * (size_t)m->config.channels * e->cells);
     ca_cpu_forward(e);
-    ca_loss_backward(e, target);
+    ca_cpu_loss_backward(e, target);
     ca_cpu_backward(e);
     return DLCA_OK;
 }

@@ -4,12 +4,13 @@
  * the model after training is the one a run without persistent kernels gives, bit for bit, and
  * the engine says it gave up. On a GPU that holds them all, the two runs agree within float
  * rounding. The kernels' results themselves are checked against the CPU engine by test_ca_gpu
- * and test_ca_gpu_shapes (DLCA_PERSISTENT=step in CMakeLists.txt, and on the GPU machine); here,
- * run one dispatch a step (DLCA_PERSISTENT=step), the trainer's way of recording them too: what
- * they poll cleared beside the gate coefficients (src/ca_gpu_step.c). */
+ * and test_ca_gpu_shapes (--persistent step in CMakeLists.txt, and on the GPU machine); here,
+ * run one dispatch a step (CA_GPU_STEPWISE), the trainer's way of recording them too: what
+ * they poll cleared beside the gate coefficients (src/gpu/ca_gpu_step.c). */
 #include "ca_fixtures.h"
 #include "ca_train.h"
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "vk_context.h"
 
@@ -24,16 +25,16 @@ typedef struct {
     uint32_t groups, tiles, gave_up;
 } run_result;
 
-/* STEPS training steps on the GPU from the config's seed, with DLCA_PERSISTENT=`mode`. */
-static int train(vk_context *vk, const ca_config *config, const char *mode, run_result *r)
+/* STEPS training steps on the GPU from the config's seed, with the persistent kernels `mode`. */
+static int train(vk_context *vk, const ca_config *config, ca_gpu_choice mode, run_result *r)
 {
     ca_model model;
     ca_trainer trainer;
-    setenv("DLCA_PERSISTENT", mode, 1);
+    ca_options options = {.gpu = {.persistent = mode}};
     if (ca_model_init(&model, config)) return DLCA_ERR;
-    int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_GPU, vk, CA_CACHE_FULL);
+    int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_GPU, vk, &options);
     if (!rc) {
-        r->groups = trainer.gpu.persistent_groups, r->tiles = trainer.gpu.tiles;
+        r->groups = trainer.gpu.plan.persistent_groups, r->tiles = trainer.gpu.plan.tiles;
         for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&trainer, &r->loss[s], NULL);
         r->gave_up = trainer.gpu.persistent_gave_up;
         if (!rc) rc = ca_trainer_sync(&trainer);
@@ -43,14 +44,13 @@ static int train(vk_context *vk, const ca_config *config, const char *mode, run_
     r->logits = malloc(n * sizeof(float));
     if (r->logits) memcpy(r->logits, model.logits, n * sizeof(float));
     ca_model_free(&model);
-    unsetenv("DLCA_PERSISTENT");
     return rc || !r->logits ? DLCA_ERR : DLCA_OK;
 }
 
 int main(void)
 {
     vk_context vk;
-    if (vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_ca_gpu_persistent", err_message());
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_ca_gpu_persistent", err_message());
     ca_config config;
     small_preset(&config, "checkerboard");
     config.height = config.width = 8; /* 64 tiles at batch 2: more than lavapipe runs at once */
@@ -60,11 +60,11 @@ int main(void)
     ca_model_free(&sizes);
 
     run_result off = {0}, on = {0}, stepwise = {0};
-    int rc = train(&vk, &config, "0", &off);
+    int rc = train(&vk, &config, CA_GPU_OFF, &off);
     CHECK(rc == DLCA_OK, "training without persistent kernels: %s", err_message());
-    if (!rc) rc = train(&vk, &config, "1", &on);
+    if (!rc) rc = train(&vk, &config, CA_GPU_ON, &on);
     CHECK(rc == DLCA_OK, "training with persistent kernels: %s", err_message());
-    if (!rc) rc = train(&vk, &config, "step", &stepwise);
+    if (!rc) rc = train(&vk, &config, CA_GPU_STEPWISE, &stepwise);
     CHECK(rc == DLCA_OK, "training with persistent kernels a dispatch a step: %s", err_message());
     if (!rc) {
         double worst = 0.0;
@@ -78,8 +78,8 @@ int main(void)
                   "a dispatch a step, step %d: loss %.9g against %.9g", s + 1, stepwise.loss[s], off.loss[s]);
     }
     if (!rc) {
-        CHECK(off.groups == 0, "DLCA_PERSISTENT=0 plans none (%u workgroups)", off.groups);
-        CHECK(on.groups == on.tiles && on.tiles == 64, "DLCA_PERSISTENT=1 plans a workgroup a forward tile: %u of %u",
+        CHECK(off.groups == 0, "persistent off plans none (%u workgroups)", off.groups);
+        CHECK(on.groups == on.tiles && on.tiles == 64, "persistent on plans a workgroup a forward tile: %u of %u",
               on.groups, on.tiles);
         int cpu = vk.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
         if (cpu) CHECK(on.gave_up == on.tiles, "on a CPU driver the kernels give up (%u)", on.gave_up);

@@ -5,24 +5,23 @@
  * than a fused workgroup; as many update layers as a model may have. */
 #include "ca_gpu_checks.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
-    if (vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu_shapes", err_message());
+    if (test_gpu_options(argc, argv, "test_ca_gpu_shapes")) return 2;
+    if (test_vk_context_init(&vk, -1)) return test_no_vulkan("test_ca_gpu_shapes", err_message());
     check_tiny_configs(CA_BOUNDARY_PERIODIC); /* zero in test_ca_gpu.c */
     ca_config odd_cells;
     tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);
     odd_cells.width = 5, odd_cells.batch = 3; /* 45 cells */
     /* Tiles of one cell (the kernels' constant path for them, as image and lizard run). */
-    setenv("DLCA_TILE", "1", 1);
-    setenv("DLCA_TILE_BACKWARD", "1", 1);
+    const ca_gpu_options automatic = gpu_options;
+    gpu_options.tile = 1, gpu_options.tile_backward = 1;
     check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1");
     /* ... taken 7 a backward workgroup in turn, as lizard's are (its perception S summed over
      * the subgroup there too, unlike on shared slots of two-cell tiles). */
-    setenv("DLCA_FUSED_SLOTS", "7", 1);
+    gpu_options.max_slots = 7;
     check_case(&odd_cells, "tiny 3x5 batch 3, fused tiles of 1, 7 backward workgroups");
-    unsetenv("DLCA_FUSED_SLOTS");
-    unsetenv("DLCA_TILE");
-    unsetenv("DLCA_TILE_BACKWARD");
+    gpu_options = automatic;
     /* More cells than one chunk of gate_backward: 7 chunks of 64, then 3 of 192 (the last short). */
     ca_config wide;
     small_preset(&wide, "checkerboard-async");
@@ -30,22 +29,20 @@ int main(void)
     check_case(&wide, "checkerboard-async batch 14");
     check_case_with(&wide, "checkerboard-async batch 14, 3 cells a lane", 3);
     /* A full cache split over buffers, as one larger than maxMemoryAllocationSize is. */
-    setenv("DLCA_BLOCKS_PER_BUFFER", "2", 1);
+    gpu_options.blocks_per_buffer = 2;
     check_case(&wide, "checkerboard-async batch 14, 2 step blocks a buffer");
-    unsetenv("DLCA_BLOCKS_PER_BUFFER");
+    gpu_options = automatic;
     /* Fused tiles that leave the last workgroup short: 390 cells in tiles of 7 forward, 4 back. */
     ca_config odd;
     small_preset(&odd, "checkerboard-async");
     odd.batch = 13;
-    setenv("DLCA_TILE", "7", 1);
-    setenv("DLCA_TILE_BACKWARD", "4", 1);
+    gpu_options.tile = 7, gpu_options.tile_backward = 4;
     check_case(&odd, "checkerboard-async batch 13, fused tiles of 7 and 4");
-    unsetenv("DLCA_TILE");
-    unsetenv("DLCA_TILE_BACKWARD");
+    gpu_options = automatic;
     /* Fewer fused backward workgroups than tiles: each takes every third tile, into one slot. */
-    setenv("DLCA_FUSED_SLOTS", "3", 1);
+    gpu_options.max_slots = 3;
     check_case(&odd, "checkerboard-async batch 13, 3 fused backward workgroups");
-    unsetenv("DLCA_FUSED_SLOTS");
+    gpu_options = automatic;
     /* Layers wider than a fused workgroup (256 invocations): an invocation takes a second gate,
      * input and gate of the layer below, with their parameters loaded where they are used. */
     ca_config broad;

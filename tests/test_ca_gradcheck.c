@@ -144,7 +144,7 @@ static double rollout_loss(void *context)
     ca_cpu_coefficients(&rc->engine, rc->logits, 0);
     memcpy(ca_cpu_grid(&rc->engine, 0), rc->grid0, n_grid * sizeof(double));
     ca_cpu_forward(&rc->engine);
-    return ca_loss_forward(&rc->engine, rc->target);
+    return ca_cpu_loss_forward(&rc->engine, rc->target);
 }
 
 static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps)
@@ -168,7 +168,7 @@ static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int s
     random_unit(rc.grid0, n_grid, &rng), random_unit(rc.target, n_grid, &rng);
 
     rollout_loss(&rc);
-    ca_loss_backward(&rc.engine, rc.target);
+    ca_cpu_loss_backward(&rc.engine, rc.target);
     ca_cpu_backward(&rc.engine);
     ca_cpu_logits_gradient(&rc.engine, rc.logits, dlogits);
     memcpy(dgrid0, rc.engine.dgrid, n_grid * sizeof(double));

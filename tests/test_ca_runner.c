@@ -4,6 +4,7 @@
  * CPU and on the GPU. Soft runs on both backends agree with each other to float tolerance. */
 #include "ca_runner.h"
 #include "check.h"
+#include "vk_test.h"
 #include "hard_fixtures.h"
 #include "vk_context.h"
 
@@ -34,7 +35,7 @@ static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rat
         if (t == PAINT_AT) memset(grid, 0, n / 4 * sizeof(double)); /* damage between steps */
         ca_cpu_set_fire_stream(&engine, rng_fire_stream(SEED, (uint64_t)t));
         memcpy(ca_cpu_grid(&engine, 0), grid, n * sizeof(double));
-        ca_step_forward(&engine, 0);
+        ca_cpu_step_forward(&engine, 0);
         memcpy(grid + n, ca_cpu_grid(&engine, 1), n * sizeof(double));
     }
     free(logits);
@@ -114,7 +115,7 @@ static void test_model(vk_context *vk, const char *name, const ca_model *model, 
 int main(void)
 {
     vk_context vk;
-    int rc = vk_context_init(&vk, -1), have_vk = rc == DLCA_OK;
+    int rc = test_vk_context_init(&vk, -1), have_vk = rc == DLCA_OK;
     if (rc == DLCA_ERR_NODEV) {
         int skip = test_no_vulkan(test_name, err_message()); /* the CPU half still runs below */
         if (skip != 77) return skip;

@@ -5,6 +5,7 @@
 #include "ca_eval.h"
 #include "ca_file.h"
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "vk_context.h"
 
@@ -118,7 +119,7 @@ static void test_resume(const char *preset, const char *extra)
 static void test_cpu_matches_vulkan(void)
 {
     vk_context vk;
-    if (vk_context_init(&vk, -1) != DLCA_OK) {
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) {
         CHECK(getenv("DLCA_REQUIRE_VULKAN") == NULL, "no Vulkan device: %s", err_message());
         return;
     }

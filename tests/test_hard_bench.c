@@ -26,19 +26,19 @@ int main(void)
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
     double rate = 0.0;
-    int rc = hard_bench(&m, 64, 100, 3, 2, out, &rate);
+    int rc = hard_bench(&m, NULL, 64, 100, 3, 2, out, &rate);
     fclose(out);
     CHECK(rc == DLCA_OK, "hard_bench: %s", err_message());
     CHECK(rate > 0.0, "rate %g", rate);
     CHECK(text && strstr(text, "cell updates/s") && strstr(text, "64x100 periodic"), "report: %s", text ? text : "");
     printf("%s", text ? text : "");
-    CHECK(hard_bench(&m, 64, 64, 0, 2, NULL, NULL) == DLCA_ERR, "0 runs refused");
+    CHECK(hard_bench(&m, NULL, 64, 64, 0, 2, NULL, NULL) == DLCA_ERR, "0 runs refused");
     int missing = 0;
     if (hard_have_tool("cc")) {
         CHECK(strstr(text, "compiled circuit (dlca export --format c") != NULL, "no compiled line: %s", text);
         CHECK(hard_circuit_build(&net, &m, NULL) == DLCA_OK, "build: %s", err_message());
         m.config.fire_rate = 0.5; /* the fire mask too */
-        rc = hard_bench_compiled(&net, &m.config, 9, 130, 3, 3, NULL, &rate);
+        rc = hard_bench_compiled(&net, &m.config, NULL, 9, 130, 3, 3, NULL, &rate);
         CHECK(rc == DLCA_OK && rate > 0.0, "compiled async: %s, rate %g", rc ? err_message() : "ok", rate);
         hard_netlist_free(&net);
     } else {

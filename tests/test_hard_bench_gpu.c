@@ -4,6 +4,7 @@
  * that fits (the speed itself is measured on a real GPU, not here). */
 #include "ca_file.h"
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "hard_bench_gpu.h"
 #include "vk_context.h"
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
     snprintf(self, sizeof self, "%s", argv[0]);
     snprintf(dlca, sizeof dlca, "%s/dlca", dirname(self));
     vk_context vk;
-    int rc = vk_context_init(&vk, -1);
+    int rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);

@@ -3,6 +3,7 @@
  * boundaries, sync and async, 1- and 2-bit perception, 1 to 3 channels, widths around and
  * across the 32-bit word size, step by step and as one multi-step submission. */
 #include "check.h"
+#include "vk_test.h"
 #include "hard_cpu.h"
 #include "hard_fixtures.h"
 #include "hard_gpu.h"
@@ -79,7 +80,7 @@ static void test_case(vk_context *vk, shape_case sc, ca_boundary boundary, doubl
 int main(void)
 {
     vk_context vk;
-    int rc = vk_context_init(&vk, -1);
+    int rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);

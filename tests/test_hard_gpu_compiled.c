@@ -7,6 +7,7 @@
  * a one-step difference, and the module passes spirv-val when that tool is installed. */
 #include "ca_file.h"
 #include "check.h"
+#include "vk_test.h"
 #include "hard_cpu.h"
 #include "hard_fixtures.h"
 #include "hard_gpu.h"
@@ -254,7 +255,7 @@ static void test_spirv_val(void)
 int main(void)
 {
     vk_context vk;
-    int rc = vk_context_init(&vk, -1);
+    int rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);

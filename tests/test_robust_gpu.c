@@ -10,6 +10,7 @@
 #include "vk_buffer.h"
 #include "vk_command.h"
 #include "vk_context.h"
+#include "vk_test.h"
 
 static int device_index;
 
@@ -42,7 +43,7 @@ static void test_out_of_memory(void)
 static void test_hang(void)
 {
     vk_context vk;
-    if (vk_context_init(&vk, device_index) != DLCA_OK) {
+    if (test_vk_context_init(&vk, device_index) != DLCA_OK) {
         CHECK(0, "init: %s", err_message());
         return;
     }
@@ -112,14 +113,10 @@ static void test_nan_and_signal(void)
  * the process; and the binary, under best-practice checks, fails its run on the messages. */
 static void test_validation_counts(void)
 {
-    const char *was = getenv("DLCA_VALIDATE");
-    char saved[16];
-    snprintf(saved, sizeof saved, "%s", was ? was : "");
-    setenv("DLCA_VALIDATE", "1", 1);
+    vk_context_options validate = test_vk_options();
+    validate.validate = 1;
     vk_context bad;
-    int rc = vk_context_init(&bad, device_index);
-    if (was) setenv("DLCA_VALIDATE", saved, 1);
-    else unsetenv("DLCA_VALIDATE");
+    int rc = vk_context_init(&bad, device_index, &validate);
     if (rc != DLCA_OK) {
         const char *required = getenv("DLCA_REQUIRE_VULKAN");
         CHECK(!(required && required[0] == '1'), "no validation layer: %s", err_message());
@@ -161,7 +158,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     vk_context vk;
-    if (vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_robust_gpu", err_message());
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) return test_no_vulkan("test_robust_gpu", err_message());
     device_index = vk.device_index;
     vk_context_free(&vk);
     if (robust_init(argv[0], "robust_gpu")) return 1;

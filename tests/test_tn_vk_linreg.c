@@ -4,6 +4,7 @@
  * curves agree within 1e-4 relative at every step. A second Vulkan run gives the same loss bits
  * at every step (deterministic kernels). With DLCA_VALIDATE=1 any validation message fails. */
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "tn_ops.h"
 #include "tn_optim.h"
@@ -71,7 +72,7 @@ int main(void)
     CHECK(rc == DLCA_OK, "cpu training: %s", err_message());
     CHECK(fabs(cpu.w - 2.0) < 0.05 && fabs(cpu.b - 3.0) < 0.05, "cpu: w %.4f b %.4f", cpu.w, cpu.b);
 
-    rc = vk_context_init(&vk, -1);
+    rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);

@@ -7,6 +7,7 @@
  * tn_params_to_device and of mixing CPU and device optimizer state. With DLCA_VALIDATE=1 any
  * validation message fails the test. */
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "tn_ops.h"
 #include "tn_optim.h"
@@ -176,7 +177,7 @@ static void test_move_errors(void)
 
 int main(void)
 {
-    int rc = vk_context_init(&vk, -1);
+    int rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);

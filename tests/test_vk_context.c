@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "vk_test.h"
 #include "error.h"
 #include "vk_buffer.h"
 #include "vk_command.h"
@@ -15,13 +16,13 @@
 static const char *test_name = "test_vk_context";
 static int validation_errors; /* from contexts already freed */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng_next(void)
+static uint64_t xorshift_state = 0x9e3779b97f4a7c15ull;
+static uint64_t xorshift_next(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    xorshift_state ^= xorshift_state << 13;
+    xorshift_state ^= xorshift_state >> 7;
+    xorshift_state ^= xorshift_state << 17;
+    return xorshift_state;
 }
 
 static void test_list_devices(const vk_context *vk)
@@ -43,17 +44,17 @@ static void test_list_devices(const vk_context *vk)
 static void test_device_choice(const vk_context *vk)
 {
     vk_context other;
-    int rc = vk_context_init(&other, 999);
+    int rc = test_vk_context_init(&other, 999);
     CHECK(rc == DLCA_ERR, "index 999 gives DLCA_ERR, got %d", rc);
     CHECK(strstr(err_message(), "999") && strstr(err_message(), "out of range"), "message names the index: %s",
           err_message());
     validation_errors += other.validation_errors;
 
-    rc = vk_context_init_spec(&other, "no-such-device-xyz");
+    rc = vk_context_init_spec(&other, "no-such-device-xyz", NULL);
     CHECK(rc == DLCA_ERR && strstr(err_message(), "no-such-device-xyz"), "unknown spec: rc %d, %s", rc, err_message());
     validation_errors += other.validation_errors;
 
-    rc = vk_context_init_spec(&other, vk_device_type_name(vk->props.deviceType));
+    rc = vk_context_init_spec(&other, vk_device_type_name(vk->props.deviceType), NULL);
     CHECK(rc == DLCA_OK, "spec by type \"%s\": %s", vk_device_type_name(vk->props.deviceType), err_message());
     CHECK(rc || other.props.deviceType == vk->props.deviceType, "spec by type picks that type");
     vk_context_free(&other);
@@ -79,7 +80,7 @@ static void test_round_trip(vk_context *vk)
     unsigned char *in = malloc(bytes), *out = malloc(bytes);
     CHECK(in && out, "host memory");
     if (in && out) {
-        for (size_t i = 0; i < bytes; i++) in[i] = (unsigned char)(rng_next() >> 56);
+        for (size_t i = 0; i < bytes; i++) in[i] = (unsigned char)(xorshift_next() >> 56);
         memset(out, 0, bytes);
         rc = vk_buffer_upload(vk, &buf, offset, in, bytes);
         CHECK(rc == DLCA_OK, "upload: %s", err_message());
@@ -196,14 +197,15 @@ static void test_specialized_sharing(vk_context *vk)
     CHECK(!b.pipeline && !c.pipeline && !vk->specialized, "the last holder lets go: destroyed");
 }
 
-/* DLCA_PIPELINE_STATS=1: a device with VK_KHR_pipeline_executable_properties prints each
+/* Pipeline statistics asked for: a device with VK_KHR_pipeline_executable_properties prints each
  * pipeline's statistics, one without it says so once; either way every pipeline still builds. */
-static void test_pipeline_statistics(void)
+static void test_pipeline_statistics(const vk_context *vk)
 {
-    setenv("DLCA_PIPELINE_STATS", "1", 1);
+    vk_context_options stats = test_vk_options();
+    stats.pipeline_stats = 1;
     vk_context other;
-    int rc = vk_context_init(&other, -1);
-    CHECK(rc == DLCA_OK, "context with DLCA_PIPELINE_STATS=1: %s", err_message());
+    int rc = vk_context_init(&other, vk->device_index, &stats);
+    CHECK(rc == DLCA_OK, "context with pipeline statistics: %s", err_message());
     if (!rc) {
         printf("%s: pipeline statistics %s\n", test_name, other.pipeline_statistics ? "on" : "not offered");
         rc = vk_pipelines_create_all(&other);
@@ -211,13 +213,12 @@ static void test_pipeline_statistics(void)
         validation_errors += other.validation_errors;
         vk_context_free(&other);
     }
-    unsetenv("DLCA_PIPELINE_STATS");
 }
 
 int main(void)
 {
     vk_context vk;
-    int rc = vk_context_init(&vk, -1);
+    int rc = test_vk_context_init(&vk, -1);
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);
@@ -232,7 +233,7 @@ int main(void)
     test_timestamps(&vk);
     test_pipelines(&vk);
     test_specialized_sharing(&vk);
-    test_pipeline_statistics();
+    test_pipeline_statistics(&vk);
     vk_context_free(&vk);
     validation_errors += vk.validation_errors;
     CHECK(validation_errors == 0, "%d validation messages", validation_errors);

@@ -3,6 +3,8 @@
  * and draws; --headless has no window and no events, so only the script moves it. */
 #include "view_app.h"
 
+#include "cli_env.h"
+
 #include "ca_file.h"
 #include "error.h"
 
@@ -103,7 +105,8 @@ int view_app_init(view_app *app, const view_options *options)
     app->drag_value = -1;
     app->speed = options->speed;
     if (load_script(app) || load_model(app)) return DLCA_ERR;
-    if (ca_backend_open(options->device, &app->vk, &app->backend)) return DLCA_ERR;
+    ca_options run;
+    if (cli_run_options(&run, options->device) || ca_backend_open(&run, &app->vk, &app->backend)) return DLCA_ERR;
     if (start_sim(app) || open_output(app)) return DLCA_ERR;
     app->playing = app->script.count == 0; /* a script decides when to play */
     return DLCA_OK;

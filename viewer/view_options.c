@@ -2,6 +2,7 @@
 #include "view_options.h"
 
 #include "cli.h"
+#include "cli_env.h"
 #include "error.h"
 #include "view_image.h"
 
@@ -55,8 +56,8 @@ void view_options_help(void)
 
 const char *view_default_model(char *path, size_t size)
 {
-    const char *dir = getenv("DLCA_ASSETS");
-    if (!dir || !dir[0]) dir = DLCA_ASSET_DIR;
+    ca_options run;
+    const char *dir = cli_env_read(&run) == DLCA_OK && run.assets ? run.assets : DLCA_ASSET_DIR;
     snprintf(path, size, "%s/models/checkerboard.dlca", dir);
     return path;
 }

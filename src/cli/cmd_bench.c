@@ -8,6 +8,7 @@
 #include "ca_file.h"
 #include "ca_target.h"
 #include "cli.h"
+#include "cli_env.h"
 #include "commands.h"
 #include "error.h"
 #include "hard_bench.h"
@@ -258,6 +259,7 @@ static void json_train(json_writer *w, const void *data)
     json_number(w, "channels", c->channels, 1);
     json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
     json_string(w, "kernels", gpu ? (r->fused ? "fused" : "per-layer") : NULL);
+    json_string(w, "plan", gpu ? r->plan : NULL);
     json_number(w, "persistent", r->persistent, gpu);
     json_number(w, "persistent_gave_up", r->persistent_gave_up, gpu);
     json_number(w, "warmup", r->warmup, 1);
@@ -327,6 +329,7 @@ static void print_train(const train_report *t)
            r->submissions_per_step > 1.0 ? " (one is the recorded step; the rest are synchronous transfers)" : "");
     printf("  device memory: peak %.2f MiB (engine buffers %.2f MiB)\n", (double)r->peak_device_bytes / 1048576.0,
            (double)r->engine_device_bytes / 1048576.0);
+    printf("  plan: %s\n", r->plan);
     if (r->persistent)
         printf("  persistent kernels: every CA step of the forward, and of BPTT where it fits, in one dispatch\n");
     else if (r->persistent_gave_up)
@@ -344,7 +347,7 @@ typedef struct {
     ca_trainer trainer;
 } train_setup;
 
-static int setup_model(train_setup *s, const bench_options *o)
+static int setup_model(train_setup *s, const bench_options *o, const char *assets)
 {
     ca_config c;
     if (ca_config_preset(&c, o->preset)) return DLCA_ERR;
@@ -352,7 +355,7 @@ static int setup_model(train_setup *s, const bench_options *o)
     if (o->has_T) c.steps = (int)o->T;
     if (ca_model_init(&s->model, &c)) return DLCA_ERR;
     char path[4096];
-    const char *target = ca_target_default_path(&c, path, sizeof path);
+    const char *target = ca_target_default_path(&c, assets, path, sizeof path);
     if (target && ca_target_load_png(&c, target, &s->target)) return DLCA_ERR;
     if (s->target.bits && !(s->image = ca_target_values(&s->target)))
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
@@ -372,9 +375,12 @@ static int bench_train(const bench_options *o)
     train_setup s;
     bench_machine machine;
     memset(&s, 0, sizeof s);
-    int rc = setup_model(&s, o);
-    if (!rc) rc = ca_backend_open(o->device, &s.vk, &s.backend);
-    if (!rc) rc = ca_trainer_init(&s.trainer, &s.model, s.image, s.backend, &s.vk, o->cache);
+    ca_options run;
+    int rc = cli_run_options(&run, o->device);
+    run.gpu.cache = o->cache;
+    if (!rc) rc = setup_model(&s, o, run.assets);
+    if (!rc) rc = ca_backend_open(&run, &s.vk, &s.backend);
+    if (!rc) rc = ca_trainer_init(&s.trainer, &s.model, s.image, s.backend, &s.vk, &run);
     if (rc) return setup_free(&s), rc;
     int gpu = s.backend == CA_BACKEND_GPU;
     int steps = o->has_steps ? (int)o->steps : gpu ? 20 : 5, warmup = o->has_warmup ? (int)o->warmup : gpu ? 3 : 1;
@@ -451,8 +457,10 @@ static int bench_hard(const bench_options *o)
     ca_backend backend = CA_BACKEND_CPU;
     memset(&model, 0, sizeof model);
     memset(&vk, 0, sizeof vk);
+    ca_options run;
+    if (cli_run_options(&run, o->device)) return DLCA_ERR;
     /* The CPU engine unless a device is named: `--device auto` picks a real GPU when there is one. */
-    if (o->has_device && strcmp(o->device, "cpu") != 0 && ca_backend_open(o->device, &vk, &backend)) return DLCA_ERR;
+    if (o->has_device && strcmp(o->device, "cpu") != 0 && ca_backend_open(&run, &vk, &backend)) return DLCA_ERR;
     if (backend != CA_BACKEND_GPU && o->has_batch)
         return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine, and --device %s found no GPU", o->device);
     machine_describe(&machine, backend, &vk);
@@ -469,7 +477,9 @@ static int bench_hard(const bench_options *o)
         rc = bench_hard_gpu(o, &vk, &model, &h);
     } else if (!rc) {
         printf("dlca bench --hard: %s on %s\n", h.model_name, machine.cpu);
-        rc = hard_bench(&model, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
+        hard_compiler compiler;
+        cli_env_compiler(&compiler.cc, &compiler.tmpdir);
+        rc = hard_bench(&model, &compiler, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
     }
     if (!rc && o->json) rc = json_write(o->json, json_hard, &h);
     ca_model_free(&model);

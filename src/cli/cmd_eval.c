@@ -4,6 +4,7 @@
 #include "ca_file.h"
 #include "ca_target.h"
 #include "cli.h"
+#include "cli_env.h"
 #include "commands.h"
 #include "error.h"
 
@@ -85,7 +86,9 @@ int cmd_eval(int argc, char **argv)
     if (ca_file_load(path, &model, NULL, &target)) return cli_fail("eval", 0);
     double *image = target.bits ? ca_target_values(&target) : NULL;
     int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory") : DLCA_OK;
-    if (!rc) rc = ca_backend_open(device, &vk, &backend);
+    ca_options run;
+    if (!rc) rc = cli_run_options(&run, device);
+    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     if (!rc) {
         ca_eval_context context = {&model, backend, &vk, image};
         printf("%s: preset %s on %s\n", path, model.config.preset, ca_backend_name(backend, &vk));

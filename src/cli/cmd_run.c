@@ -5,6 +5,7 @@
 #include "ca_runner.h"
 #include "ca_task.h"
 #include "cli.h"
+#include "cli_env.h"
 #include "commands.h"
 #include "error.h"
 #include "image_png.h"
@@ -176,7 +177,9 @@ static int run(const run_options *o)
     image_view view = o->has_view ? (image_view)o->view : c->loss_channels == 3 ? IMAGE_RGB : IMAGE_CHANNEL0;
     int rc = DLCA_OK;
     if (view == IMAGE_RGB && c->channels < 3) rc = err_set(DLCA_ERR, "--view rgb needs 3 channels, the model has %d", c->channels);
-    if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
+    ca_options run;
+    if (!rc) rc = cli_run_options(&run, o->device);
+    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     if (!rc) rc = ca_runner_init(&runner, &model, backend, &vk, 1, height, width, o->hard,
                                  o->has_rate ? o->fire_rate : c->fire_rate, (uint64_t)o->seed);
     if (!rc) rc = start_grid(&model, o, &runner);

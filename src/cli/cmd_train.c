@@ -4,6 +4,7 @@
 #include "ca_file.h"
 #include "ca_target.h"
 #include "cli.h"
+#include "cli_env.h"
 #include "commands.h"
 #include "error.h"
 #include "train_log.h"
@@ -146,7 +147,7 @@ static void run_free(training_run *r)
     free(r->image);
 }
 
-static int run_prepare(training_run *r, const train_options *o)
+static int run_prepare(training_run *r, const train_options *o, const char *assets)
 {
     memset(r, 0, sizeof *r);
     if (o->resume) {
@@ -163,7 +164,7 @@ static int run_prepare(training_run *r, const train_options *o)
         apply_overrides(&config, o);
         if (ca_model_init(&r->model, &config)) return DLCA_ERR;
         char path[4096];
-        const char *fallback = ca_target_default_path(&config, path, sizeof path);
+        const char *fallback = ca_target_default_path(&config, assets, path, sizeof path);
         const char *target = o->target ? o->target : fallback;
         if (o->target && !fallback) return err_set(DLCA_ERR, "--target: preset '%s' has no picture target", o->preset);
         if (target && ca_target_load_png(&config, target, &r->target)) return DLCA_ERR;
@@ -232,7 +233,7 @@ static void default_paths(const train_options *o, const training_run *r, char *o
                                                 ? strlen(out) - 5 : strlen(out)), out);
 }
 
-static int train(const train_options *o)
+static int train(const train_options *o, const ca_options *seam)
 {
     training_run r;
     vk_context vk;
@@ -241,10 +242,15 @@ static int train(const train_options *o)
     train_log log;
     char out[4096], log_path[4096];
     memset(&trainer, 0, sizeof trainer), memset(&log, 0, sizeof log), memset(&vk, 0, sizeof vk);
-    int rc = run_prepare(&r, o);
+    memset(&r, 0, sizeof r);
+    ca_options run;
+    int rc = cli_run_options(&run, o->device);
+    run.gpu.cache = o->cache;
+    if (seam) run.before_step = seam->before_step, run.before_step_context = seam->before_step_context;
+    if (!rc) rc = run_prepare(&r, o, run.assets);
     if (!rc) default_paths(o, &r, out, log_path, sizeof out);
-    if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
-    if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, o->cache);
+    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
+    if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, &run);
     if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
     if (!rc) rc = train_log_open(&log, log_path, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
     if (!rc) {
@@ -262,7 +268,9 @@ static int train(const train_options *o)
     return rc;
 }
 
-int cmd_train(int argc, char **argv)
+int cmd_train(int argc, char **argv) { return cli_train(argc, argv, NULL); }
+
+int cli_train(int argc, char **argv, const ca_options *seam)
 {
     train_options options;
     int help = 0;
@@ -273,5 +281,5 @@ int cmd_train(int argc, char **argv)
     action.sa_handler = on_signal;
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
-    return train(&options) ? cli_fail("train", 0) : 0;
+    return train(&options, seam) ? cli_fail("train", 0) : 0;
 }

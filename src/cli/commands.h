@@ -3,7 +3,12 @@
 #ifndef DLCA_COMMANDS_H
 #define DLCA_COMMANDS_H
 
+#include "ca_options.h"
+
 int cmd_train(int argc, char **argv);
+
+/* cmd_train with the test seam of `seam` (ca_options.before_step; NULL: none). */
+int cli_train(int argc, char **argv, const ca_options *seam);
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_info(int argc, char **argv);

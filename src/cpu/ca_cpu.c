@@ -115,7 +115,7 @@ static void update_forward(ca_cpu *e, const double *grid, double *block)
     }
 }
 
-void ca_step_forward(ca_cpu *e, int t)
+void ca_cpu_step_forward(ca_cpu *e, int t)
 {
     const ca_config *c = &e->model->config;
     const double *grid = ca_cpu_grid(e, t);
@@ -139,10 +139,10 @@ void ca_step_forward(ca_cpu *e, int t)
 
 void ca_cpu_forward(ca_cpu *e)
 {
-    for (int t = 0; t < e->model->config.steps; t++) ca_step_forward(e, t);
+    for (int t = 0; t < e->model->config.steps; t++) ca_cpu_step_forward(e, t);
 }
 
-double ca_loss_forward(const ca_cpu *e, const double *target)
+double ca_cpu_loss_forward(const ca_cpu *e, const double *target)
 {
     const ca_config *c = &e->model->config;
     const double *grid = ca_cpu_grid(e, c->steps);
@@ -154,7 +154,7 @@ double ca_loss_forward(const ca_cpu *e, const double *target)
     return loss;
 }
 
-void ca_loss_backward(ca_cpu *e, const double *target)
+void ca_cpu_loss_backward(ca_cpu *e, const double *target)
 {
     const ca_config *c = &e->model->config;
     const double *grid = ca_cpu_grid(e, c->steps);
@@ -213,7 +213,7 @@ static void async_backward(ca_cpu *e, int t, double *dproposed)
     }
 }
 
-void ca_step_backward(ca_cpu *e, int t)
+void ca_cpu_step_backward(ca_cpu *e, int t)
 {
     const ca_config *c = &e->model->config;
     const double *grid = ca_cpu_grid(e, t), *block = step_block(e, t);
@@ -226,7 +226,7 @@ void ca_step_backward(ca_cpu *e, int t)
 void ca_cpu_backward(ca_cpu *e)
 {
     memset(e->coeff_grad, 0, e->model->gate_count * 4 * sizeof(double));
-    for (int t = e->model->config.steps - 1; t >= 0; t--) ca_step_backward(e, t);
+    for (int t = e->model->config.steps - 1; t >= 0; t--) ca_cpu_step_backward(e, t);
 }
 
 void ca_cpu_logits_gradient(const ca_cpu *e, const double *logits, double *dlogits)

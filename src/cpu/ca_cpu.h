@@ -44,21 +44,21 @@ double *ca_cpu_grid(const ca_cpu *engine, int t);
 void ca_cpu_set_fire_stream(ca_cpu *engine, uint32_t stream);
 
 /* One CA step: grid_t -> grid_{t+1}, caching the step's activations. */
-void ca_step_forward(ca_cpu *engine, int t);
+void ca_cpu_step_forward(ca_cpu *engine, int t);
 
 /* Runs T steps from ca_cpu_grid(engine, 0). */
 void ca_cpu_forward(ca_cpu *engine);
 
 /* Sum of squared errors of the final grid's loss channels against target [loss_channels][cells]. */
-double ca_loss_forward(const ca_cpu *engine, const double *target);
+double ca_cpu_loss_forward(const ca_cpu *engine, const double *target);
 
 /* engine->dgrid = d loss / d final grid. */
-void ca_loss_backward(ca_cpu *engine, const double *target);
+void ca_cpu_loss_backward(ca_cpu *engine, const double *target);
 
 /* One step back: from engine->dgrid = dL/dgrid_{t+1} to dL/dgrid_t, adding into the coefficient sums S. */
-void ca_step_backward(ca_cpu *engine, int t);
+void ca_cpu_step_backward(ca_cpu *engine, int t);
 
-/* BPTT over all T steps from engine->dgrid (set by ca_loss_backward); S is zeroed first. */
+/* BPTT over all T steps from engine->dgrid (set by ca_cpu_loss_backward); S is zeroed first. */
 void ca_cpu_backward(ca_cpu *engine);
 
 /* d loss / d logits ([gates][16]) from S. */

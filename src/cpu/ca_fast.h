@@ -18,7 +18,7 @@ typedef struct ca_fast_pool ca_fast_pool;
 typedef struct {
     int cache;   /* 1: forward keeps every step's activations in act (for tests and inspection);
                     0: no act; backward recomputes a step from its grid (less memory traffic) */
-    int threads; /* 0: env DLCA_THREADS, else the online cores */
+    int threads; /* 0: the online cores */
 } ca_fast_options;
 
 typedef struct {

@@ -120,12 +120,6 @@ void ca_fast_pool_barrier(ca_fast_pool *p)
 
 int ca_fast_default_threads(void)
 {
-    const char *env = getenv("DLCA_THREADS");
-    if (env && *env) {
-        char *end;
-        long n = strtol(env, &end, 10);
-        if (*end == '\0' && n >= 1) return n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)n;
-    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)cores;
 }

@@ -20,7 +20,7 @@ void ca_fast_pool_run(ca_fast_pool *pool, ca_fast_job job, void *ctx);
 /* Inside a job: waits until every thread has reached the barrier. */
 void ca_fast_pool_barrier(ca_fast_pool *pool);
 
-/* Threads for the engine: env DLCA_THREADS when it is a number >= 1, else the online cores. */
+/* Threads for the engine when none are asked for: the online cores (at most POOL_MAX_THREADS). */
 int ca_fast_default_threads(void);
 
 #endif

@@ -5,18 +5,13 @@
 #ifndef DLCA_CA_GPU_H
 #define DLCA_CA_GPU_H
 
-#include "ca_shape.h"
+#include "ca_gpu_plan.h"
 #include "ca_model.h"
+#include "ca_shape.h"
 #include "vk_buffer.h"
 #include "vk_pipeline.h"
 
 #include <stdint.h>
-
-/* What the forward pass keeps for backward. */
-typedef enum {
-    CA_CACHE_FULL,      /* every step's activations: fastest */
-    CA_CACHE_CHECKPOINT /* only the grid per step; backward recomputes one step at a time */
-} ca_cache;
 
 /* Where a layer's wiring lies in the wiring buffer (words): the gates' inputs, the CSR reverse,
  * and the reverse as a table of `fanout` entries an input (padded with CA_GPU_NO_ENTRY). */
@@ -42,8 +37,8 @@ typedef struct {
     ca_model device_model;
     uint32_t *gate_row; /* [gate_count]: where the model's gate g is in the engine (ca_gpu_order.h) */
     ca_shape shape;
-    uint32_t cells, pitch;
-    ca_cache cache;
+    ca_gpu_options options; /* as asked (ca_gpu_init) */
+    ca_gpu_plan plan;      /* which kernels run, their tiles and the buffer sizes (ca_gpu_plan.h) */
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS], step_rows; /* as in ca_cpu */
     ca_gpu_wiring perception_wiring[CA_MAX_LAYERS], update_wiring[CA_MAX_LAYERS];
     vk_buffer logits;      /* [gates][16] */
@@ -58,37 +53,20 @@ typedef struct {
                               allocation is limited, 4 GiB on NVIDIA); checkpoint: one block. Made
                               when the per-layer kernels are to run (the fused ones keep none) */
     uint32_t act_buffers, act_blocks;
-    size_t act_bytes, block_bytes; /* the step blocks in all, and one */
-    vk_buffer dact;        /* [2][step_rows][pitch]: per-layer path: the slot gradients gate_backward.comp
-                              writes, half 0 for input a, half 1 for input b (row r: what row r's gate
-                              sends there), bound as two views (each within maxStorageBufferRange);
-                              fused path: the moore gradients to neighbours, [C*8][pitch] in the
-                              half of step t % 2 */
-    uint32_t per_thread, chunks; /* per-layer backward: cells per lane, and chunks of 64 x per_thread cells */
+    vk_buffer scratch;     /* backward scratch, [2][step_rows][pitch], one allocation for the path
+                              that runs: per-layer, the slot gradients (gpu_slot_view); fused, the
+                              moore gradients to neighbours (gpu_moore_view) */
     vk_buffer dgrid;       /* [C][pitch] */
     vk_buffer target;      /* [loss_channels][pitch] */
     vk_buffer partials;    /* per-workgroup sums of squared errors */
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
-    uint32_t partial_count;
-    int fused;             /* 1: one dispatch per CA step forward, one backward (the fused kernels);
-                              0: one per layer. ca_gpu_init picks (ca_gpu_use_fused changes it) */
-    int fused_possible;    /* the fused kernels fit this model (fused_plan in ca_gpu.c) */
-    uint32_t tile, tiles;  /* fused forward: cells per workgroup, workgroups per step */
-    uint32_t tile_backward, slots; /* fused backward: cells per tile, workgroups (each owns a
-                              slot of S partial rows; fewer than tiles: each takes every slots-th) */
-    uint32_t update_inputs, max_width, act_rows; /* fused: shared-memory layout (vk_push_fused) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_pipeline fused_pipelines[5]; /* forward, backward, grid gather, persistent forward and
                                        backward: specialised to the model (fused_perception.glsl,
                                        fused_update_layers.glsl), made when the engine first
                                        runs them */
     vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu.c) */
-    uint32_t persistent_groups; /* fused: the whole forward rollout in one dispatch of this many
-                                   workgroups, one a tile (fused_forward_persistent.comp); 0: one
-                                   dispatch a step (ca_gpu_init picks: on a GPU, not a CPU driver) */
-    int persistent_backward;    /* ... and BPTT in one of `slots` (a slot a tile) */
-    int persistent_stepwise;    /* ... as one dispatch a step anyway (DLCA_PERSISTENT=step: tests) */
     int cleared_forward, cleared_backward; /* what the next persistent forward / backward polls is
                                             * cleared already (ca_gpu_coefficients) */
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
@@ -120,16 +98,12 @@ typedef enum {
 
 enum { CA_GPU_LOSS_SLOTS = 64 };
 
-/* Rows of the fused kernels' layer table (ca_fused.glsl's uniform block: 4 perception layers at
- * most, then the update layers), and where the gate row table starts in the layers buffer:
- * after the largest layer table, on a 256-byte boundary (any minStorageBufferOffsetAlignment). */
-enum { CA_GPU_TABLE_ROWS = 4 + CA_MAX_LAYERS };
-enum { CA_GPU_GATE_ROWS_AT = (2 * CA_MAX_LAYERS * 16 * 4 + 255) / 256 * 256 };
 
 /* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when
  * both > 0) and uploads the wiring and the model's logits. Out of device memory names the size
- * asked and what would fit (checkpoint, a smaller batch). */
-int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch, int height, int width, ca_cache cache);
+ * asked and what would fit (checkpoint, a smaller batch). `options`: NULL for the automatic plan. */
+int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch, int height, int width,
+                const ca_gpu_options *options);
 
 void ca_gpu_free(ca_gpu *engine);
 
@@ -179,7 +153,7 @@ void ca_gpu_set_fire_stream(ca_gpu *engine, uint32_t stream);
 int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
 
 /* Records one CA step, grid_t -> grid_{t+1}. */
-int ca_step_forward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
+int ca_gpu_step_forward(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
 /* Records T steps from grid 0 (one dispatch for all of them where persistent_groups is set). */
 int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
@@ -201,7 +175,7 @@ int ca_gpu_forward_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
 
 /* Records one step back, leaving the whole dL/dgrid_t in dgrid (the per-layer kernels recompute
  * the step's activations first in checkpoint mode; the fused kernels always do). */
-int ca_step_backward_gpu(ca_gpu *engine, VkCommandBuffer cmd, int t);
+int ca_gpu_step_backward(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
 /* Switches between the fused kernels (on = 1; compiled for this model on first use) and the
  * per-layer ones; fails, changing nothing, when the fused kernels do not fit this model and

@@ -47,7 +47,8 @@ static void time_runs(hard_cpu *e, int runs, int steps, double *seconds)
     }
 }
 
-int hard_bench(const ca_model *model, int height, int width, int runs, int steps, FILE *out, double *median_rate)
+int hard_bench(const ca_model *model, const hard_compiler *compiler, int height, int width, int runs, int steps,
+               FILE *out, double *median_rate)
 {
     if (runs < 1 || steps < 1) return err_set(DLCA_ERR, "hard bench: %d runs of %d steps", runs, steps);
     hard_netlist net;
@@ -78,7 +79,7 @@ int hard_bench(const ca_model *model, int height, int width, int runs, int steps
     if (median_rate) *median_rate = updates / median;
     free(seconds);
     hard_cpu_free(&engine);
-    rc = hard_bench_compiled(&net, &model->config, height, width, runs, steps, out, NULL);
+    rc = hard_bench_compiled(&net, &model->config, compiler, height, width, runs, steps, out, NULL);
     hard_netlist_free(&net);
     return rc;
 }

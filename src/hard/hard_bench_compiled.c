@@ -42,10 +42,9 @@ static void compiled_free(compiled_circuit *c)
 /* Writes the C export into a fresh temporary folder, compiles it to a shared library and loads
  * it. A missing or failing compiler is not an error of dlca's: *why says what happened. */
 static int compiled_build(compiled_circuit *c, const hard_netlist *net, const ca_config *config, const char *cc,
-                          const char **why)
+                          const char *tmp, const char **why)
 {
     memset(c, 0, sizeof *c);
-    const char *tmp = getenv("TMPDIR");
     snprintf(c->dir, sizeof c->dir, "%s/dlca-bench-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
     if (!mkdtemp(c->dir)) return c->dir[0] = 0, err_set(DLCA_ERR, "cannot make a temporary folder %s", c->dir);
     snprintf(c->source, sizeof c->source, "%s/circuit.c", c->dir);
@@ -102,16 +101,17 @@ static int check_and_time(const compiled_circuit *c, hard_cpu *engine, int runs,
     return DLCA_OK;
 }
 
-int hard_bench_compiled(const hard_netlist *net, const ca_config *config, int height, int width, int runs, int steps,
-                        FILE *out, double *median_rate)
+int hard_bench_compiled(const hard_netlist *net, const ca_config *config, const hard_compiler *compiler, int height,
+                        int width, int runs, int steps, FILE *out, double *median_rate)
 {
-    const char *cc = getenv("DLCA_CC") ? getenv("DLCA_CC") : "cc", *why = NULL;
+    const char *cc = compiler && compiler->cc ? compiler->cc : "cc", *why = NULL;
+    const char *tmp = compiler ? compiler->tmpdir : NULL;
     compiled_circuit c;
     hard_cpu engine;
     double *seconds = malloc((size_t)runs * sizeof(double));
     if (median_rate) *median_rate = 0.0;
     if (!seconds) return err_set(DLCA_ERR_NOMEM, "out of memory");
-    int rc = compiled_build(&c, net, config, cc, &why);
+    int rc = compiled_build(&c, net, config, cc, tmp, &why);
     if (!rc && !why) rc = hard_cpu_init(&engine, net, (ca_shape){1, height, width, CA_BOUNDARY_PERIODIC}, config->fire_rate);
     if (!rc && !why) {
         hard_cpu_set_fire_stream(&engine, 1);

@@ -8,12 +8,17 @@
 
 #include <stdio.h>
 
-/* Exports `net` as C into a temporary folder, compiles it with $DLCA_CC (default cc) -O3
- * -march=native into a shared library, loads it, checks its bits against hard_cpu after `steps`
+/* The C compiler and the folder for its temporary files (NULL: cc and /tmp). */
+typedef struct {
+    const char *cc, *tmpdir;
+} hard_compiler;
+
+/* Exports `net` as C into a temporary folder, compiles it with compiler->cc -O3 -march=native
+ * into a shared library, loads it, checks its bits against hard_cpu after `steps`
  * steps from a random grid, then times `runs` runs of `steps` steps on one height x width grid
  * periodic grid (thread CPU time). Prints the median and best cell updates/s to `out`; *median_rate gets the
  * median, or 0 with a printed reason when no compiler works. A mismatch is an error. */
-int hard_bench_compiled(const hard_netlist *net, const ca_config *config, int height, int width, int runs, int steps,
-                        FILE *out, double *median_rate);
+int hard_bench_compiled(const hard_netlist *net, const ca_config *config, const hard_compiler *compiler, int height,
+                        int width, int runs, int steps, FILE *out, double *median_rate);
 
 #endif

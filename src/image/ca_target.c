@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ca_target_default_path(const ca_config *c, char *path, size_t size)
+const char *ca_target_default_path(const ca_config *c, const char *assets, char *path, size_t size)
 {
     if (c->target != CA_TARGET_IMAGE) return NULL;
-    const char *dir = getenv("DLCA_ASSETS");
-    if (!dir || !dir[0]) dir = DLCA_ASSET_DIR;
+    const char *dir = assets && assets[0] ? assets : DLCA_ASSET_DIR;
     snprintf(path, size, "%s/%s", dir, c->loss_channels == 1 ? "lizard20.png" : "image16.png");
     return path;
 }

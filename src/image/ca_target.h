@@ -5,10 +5,10 @@
 #include "ca_config.h"
 #include "ca_file.h"
 
-/* The shipped picture for a preset that needs one (assets/lizard20.png, assets/image16.png),
- * under $DLCA_ASSETS or the source tree's assets/; NULL when the config needs none. Writes the
- * path into `path` (size `size`). */
-const char *ca_target_default_path(const ca_config *config, char *path, size_t size);
+/* The shipped picture for a preset that needs one (lizard20.png, image16.png) in `assets` (NULL:
+ * the source tree's assets/); NULL when the config needs none. Writes the path into `path`
+ * (size `size`). */
+const char *ca_target_default_path(const ca_config *config, const char *assets, char *path, size_t size);
 
 /* Reads `path` as the config's target: 1 loss channel = silhouette, 3 = RGB bits, at the
  * config's grid size. */

@@ -6,13 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
-int ca_backend_open(const char *spec, vk_context *vk, ca_backend *backend)
+int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backend)
 {
+    const char *spec = options->device;
     memset(vk, 0, sizeof *vk);
     *backend = CA_BACKEND_CPU;
     if (spec && strcmp(spec, "cpu") == 0) return DLCA_OK;
     if (!spec || strcmp(spec, "auto") == 0) {
-        if (vk_context_init_spec(vk, "auto") != DLCA_OK) {
+        if (vk_context_init_spec(vk, "auto", &options->vk) != DLCA_OK) {
             err_clear();
             return DLCA_OK;
         }
@@ -23,7 +24,7 @@ int ca_backend_open(const char *spec, vk_context *vk, ca_backend *backend)
         *backend = CA_BACKEND_GPU;
         return DLCA_OK;
     }
-    int status = vk_context_init_spec(vk, spec);
+    int status = vk_context_init_spec(vk, spec, &options->vk);
     if (status != DLCA_OK) {
         /* "no Vulkan device found" alone would not say which --device was asked for. */
         if (!strstr(err_message(), spec)) {

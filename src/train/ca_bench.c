@@ -53,11 +53,11 @@ static void describe(const ca_trainer *t, ca_bench_result *r)
     r->model_gates = t->model->gate_count;
     r->T = c->steps;
     if (t->backend == CA_BACKEND_GPU) {
-        r->evals_per_cell = t->gpu.step_rows, r->cells = t->gpu.cells, r->fused = t->gpu.fused;
+        r->evals_per_cell = t->gpu.step_rows, r->cells = t->gpu.plan.cells, r->fused = t->gpu.plan.fused;
         r->engine_device_bytes = ca_gpu_buffer_bytes(&t->gpu);
     } else {
-        r->evals_per_cell = t->cpu_reference ? t->cpu.step_rows : t->fast.step_rows;
-        r->cells = t->cpu_reference ? t->cpu.cells : t->fast.cells;
+        r->evals_per_cell = t->options.cpu_reference ? t->cpu.step_rows : t->fast.step_rows;
+        r->cells = t->options.cpu_reference ? t->cpu.cells : t->fast.cells;
     }
     r->forward_evals = (double)r->evals_per_cell * (double)r->cells * (double)r->T;
 }
@@ -134,7 +134,11 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     r->warmup = done;
     if (!rc) rc = measure(t, steps, samples, r);
     if (!rc) summarise(samples, steps, r);
-    if (gpu) r->persistent = t->gpu.fused && t->gpu.persistent_groups, r->persistent_gave_up = t->gpu.persistent_gave_up;
+    if (gpu) {
+        r->persistent = t->gpu.plan.fused && t->gpu.plan.persistent_groups;
+        r->persistent_gave_up = t->gpu.persistent_gave_up;
+        ca_gpu_plan_describe(&t->gpu.plan, r->plan, sizeof r->plan);
+    }
     t->gpu.profile = 0;
     free(block);
     return rc;

@@ -29,6 +29,7 @@ typedef struct {
     int persistent;         /* fused: 1 if the persistent ones ran the measured steps (all T steps a
                                dispatch), 0 if one dispatch a step */
     uint32_t persistent_gave_up; /* their workgroups that the device could not hold at once (then 0) */
+    char plan[192];         /* the GPU engine's plan after the run (ca_gpu_plan_describe) */
     ca_bench_spread gpu_ms, forward_ms, loss_ms, backward_ms, optimizer_ms;
     double dispatches_per_step, submissions_per_step; /* mean over the measured steps */
     size_t peak_device_bytes;   /* vk->peak_device_bytes after the run */

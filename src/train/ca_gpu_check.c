@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ca_gpu_check_enabled(void)
-{
-    const char *value = getenv("DLCA_CHECK_STAGES");
-    return value && value[0] == '1';
-}
-
 /* The state a check needs: the CPU twin and scratch for downloads. */
 typedef struct {
     ca_trainer *t;
@@ -72,7 +66,7 @@ static int stage_coefficients(checker *k, VkCommandBuffer cmd, int hard)
 {
     return ca_gpu_coefficients(&k->t->gpu, cmd, hard);
 }
-static int stage_forward(checker *k, VkCommandBuffer cmd, int t) { return ca_step_forward_gpu(&k->t->gpu, cmd, t); }
+static int stage_forward(checker *k, VkCommandBuffer cmd, int t) { return ca_gpu_step_forward(&k->t->gpu, cmd, t); }
 static int stage_loss(checker *k, VkCommandBuffer cmd, int slot) { return ca_gpu_loss(&k->t->gpu, cmd, (uint32_t)slot); }
 static int stage_zero_sums(checker *k, VkCommandBuffer cmd, int arg)
 {
@@ -81,7 +75,7 @@ static int stage_zero_sums(checker *k, VkCommandBuffer cmd, int arg)
 }
 static int stage_backward(checker *k, VkCommandBuffer cmd, int t)
 {
-    return ca_step_backward_gpu(&k->t->gpu, cmd, t) || ca_gpu_sums_finish(&k->t->gpu, cmd);
+    return ca_gpu_step_backward(&k->t->gpu, cmd, t) || ca_gpu_sums_finish(&k->t->gpu, cmd);
 }
 static int stage_logits(checker *k, VkCommandBuffer cmd, int arg)
 {
@@ -106,14 +100,14 @@ static int check_rollout(checker *k, int hard)
         return DLCA_ERR;
     for (int step = 0; step < c->steps; step++) {
         if (submit(k, stage_forward, step)) return DLCA_ERR;
-        ca_step_forward(&k->cpu, step);
+        ca_cpu_step_forward(&k->cpu, step);
         if (ca_gpu_download_grid(&t->gpu, step + 1, k->values)) return DLCA_ERR;
         if (compare("forward grid", step, k->values, ca_cpu_grid(&k->cpu, step + 1),
                     (size_t)c->channels * k->cpu.cells, hard ? 0.0 : 1e-3))
             return DLCA_ERR;
     }
     if (submit(k, stage_loss, hard)) return DLCA_ERR;
-    double loss = ca_loss_forward(&k->cpu, t->target), gpu_loss = ((const float *)t->gpu.losses.mapped)[hard];
+    double loss = ca_cpu_loss_forward(&k->cpu, t->target), gpu_loss = ((const float *)t->gpu.losses.mapped)[hard];
     return compare(hard ? "hard loss" : "loss", c->steps, &gpu_loss, &loss, 1, 1e-3);
 }
 
@@ -122,7 +116,7 @@ static int check_backward(checker *k)
     ca_trainer *t = k->t;
     const ca_config *c = &t->model->config;
     size_t gates = t->model->gate_count;
-    ca_loss_backward(&k->cpu, t->target);
+    ca_cpu_loss_backward(&k->cpu, t->target);
     if (ca_gpu_download_dgrid(&t->gpu, k->values) ||
         compare("loss gradient", c->steps, k->values, k->cpu.dgrid, (size_t)c->channels * k->cpu.cells, 1e-3))
         return DLCA_ERR;
@@ -135,7 +129,7 @@ static int check_backward(checker *k)
     double grid_floor = 1e-3 * largest(k->cpu.dgrid, n_grid);
     for (int step = c->steps - 1; step >= 0; step--) {
         if (submit(k, stage_backward, step)) return DLCA_ERR;
-        ca_step_backward(&k->cpu, step);
+        ca_cpu_step_backward(&k->cpu, step);
         if (ca_gpu_read_gate_values(&t->gpu, &t->gpu.coeff_grad, 4, k->values) ||
             compare("backward S", step, k->values, k->cpu.coeff_grad, gates * 4, 1e-3))
             return DLCA_ERR;
@@ -203,7 +197,7 @@ int ca_gpu_check_step(ca_trainer *t, int with_hard)
 {
     checker k = {.t = t};
     const ca_model *m = t->model;
-    size_t n_values = m->gate_count * 16, block = (size_t)m->config.channels * t->gpu.cells;
+    size_t n_values = m->gate_count * 16, block = (size_t)m->config.channels * t->gpu.plan.cells;
     float *logits = malloc(m->gate_count * 16 * sizeof(float));
     k.logits = malloc(m->gate_count * 16 * sizeof(double));
     k.values = malloc((n_values > block ? n_values : block) * sizeof(double));

@@ -54,7 +54,7 @@ int ca_runner_init(ca_runner *r, const ca_model *model, ca_backend backend, vk_c
     if (hard)
         rc = init_packed(r, fire_rate);
     else if (backend == CA_BACKEND_GPU)
-        rc = ca_gpu_init(&r->gpu, vk, &r->view, batch, height, width, CA_CACHE_FULL);
+        rc = ca_gpu_init(&r->gpu, vk, &r->view, batch, height, width, NULL);
     else
         rc = ca_cpu_init(&r->cpu, &r->view, batch, height, width);
     if (!rc && !hard) rc = prepare_coefficients(r);
@@ -86,7 +86,7 @@ static int gpu_step(ca_runner *r)
 {
     VkCommandBuffer cmd;
     if (ca_gpu_upload_grid(&r->gpu, 0, r->grid) || vk_cmd_begin(r->vk, &cmd)) return DLCA_ERR;
-    if (ca_step_forward_gpu(&r->gpu, cmd, 0)) return vk_cmd_free(r->vk, cmd), DLCA_ERR;
+    if (ca_gpu_step_forward(&r->gpu, cmd, 0)) return vk_cmd_free(r->vk, cmd), DLCA_ERR;
     if (vk_cmd_finish(r->vk, cmd)) return DLCA_ERR;
     return ca_gpu_download_grid(&r->gpu, 1, r->grid);
 }
@@ -118,7 +118,7 @@ int ca_runner_step(ca_runner *r)
     }
     ca_cpu_set_fire_stream(&r->cpu, stream);
     memcpy(ca_cpu_grid(&r->cpu, 0), r->grid, r->grid_values * sizeof(double));
-    ca_step_forward(&r->cpu, 0);
+    ca_cpu_step_forward(&r->cpu, 0);
     memcpy(r->grid, ca_cpu_grid(&r->cpu, 1), r->grid_values * sizeof(double));
     return DLCA_OK;
 }

@@ -24,27 +24,21 @@ int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const do
     return ca_task_target(c, shape, start, image, target);
 }
 
-static int use_cpu_reference(void)
-{
-    const char *value = getenv("DLCA_CPU_REFERENCE");
-    return value && strcmp(value, "1") == 0;
-}
-
 /* The fast engine keeps no activations: backward recomputes each step from its grid. */
 static int cpu_engine_init(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
-    const ca_fast_options options = {.cache = 0, .threads = 0};
-    t->cpu_reference = use_cpu_reference();
-    if (t->cpu_reference) return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
+    const ca_fast_options options = {.cache = 0, .threads = t->options.cpu_threads};
+    if (t->options.cpu_reference) return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
     return ca_fast_init(&t->fast, t->model, c->batch, 0, 0, &options);
 }
 
 int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
-                    ca_cache cache)
+                    const ca_options *options)
 {
     const ca_config *c = &model->config;
     memset(t, 0, sizeof *t);
+    if (options) t->options = *options;
     t->model = model, t->backend = backend, t->image = image, t->vk = vk;
     t->adamw = ca_adamw_default(c);
     t->gate_values = model->gate_count * GATE_OP_COUNT;
@@ -63,7 +57,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     }
     int rc;
     if (backend == CA_BACKEND_GPU) {
-        rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, cache);
+        rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, &t->options.gpu);
         if (!rc && image) rc = ca_gpu_upload_image(&t->gpu, image);
     } else {
         rc = cpu_engine_init(t);
@@ -80,7 +74,7 @@ void ca_trainer_free(ca_trainer *t)
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->logits), free(t->dlogits);
     if (t->backend == CA_BACKEND_GPU)
         ca_gpu_free(&t->gpu);
-    else if (t->cpu_reference)
+    else if (t->options.cpu_reference)
         ca_cpu_free(&t->cpu);
     else
         ca_fast_free(&t->fast);
@@ -122,7 +116,7 @@ static double cpu_reference_rollout(ca_trainer *t, int hard)
     memcpy(ca_cpu_grid(e, 0), t->start, n_grid * sizeof(double));
     if (hard) ca_task_binarize(ca_cpu_grid(e, 0), n_grid);
     ca_cpu_forward(e);
-    return ca_loss_forward(e, t->target);
+    return ca_cpu_loss_forward(e, t->target);
 }
 
 static double fast_rollout(ca_trainer *t, int hard)
@@ -142,14 +136,14 @@ static double fast_rollout(ca_trainer *t, int hard)
 
 static double cpu_rollout(ca_trainer *t, int hard)
 {
-    return t->cpu_reference ? cpu_reference_rollout(t, hard) : fast_rollout(t, hard);
+    return t->options.cpu_reference ? cpu_reference_rollout(t, hard) : fast_rollout(t, hard);
 }
 
 /* BPTT of the last (soft) rollout into t->dlogits. */
 static void cpu_gradient(ca_trainer *t)
 {
-    if (t->cpu_reference) {
-        ca_loss_backward(&t->cpu, t->target);
+    if (t->options.cpu_reference) {
+        ca_cpu_loss_backward(&t->cpu, t->target);
         ca_cpu_backward(&t->cpu);
         ca_cpu_logits_gradient(&t->cpu, t->logits, t->dlogits);
         return;
@@ -174,21 +168,20 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     return DLCA_OK;
 }
 
-/* Test only: env DLCA_TEST_INJECT_NAN=N turns one logit into NaN before step N (1-based), so
- * tests can watch a real NaN run through forward, loss and gradient on either engine. */
-static int inject_nan(ca_trainer *t)
+/* The test seam of ca_options, before step t->step + 1. */
+static int before_step(ca_trainer *t)
 {
-    const char *value = getenv("DLCA_TEST_INJECT_NAN");
-    if (!value || strtoull(value, NULL, 10) != t->step + 1) return DLCA_OK;
-    t->model->logits[0] = NAN;
-    if (t->backend == CA_BACKEND_GPU) return ca_gpu_upload_logits(&t->gpu, t->model->logits, 0);
+    if (!t->options.before_step) return DLCA_OK;
+    int changed = t->options.before_step(t->options.before_step_context, t->step + 1, t->model);
+    if (changed < 0) return DLCA_ERR;
+    if (changed && t->backend == CA_BACKEND_GPU) return ca_gpu_upload_logits(&t->gpu, t->model->logits, 0);
     return DLCA_OK;
 }
 
 int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     const ca_config *c = &t->model->config;
-    if (inject_nan(t)) return DLCA_ERR;
+    if (before_step(t)) return DLCA_ERR;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
     uint32_t stream = rng_fire_stream(c->seed, t->step);
     int rc;
@@ -198,7 +191,7 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
         rc = ca_trainer_gpu_step(t, soft_loss, hard_loss);
     } else {
         rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
-        if (t->cpu_reference)
+        if (t->options.cpu_reference)
             ca_cpu_set_fire_stream(&t->cpu, stream);
         else
             ca_fast_set_fire_stream(&t->fast, stream);

@@ -9,6 +9,7 @@
 #include "ca_fast.h"
 #include "ca_gpu.h"
 #include "ca_model.h"
+#include "ca_options.h"
 
 typedef enum { CA_BACKEND_CPU, CA_BACKEND_GPU } ca_backend;
 
@@ -21,8 +22,7 @@ typedef struct {
     const double *image;       /* target picture [loss_channels][H][W], or NULL */
     double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells] */
     size_t gate_values;        /* gates * 16 */
-    int cpu_reference;         /* CPU backend: 1 = the double reference engine (env DLCA_CPU_REFERENCE=1),
-                                  0 = the fast float engine */
+    ca_options options;        /* as ca_trainer_init was given them */
     ca_cpu cpu;                /* CPU backend, reference */
     ca_fast fast;              /* CPU backend, fast */
     double *logits, *dlogits;  /* CPU backend: double copies */
@@ -34,11 +34,11 @@ typedef struct {
 ca_adamw ca_adamw_default(const ca_config *config);
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
- * with the given cache mode. `image` is needed for image targets. The CPU backend runs the
- * fast float engine (threads: env DLCA_THREADS), or the double reference when the environment
- * sets DLCA_CPU_REFERENCE=1. */
+ * with options->gpu's plan. `image` is needed for image targets. The CPU backend runs the fast
+ * float engine on options->cpu_threads, or the double reference with options->cpu_reference.
+ * `options` NULL: all automatic. */
 int ca_trainer_init(ca_trainer *trainer, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
-                    ca_cache cache);
+                    const ca_options *options);
 
 void ca_trainer_free(ca_trainer *trainer);
 
@@ -47,8 +47,7 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
 
 /* One training step on round trainer->step: soft loss before the update, and with
  * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates).
- * A NaN or infinite loss or gradient fails with a message naming the step (1-based, as logged).
- * Test only: env DLCA_TEST_INJECT_NAN=N poisons one logit with NaN before step N. */
+ * A NaN or infinite loss or gradient fails with a message naming the step (1-based, as logged). */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 
 /* The GPU half of ca_trainer_step, for round trainer->step (inputs already in trainer->start/target). */

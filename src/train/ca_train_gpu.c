@@ -26,7 +26,7 @@ int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     VkCommandBuffer cmd;
     ca_gpu_set_adamw_step(&t->gpu, &t->adamw, t->step + 1);
-    if (ca_gpu_check_enabled()) {
+    if (t->options.check_stages) {
         if (ca_gpu_check_step(t, hard_loss != NULL)) return DLCA_ERR;
     } else {
         if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;

@@ -24,12 +24,6 @@ static int validation_messages;
 
 int vk_validation_message_count(void) { return validation_messages; }
 
-static int env_flag(const char *name)
-{
-    const char *value = getenv(name);
-    return value && value[0] == '1';
-}
-
 static VKAPI_ATTR VkBool32 VKAPI_CALL vk_debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                       VkDebugUtilsMessageTypeFlagsEXT types,
                                                       const VkDebugUtilsMessengerCallbackDataEXT *data,
@@ -314,7 +308,7 @@ static int pipeline_robustness_available(VkPhysicalDevice physical)
     return robustness.pipelineRobustness == VK_TRUE;
 }
 
-static int device_create(vk_context *vk)
+static int device_create(vk_context *vk, const vk_context_options *o)
 {
     /* Push descriptors: see vk_pipeline.h for why they are required. */
     if (!device_extension_available(vk->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
@@ -328,11 +322,11 @@ static int device_create(vk_context *vk)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE,
     };
-    if (env_flag("DLCA_PIPELINE_STATS")) {
+    if (o->pipeline_stats) {
         const char *name = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
         vk->pipeline_statistics = device_extension_available(vk->physical, name);
         if (!vk->pipeline_statistics)
-            fprintf(stderr, "DLCA_PIPELINE_STATS: %s lacks %s; no statistics\n", vk->props.deviceName, name);
+            fprintf(stderr, "pipeline statistics: %s lacks %s; none printed\n", vk->props.deviceName, name);
         else
             extensions[extension_count++] = name, chain = &statistics;
     }
@@ -344,7 +338,7 @@ static int device_create(vk_context *vk)
         .pNext = (void *)chain,
         .pipelineRobustness = VK_TRUE,
     };
-    if (!env_flag("DLCA_ROBUST") && pipeline_robustness_available(vk->physical)) {
+    if (!o->robust && pipeline_robustness_available(vk->physical)) {
         vk->unchecked_buffers = 1;
         extensions[extension_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, chain = &robustness;
     }
@@ -371,7 +365,7 @@ static int device_create(vk_context *vk)
     return DLCA_OK;
 }
 
-static int device_objects_create(vk_context *vk)
+static int device_objects_create(vk_context *vk, const vk_context_options *o)
 {
     VkCommandPoolCreateInfo pool = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -381,7 +375,7 @@ static int device_objects_create(vk_context *vk)
     VK_CHECK(vkCreateCommandPool(vk->device, &pool, NULL, &vk->command_pool));
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VK_CHECK(vkCreateFence(vk->device, &fence, NULL, &vk->fence));
-    vk->timeout_ns = vk_default_timeout_ns;
+    vk->timeout_ns = o->timeout_s > 0 ? (uint64_t)(o->timeout_s * 1e9) : vk_default_timeout_ns;
     vk->timestamp_period_ns = vk->props.limits.timestampPeriod;
     if (vk->timestamp_valid_bits == 0) return DLCA_OK; /* profiling reads zeros; nothing else changes */
     VkQueryPoolCreateInfo query = {
@@ -393,24 +387,29 @@ static int device_objects_create(vk_context *vk)
     return DLCA_OK;
 }
 
-static int context_init(vk_context *vk, const char *spec, int index)
+static int context_init(vk_context *vk, const char *spec, int index, const vk_context_options *options)
 {
+    const vk_context_options defaults = {0};
+    const vk_context_options *o = options ? options : &defaults;
     memset(vk, 0, sizeof *vk);
-    int rc = instance_create(vk, env_flag("DLCA_VALIDATE"));
+    int rc = instance_create(vk, o->validate);
     if (!rc) rc = device_choose(vk, spec, index);
     if (!rc) rc = queue_family_choose(vk);
-    if (!rc) rc = device_create(vk);
-    if (!rc) rc = device_objects_create(vk);
+    if (!rc) rc = device_create(vk, o);
+    if (!rc) rc = device_objects_create(vk, o);
     if (rc) vk_context_free(vk); /* leaves the message set above */
     return rc;
 }
 
-int vk_context_init(vk_context *vk, int device_index)
+int vk_context_init(vk_context *vk, int device_index, const vk_context_options *options)
 {
-    return context_init(vk, device_index < 0 ? getenv("DLCA_DEVICE") : NULL, device_index);
+    return context_init(vk, NULL, device_index, options);
 }
 
-int vk_context_init_spec(vk_context *vk, const char *spec) { return context_init(vk, spec, -1); }
+int vk_context_init_spec(vk_context *vk, const char *spec, const vk_context_options *options)
+{
+    return context_init(vk, spec, -1, options);
+}
 
 void vk_context_free(vk_context *vk)
 {

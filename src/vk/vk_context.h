@@ -40,29 +40,37 @@ typedef struct vk_context {
     size_t peak_device_bytes;       /* highest device_bytes so far */
     uint64_t dispatches;            /* instrumentation (dlca bench): vk_dispatch calls recorded so far */
     uint64_t submissions;           /* instrumentation (dlca bench): queue submissions so far */
-    int validate;                   /* validation layer on (DLCA_VALIDATE=1) */
+    int validate;                   /* validation layer on (vk_context_options) */
     int subgroup_shuffle;           /* compute shaders may shuffle within a subgroup (fused_step_backward.comp) */
-    int pipeline_statistics;        /* print each pipeline's compiler statistics (DLCA_PIPELINE_STATS=1,
+    int pipeline_statistics;        /* print each pipeline's compiler statistics (vk_context_options,
                                        where VK_KHR_pipeline_executable_properties exists) */
     int unchecked_buffers;          /* pipelines ask for no bounds checks on storage and uniform
-                                       buffers (VK_EXT_pipeline_robustness; DLCA_ROBUST=1 keeps them) */
+                                       buffers (VK_EXT_pipeline_robustness; unless options.robust) */
     int validation_errors;          /* warnings + errors reported by the layer; kept by vk_context_free */
 } vk_context;
 
+/* How a context is made; a zeroed struct (or NULL) gives the defaults. */
+typedef struct {
+    int validate;       /* the Khronos validation layers, every message counted (DLCA_VALIDATE=1) */
+    int robust;         /* keep the driver's bounds checks on buffer accesses (DLCA_ROBUST=1) */
+    int pipeline_stats; /* print what the driver reports of each compiled kernel (DLCA_PIPELINE_STATS=1) */
+    double timeout_s;   /* a submission not finished after this long is reported as a hang; 0: 120 s */
+} vk_context_options;
+
 /* Opens device `device_index` (its position in `dlca devices`), or with device_index < 0 the
- * device named by env DLCA_DEVICE, else the best one: discrete > integrated > virtual > cpu.
- * Returns DLCA_ERR_NODEV (message with a hint) when there is no loader or no device. */
-int vk_context_init(vk_context *vk, int device_index);
+ * best one: discrete > integrated > virtual > cpu. Returns DLCA_ERR_NODEV (message with a hint)
+ * when there is no loader or no device. */
+int vk_context_init(vk_context *vk, int device_index, const vk_context_options *options);
 
 /* Like vk_context_init with a device spec: NULL, "" or "auto"; an index ("0"); a type
  * ("discrete", "integrated", "virtual", "cpu"); or a case-insensitive part of the name. */
-int vk_context_init_spec(vk_context *vk, const char *spec);
+int vk_context_init_spec(vk_context *vk, const char *spec, const vk_context_options *options);
 
 /* Destroys everything the context holds. Safe on a zeroed or partly initialised context;
  * leaves validation_errors so a test can check it after the layer's last reports. */
 void vk_context_free(vk_context *vk);
 
-/* Validation messages reported to any context of this process so far (0 without DLCA_VALIDATE=1). */
+/* Validation messages reported to any context of this process so far (0 without validation). */
 int vk_validation_message_count(void);
 
 /* Prints one line per device: index, name, type, device-local MiB, API version.

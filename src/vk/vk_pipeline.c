@@ -436,7 +436,7 @@ int vk_dispatch_pipeline(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline 
     return dispatch_record(vk, cmd, p, VK_PIPE_COUNT, desc, views, n_views, push, push_size, groups);
 }
 
-int vk_groups_1d_local(vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3])
+int vk_groups_1d_local(const vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3])
 {
     const uint32_t *max = vk->props.limits.maxComputeWorkGroupCount;
     uint64_t local = local_size ? local_size : 1;
@@ -452,7 +452,7 @@ int vk_groups_1d_local(vk_context *vk, const char *name, uint32_t local_size, ui
     return DLCA_OK;
 }
 
-int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3])
+int vk_groups_1d(const vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3])
 {
     if ((unsigned)id >= VK_PIPE_COUNT) return err_set(DLCA_ERR, "pipeline id %d is not in the table", (int)id);
     return vk_groups_1d_local(vk, vk_pipeline_descs[id].name, vk_pipeline_descs[id].local_size_x, count, groups);

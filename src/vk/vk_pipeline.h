@@ -135,7 +135,7 @@ int vk_dispatch(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk
 
 /* Workgroups covering `count` invocations of `id`, as x (up to the device limit) times y.
  * The shader recovers the index with global_index() from common.glsl and checks it < count. */
-int vk_groups_1d(vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3]);
+int vk_groups_1d(const vk_context *vk, vk_pipeline_id id, uint64_t count, uint32_t groups[3]);
 
 /* vk_groups_1d + vk_dispatch. */
 int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
@@ -168,6 +168,6 @@ int vk_dispatch_pipeline(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline 
                          uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
 
 /* vk_groups_1d for a workgroup of local_size invocations (`name` for the message). */
-int vk_groups_1d_local(vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3]);
+int vk_groups_1d_local(const vk_context *vk, const char *name, uint32_t local_size, uint64_t count, uint32_t groups[3]);
 
 #endif

@@ -1,0 +1,308 @@
+/* ca_gpu_fused.c: the fused path (ca_gpu_plan.h): one dispatch a CA step forward and one
+ * backward, a workgroup a tile of cells; and the persistent path, all T steps in one dispatch.
+ * The kernels are compiled for each model with its shape as specialisation constants. */
+#include "ca_gpu_internal.h"
+
+#include "error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The fused kernels' specialisation constants, from id 2: for fused_perception.glsl the
+ * perception depth, the widths of layers 1-3, and each of the 4 possible perception layers'
+ * wiring, a at l * 16 + g, b at l * 16 + 8 + g; then for fused_update_layers.glsl the update
+ * depth and per update layer its width, wiring a and b, coefficient base and step-block row,
+ * as the layer table holds them; then, for fused_step_backward.comp, whether its workgroups
+ * share slots (take several tiles each); the forward's and the backward's cells a tile; last,
+ * for fused_update_backward.glsl, per update layer its padded reverse table and fanout. */
+enum {
+    FUSED_PERCEPTION_CONSTANTS = 4 + 4 * 16,
+    FUSED_SHARED_SLOTS = FUSED_PERCEPTION_CONSTANTS + 1 + 5 * CA_MAX_LAYERS,
+    FUSED_REVERSE = FUSED_SHARED_SLOTS + 3,
+    FUSED_CONSTANTS = FUSED_REVERSE + 2 * CA_MAX_LAYERS
+};
+_Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
+
+/* The fused kernels' layer table (after upload_wiring: it names the reverse tables). */
+int gpu_upload_layers(ca_gpu *e)
+{
+    uint32_t rows[2 * CA_MAX_LAYERS * 16];
+    e->layer_count = (uint32_t)ca_gpu_fused_layers(e, rows);
+    return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
+}
+
+static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
+{
+    const ca_model *m = e->model;
+    const ca_config *c = &m->config;
+    memset(values, 0, FUSED_CONSTANTS * sizeof *values);
+    values[0] = (uint32_t)c->perception_depth;
+    for (int l = 1; l < 4; l++) values[l] = l < c->perception_depth ? (uint32_t)c->perception_widths[l] : 1;
+    for (int l = 0; l < c->perception_depth && l < 4; l++)
+        for (int g = 0; g < m->perception[l].n_out && g < 8; g++) {
+            values[4 + l * 16 + g] = (uint32_t)m->perception[l].input_a[g];
+            values[4 + l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
+        }
+    uint32_t rows[2 * CA_MAX_LAYERS * 16], *update = values + FUSED_PERCEPTION_CONSTANTS;
+    int first = ca_gpu_fused_layers(e, rows) - c->update_depth;
+    update[0] = (uint32_t)c->update_depth;
+    for (int u = 0; u < c->update_depth; u++) { /* rows as layer_row writes them */
+        const uint32_t *row = rows + 16 * (first + u);
+        uint32_t *to = update + 1 + 5 * u;
+        to[0] = row[2], to[1] = row[12], to[2] = row[13], to[3] = row[10], to[4] = row[8];
+        values[FUSED_REVERSE + 2 * u] = row[14], values[FUSED_REVERSE + 2 * u + 1] = row[15];
+    }
+    values[FUSED_SHARED_SLOTS] = e->plan.slots < (e->plan.cells + e->plan.tile_backward - 1) / e->plan.tile_backward;
+    values[FUSED_SHARED_SLOTS + 1] = e->plan.tile, values[FUSED_SHARED_SLOTS + 2] = e->plan.tile_backward;
+    return FUSED_CONSTANTS;
+}
+
+/* The pipeline-table rows of the fused kernels (forward, backward, grid gather) for a model of
+ * this config: the copies compiled for at most 8 update layers where it has that few, and the
+ * backward with one phase per update layer on tiles of two whose layers fit a workgroup. */
+static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeline_id ids[5])
+{
+    int shallow = config->update_depth <= 8; /* the copies with code for 8 layers (CMakeLists.txt) */
+    int merged = tile_backward == 2;
+    uint32_t group = vk_pipeline_descs[VK_PIPE_FUSED_STEP_BACKWARD_MERGED].local_size_x;
+    for (int l = 0; l < config->update_depth; l++)
+        if ((uint32_t)config->update_widths[l] > group) merged = 0;
+    ids[0] = shallow ? VK_PIPE_FUSED_STEP_FORWARD_8 : VK_PIPE_FUSED_STEP_FORWARD;
+    if (merged) {
+        ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_MERGED_8 : VK_PIPE_FUSED_STEP_BACKWARD_MERGED;
+        ids[4] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_MERGED_PERSISTENT_8 : VK_PIPE_FUSED_STEP_BACKWARD_MERGED_PERSISTENT;
+    } else {
+        ids[1] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_8 : VK_PIPE_FUSED_STEP_BACKWARD;
+        ids[4] = shallow ? VK_PIPE_FUSED_STEP_BACKWARD_PERSISTENT_8 : VK_PIPE_FUSED_STEP_BACKWARD_PERSISTENT;
+    }
+    ids[2] = VK_PIPE_FUSED_GRID_GATHER;
+    ids[3] = shallow ? VK_PIPE_FUSED_FORWARD_PERSISTENT_8 : VK_PIPE_FUSED_FORWARD_PERSISTENT;
+}
+
+/* The fused pipelines for this model, once: compiled only for an engine that runs them. */
+int gpu_create_fused_pipelines(ca_gpu *e)
+{
+    if (e->fused_pipelines[0].pipeline) return DLCA_OK;
+    uint32_t values[FUSED_CONSTANTS];
+    uint32_t count = fused_constants(e, values);
+    fused_ids(&e->model->config, e->plan.tile_backward, e->fused_ids);
+    for (int i = 0; i < 5; i++) {
+        if ((i == 3 && !e->plan.persistent_groups) || (i == 4 && !e->plan.persistent_backward)) continue;
+        if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", err_message());
+            for (int j = 0; j <= i; j++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[j]);
+            return err_set(DLCA_ERR, "compiling the fused kernels for this model failed (%s); DLCA_FUSED=0 runs the "
+                                     "per-layer kernels", why);
+        }
+    }
+    return DLCA_OK;
+}
+
+/* What the persistent forward polls: grids 1..T empty (CA_GPU_EMPTY, fused_persistent.glsl), its
+ * roll call zeroed. No barrier of its own. */
+int gpu_clear_forward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    const ca_config *c = gpu_config_of(e);
+    size_t grid_words = (size_t)c->channels * e->plan.pitch;
+    e->cleared_forward = 1;
+    return gpu_fill_words(e, cmd, &e->grids, grid_words, (size_t)c->steps * grid_words, CA_GPU_EMPTY) ||
+                   gpu_fill_words(e, cmd, &e->roll, 0, 1, 0)
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
+/* What the persistent backward polls: every step's moore rows empty, its roll call zeroed (it
+ * stores its first step's S partials: no zeroing). No barrier of its own. */
+int gpu_clear_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    e->cleared_backward = 1;
+    return gpu_fill_words(e, cmd, &e->moore_steps, 0, e->moore_steps.size / 4, CA_GPU_EMPTY) ||
+                   gpu_fill_words(e, cmd, &e->roll, 1, 1, 0)
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
+/* ---- the fused path: one dispatch per CA step forward, one backward ---- */
+
+static vk_push_fused fused_push(const ca_gpu *e, int t)
+{
+    const ca_config *c = gpu_config_of(e);
+    return (vk_push_fused){
+        .cells = e->plan.cells, .pitch = e->plan.pitch, .layer_count = e->layer_count,
+        .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
+        .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
+        .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
+        .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
+        .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->plan.max_width,
+        .act_rows = e->plan.act_rows, .update_inputs = e->plan.update_inputs, .steps = (uint32_t)c->steps,
+        .loss_channels = (uint32_t)c->loss_channels};
+}
+
+/* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
+static void layer_row(uint32_t *row, uint32_t kind, const vk_push_layer *p)
+{
+    uint32_t fields[16] = {kind, p->n_in, p->n_out, p->units, p->unit_channels, p->in_split, p->in_base, p->in_stride,
+                           p->out_base, p->out_stride, p->coeff_base, p->coeff_stride, p->wiring_a, p->wiring_b,
+                           p->reverse_start, p->reverse_entry};
+    memcpy(row, fields, sizeof fields);
+}
+
+int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
+{
+    const ca_config *c = gpu_config_of(e);
+    vk_push_moore moore = gpu_moore_push(e);
+    vk_push_layer first = {.n_in = 9, .n_out = 8, .units = moore.channels * moore.kernels, .unit_channels = moore.channels,
+                           .out_base = moore.row, .out_stride = 8, .coeff_base = moore.coeff_base, .coeff_stride = 8,
+                           .wiring_a = moore.wiring_a};
+    uint32_t n = 0;
+    layer_row(rows + 16 * n++, 0, &first);
+    for (int l = 1; l < c->perception_depth; l++) {
+        vk_push_layer p = gpu_perception_push(e, l);
+        layer_row(rows + 16 * n++, 1, &p);
+    }
+    for (int l = 0; l < c->update_depth; l++) {
+        vk_push_layer p = gpu_update_push(e, l); /* the fused backward reads the padded reverse */
+        p.reverse_start = e->update_wiring[l].reverse_table, p.reverse_entry = e->update_wiring[l].fanout;
+        layer_row(rows + 16 * n++, 1, &p);
+    }
+    return (int)n;
+}
+
+/* The layer table, as the fused kernels' uniform block declares it (CA_GPU_TABLE_ROWS rows). */
+static vk_view gpu_table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
+
+/* Records fused pipeline `which` (of e->fused_ids); fused_dispatch, and the barrier after it. */
+static int fused_record(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
+                        const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
+{
+    return vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[e->fused_ids[which]], views,
+                                n_views, push, sizeof *push, groups_x, groups_y, 1);
+}
+
+static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
+                          const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
+{
+    int rc = fused_record(e, cmd, which, views, n_views, push, groups_x, groups_y);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    vk_push_fused push = fused_push(e, t);
+    vk_view views[] = {gpu_grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), gpu_table_view(e),
+                       gpu_grid_view(e, t + 1)};
+    return fused_dispatch(e, cmd, 0, views, 5, &push, e->plan.tiles, 1);
+}
+
+/* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
+ * the coefficients, or here where they did not clear since the last forward. `with_loss`: the
+ * loss gradient in dgrid and the squared errors in partials too. */
+int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss)
+{
+    const ca_config *c = gpu_config_of(e);
+    int rc = DLCA_OK;
+    if (!e->cleared_forward) {
+        if (gpu_clear_forward(e, cmd)) return DLCA_ERR;
+        vk_cmd_barrier(cmd);
+    }
+    e->cleared_forward = 0;
+    vk_view views[] = {vk_view_all(&e->grids),  vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       gpu_table_view(e),           vk_view_all(&e->roll),   vk_view_all(&e->target),
+                       vk_view_all(&e->dgrid),  vk_view_all(&e->partials)};
+    int steps = e->plan.persistent_stepwise ? c->steps : 1;
+    for (int t = 0; !rc && t < steps; t++) {
+        vk_push_fused push = fused_push(e, t);
+        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)c->steps;
+        push.with_loss = with_loss != 0;
+        rc = fused_dispatch(e, cmd, 3, views, 8, &push, e->plan.persistent_groups, 1);
+    }
+    return rc;
+}
+
+int ca_gpu_persistent_gave_up(const ca_gpu *e)
+{
+    const uint32_t *roll = e->roll_host.mapped;
+    return e->plan.fused && e->plan.persistent_groups && ((roll[0] | roll[1]) & CA_GPU_ROLL_CLOSED) != 0;
+}
+
+int ca_gpu_persistent_off(ca_gpu *e)
+{
+    e->persistent_gave_up = e->plan.persistent_groups;
+    e->plan.persistent_groups = 0, e->plan.persistent_backward = 0;
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    vk_buffer_zero(cmd, vk_view_all(&e->roll)); /* guarded AdamW reads it every step */
+    return vk_cmd_finish(e->vk, cmd);
+}
+
+/* Step t's moore gradients go to gpu_moore_view(t); with `gather`, dgrid is completed first from
+ * step t + 1's, in the other half. */
+int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
+{
+    vk_push_fused push = fused_push(e, t);
+    push.gather = gather != 0;
+    vk_view views[] = {gpu_grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       gpu_table_view(e), vk_view_all(&e->dgrid), gpu_moore_view(e, t + 1),
+                       gpu_moore_view(e, t),    vk_view_all(&e->sum_partials)};
+    return fused_dispatch(e, cmd, 1, views, 8, &push, e->plan.slots, 1);
+}
+
+/* Completes dL/dgrid_t after gpu_fused_backward(t): the neighbours' moore gradients of step t (from
+ * `moore`, the rows of step t). After step 0 without a barrier of its own: the caller's covers it
+ * and what it shares it with (ca_gpu_backward: the S reduction; ca_gpu_check.c). */
+static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view moore)
+{
+    vk_push_fused push = fused_push(e, t);
+    push.gather = 1;
+    vk_view views[] = {gpu_grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+                       gpu_table_view(e), vk_view_all(&e->dgrid), moore};
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[e->fused_ids[2]];
+    uint32_t groups[3];
+    int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)gpu_config_of(e)->channels * e->plan.cells,
+                                groups);
+    if (!rc) rc = fused_record(e, cmd, 2, views, 6, &push, groups[0], groups[1]);
+    if (!rc && t > 0) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
+{
+    return fused_grid_gather_from(e, cmd, t, gpu_moore_view(e, t));
+}
+
+/* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT), after
+ * clear_backward (beside the soft coefficients, or here). */
+int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    const ca_config *c = gpu_config_of(e);
+    if (!e->cleared_backward) {
+        if (gpu_clear_backward(e, cmd)) return DLCA_ERR;
+        vk_cmd_barrier(cmd);
+    }
+    e->cleared_backward = 0;
+    vk_view views[] = {vk_view_all(&e->grids),        vk_view_all(&e->coeffs),       vk_view_all(&e->wiring),
+                       gpu_table_view(e),                 vk_view_all(&e->dgrid),        vk_view_all(&e->moore_steps),
+                       vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};
+    int steps = e->plan.persistent_stepwise ? c->steps : 1;
+    for (int n = 0; n < steps; n++) {
+        vk_push_fused push = fused_push(e, c->steps - 1 - n);
+        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)c->steps;
+        if (fused_dispatch(e, cmd, 4, views, 9, &push, e->plan.slots, 1)) return DLCA_ERR;
+    }
+    return DLCA_OK;
+}
+
+/* The fused backward's end: S summed and dL/dgrid_0 completed (from step 0's moore rows), one
+ * barrier for both. In that order: the gather dispatched first, and no barrier between, made
+ * lizard's backward 20% slower on an H100, image's 16% (tools/BENCH_NOTES.md, sixteenth round). */
+int gpu_fused_backward_end(ca_gpu *e, VkCommandBuffer cmd)
+{
+    size_t moore_bytes = 8 * (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);
+    vk_view moore = e->plan.persistent_backward ? vk_view_of(&e->moore_steps, 0, moore_bytes) : gpu_moore_view(e, 0);
+    int rc = gpu_sums_reduce(e, cmd);
+    if (!rc) rc = fused_grid_gather_from(e, cmd, 0, moore);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* ca_gpu_record.c: the GPU engine's views into its buffers and its recording helpers. */
+#include "ca_gpu_internal.h"
+
+#include "error.h"
+
+vk_view gpu_grid_view(ca_gpu *e, int t)
+{
+    size_t bytes = (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);
+    return vk_view_of(&e->grids, (size_t)t * bytes, bytes);
+}
+
+vk_view gpu_block_view(ca_gpu *e, int t)
+{
+    size_t offset;
+    vk_buffer *buffer = ca_gpu_block_buffer(e, t, &offset);
+    return vk_view_of(buffer, offset, e->step_rows * e->plan.pitch * sizeof(float));
+}
+
+vk_view gpu_slot_view(ca_gpu *e, int which)
+{
+    size_t half = e->step_rows * e->plan.pitch * sizeof(float);
+    return vk_view_of(&e->scratch, (size_t)which * half, half);
+}
+
+vk_view gpu_moore_view(ca_gpu *e, int t) { return gpu_slot_view(e, t % 2); }
+
+int gpu_dispatch(ca_gpu *e, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
+                    const void *push, uint32_t push_size, uint32_t groups_x, uint32_t groups_y)
+{
+    int rc = vk_dispatch(e->vk, cmd, id, views, n_views, push, push_size, groups_x, groups_y, 1);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+/* Instrumentation (dlca bench): one timestamp, only when the engine profiles. */
+int gpu_mark(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which)
+{
+    if (!e->profile) return DLCA_OK;
+    if (which == CA_GPU_MARK_START && vk_cmd_timestamps_reset(e->vk, cmd, e->profile_first, CA_GPU_MARK_COUNT))
+        return DLCA_ERR;
+    return vk_cmd_timestamp(e->vk, cmd, e->profile_first + (uint32_t)which);
+}
+
+/* Words [first, first + count) of `buffer` set to `value` (buffer_fill.comp), no barrier. */
+int gpu_fill_words(ca_gpu *e, VkCommandBuffer cmd, vk_buffer *buffer, size_t first, size_t count, uint32_t value)
+{
+    if (first + count > UINT32_MAX) return err_set(DLCA_ERR, "fill of %zu words past 2^32", first + count);
+    vk_push_buffer_fill push = {(uint32_t)first, (uint32_t)count, value};
+    vk_view view = vk_view_all(buffer);
+    return vk_dispatch_1d(e->vk, cmd, VK_PIPE_BUFFER_FILL, &view, 1, &push, sizeof push, (count + 3) / 4);
+}
+
+/* gate_sums_reduce.comp, no barrier of its own. */
+int gpu_sums_reduce(ca_gpu *e, VkCommandBuffer cmd)
+{
+    vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->plan.fused ? e->plan.slots : e->plan.chunks,
+                                     (uint32_t)e->step_rows};
+    vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_of(&e->layers, CA_GPU_GATE_ROWS_AT, 0),
+                       vk_view_all(&e->coeff_grad)};
+    /* One workgroup per gate, as x times y workgroups. */
+    uint32_t gates = (uint32_t)e->model->gate_count, max_x = e->vk->props.limits.maxComputeWorkGroupCount[0];
+    uint32_t groups_x = gates < max_x ? gates : max_x;
+    return vk_dispatch(e->vk, cmd, VK_PIPE_GATE_SUMS_REDUCE, views, 3, &push, sizeof push, groups_x,
+                       (gates + groups_x - 1) / groups_x, 1);
+}
+
+vk_buffer *ca_gpu_block_buffer(ca_gpu *e, int t, size_t *offset)
+{
+    uint32_t block = e->plan.cache == CA_CACHE_FULL ? (uint32_t)t : 0;
+    *offset = (size_t)(block % e->act_blocks) * e->step_rows * e->plan.pitch * sizeof(float);
+    return &e->act[block / e->act_blocks];
+}
+
+/* Zeroes `count` buffers now, in one submission. */
+int gpu_zero_now(ca_gpu *e, vk_buffer *const *buffers, int count)
+{
+    VkCommandBuffer cmd;
+    if (vk_cmd_begin(e->vk, &cmd)) return DLCA_ERR;
+    int rc = DLCA_OK;
+    for (int i = 0; !rc && i < count; i++) rc = vk_buffer_zero(cmd, vk_view_all(buffers[i]));
+    if (rc) {
+        vk_cmd_free(e->vk, cmd);
+        return rc;
+    }
+    return vk_cmd_finish(e->vk, cmd);
+}
+
+/* Clears the AdamW state (and the roll calls its guard reads). */
+int gpu_zero_moments(ca_gpu *e)
+{
+    vk_buffer *const buffers[] = {&e->moment1, &e->moment2, &e->roll};
+    return gpu_zero_now(e, buffers, 3);
+}
