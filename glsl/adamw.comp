@@ -2,8 +2,8 @@
 // adamw.comp: one AdamW step over a flat parameter buffer: clip each gradient element to
 // [-clip, clip] (clip 0: no clipping), then PyTorch's AdamW: p *= 1 - lr wd; m, v moments;
 // p -= lr m_hat / (sqrt(v_hat) + eps). lr and the bias corrections are read from `step`
-// (lr, 1 - beta1^t, 1 - beta2^t), written by the host before each submission, so one
-// recorded command buffer serves every step.
+// (lr, 1 - beta1^t, 1 - beta2^t, and the bits of the step number t), written by the host before
+// each submission, so one recorded command buffer serves every step.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 
@@ -16,9 +16,14 @@ layout(std430, binding = 0) buffer params_buf { float params[]; };
 // the checks), in the same dispatch: one dispatch boundary less a training step. Each of a
 // gate's 16 invocations computes all 16 (cheap) and keeps its own: an invocation that updated
 // all 16 waited for each element's stores before the next one's loads (the buffers may alias).
+// A logit whose gradient is not finite keeps its value, and the step's number goes into the
+// host-visible word losses[NONFINITE_SLOT] (atomicMax: the same result whatever the order), so
+// the host stops the run naming the step, as the CPU engines do.
 #include "logits_grad.glsl"
 layout(std430, binding = 1) readonly buffer sums_buf { vec4 sums[]; };      // S [gates]
 layout(std430, binding = 6) writeonly buffer grad_buf { float dlogits[]; }; // [gates][16]
+layout(std430, binding = 7) buffer losses_buf { uint losses[]; };         // host-visible
+const uint NONFINITE_SLOT = 63u; // CA_GPU_NONFINITE_SLOT (src/gpu/ca_gpu.h)
 #else
 layout(std430, binding = 1) readonly buffer grads_buf { float grads[]; };
 #endif
@@ -73,6 +78,10 @@ void main()
         dlogits[i] = g;
     }
     barrier();
+    if (live && (isnan(g) || isinf(g))) {
+        atomicMax(losses[NONFINITE_SLOT], floatBitsToUint(step_values[3]));
+        live = false;
+    }
     if (live) adamw_update(i, g);
 #else
     if (i < pc.count && !step_skipped()) adamw_update(i, grads[i]);

@@ -25,12 +25,13 @@ typedef struct {
     uint32_t groups, tiles, gave_up;
 } run_result;
 
-/* STEPS training steps on the GPU from the config's seed, with the persistent kernels `mode`. */
-static int train(vk_context *vk, const ca_config *config, ca_gpu_choice mode, run_result *r)
+/* STEPS training steps on the GPU from the config's seed, with the persistent kernels `mode` and
+ * fused tiles of `tile` cells (0: automatic). */
+static int train(vk_context *vk, const ca_config *config, ca_gpu_choice mode, uint32_t tile, run_result *r)
 {
     ca_model model;
     ca_trainer trainer;
-    ca_options options = {.gpu = {.persistent = mode}};
+    ca_options options = {.gpu = {.persistent = mode, .tile = tile, .tile_backward = tile}};
     if (ca_model_init(&model, config)) return DLCA_ERR;
     int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_GPU, vk, &options);
     if (!rc) {
@@ -47,6 +48,34 @@ static int train(vk_context *vk, const ca_config *config, ca_gpu_choice mode, ru
     return rc || !r->logits ? DLCA_ERR : DLCA_OK;
 }
 
+/* The persistent kernels as they run on a GPU, every CA step of the forward and of BPTT in one
+ * dispatch, with the roll call and the waits, on a device of any size: a grid small enough for
+ * one workgroup to hold whole (tiles of all 16 cells), so even a CPU driver runs them. The same
+ * training as without them, within rounding. */
+static void check_one_workgroup(vk_context *vk, const ca_config *base)
+{
+    ca_config config = *base;
+    config.height = config.width = 4, config.batch = 1;
+    run_result off = {0}, on = {0};
+    int rc = train(vk, &config, CA_GPU_OFF, 16, &off);
+    if (!rc) rc = train(vk, &config, CA_GPU_ON, 16, &on);
+    CHECK(rc == DLCA_OK, "one workgroup: %s", err_message());
+    if (!rc) {
+        CHECK(on.groups == 1 && on.gave_up == 0, "one workgroup holds the 4x4 grid and runs persistently (%u "
+              "workgroups, gave up %u)", on.groups, on.gave_up);
+        ca_model sizes;
+        size_t n = ca_model_init(&sizes, &config) == DLCA_OK ? sizes.gate_count * GATE_OP_COUNT : 0;
+        ca_model_free(&sizes);
+        double worst = 0.0;
+        for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)on.logits[i] - (double)off.logits[i]));
+        CHECK(n > 0 && worst < 1e-4, "one workgroup: the logits of the run without within rounding (%.3g)", worst);
+        for (int s = 0; s < STEPS; s++)
+            CHECK(fabs(on.loss[s] - off.loss[s]) <= 1e-5 * fabs(off.loss[s]), "one workgroup, step %d: loss %.9g "
+                  "against %.9g", s + 1, on.loss[s], off.loss[s]);
+    }
+    free(off.logits), free(on.logits);
+}
+
 int main(void)
 {
     vk_context vk;
@@ -60,11 +89,11 @@ int main(void)
     ca_model_free(&sizes);
 
     run_result off = {0}, on = {0}, stepwise = {0};
-    int rc = train(&vk, &config, CA_GPU_OFF, &off);
+    int rc = train(&vk, &config, CA_GPU_OFF, 0, &off);
     CHECK(rc == DLCA_OK, "training without persistent kernels: %s", err_message());
-    if (!rc) rc = train(&vk, &config, CA_GPU_ON, &on);
+    if (!rc) rc = train(&vk, &config, CA_GPU_ON, 0, &on);
     CHECK(rc == DLCA_OK, "training with persistent kernels: %s", err_message());
-    if (!rc) rc = train(&vk, &config, CA_GPU_STEPWISE, &stepwise);
+    if (!rc) rc = train(&vk, &config, CA_GPU_STEPWISE, 0, &stepwise);
     CHECK(rc == DLCA_OK, "training with persistent kernels a dispatch a step: %s", err_message());
     if (!rc) {
         double worst = 0.0;
@@ -96,6 +125,7 @@ int main(void)
                   on.loss[s], off.loss[s]);
     }
     free(off.logits), free(on.logits), free(stepwise.logits);
+    check_one_workgroup(&vk, &config);
     vk_context_free(&vk);
     return test_finish("test_ca_gpu_persistent");
 }

@@ -85,6 +85,7 @@ static int create_buffers(ca_gpu *e, const ca_gpu_sizes *s)
     if (vk_buffer_create(e->vk, &e->roll_host, 4 * sizeof(uint32_t), VK_BUFFER_STAGING)) return DLCA_ERR;
     memset(e->roll_host.mapped, 0, 4 * sizeof(uint32_t));
     if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
+    memset(e->losses.mapped, 0, CA_GPU_LOSS_SLOTS * sizeof(float)); /* CA_GPU_NONFINITE_SLOT: none yet */
     return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
 }
 

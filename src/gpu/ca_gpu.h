@@ -96,7 +96,11 @@ typedef enum {
     CA_GPU_MARK_COUNT
 } ca_gpu_mark;
 
-enum { CA_GPU_LOSS_SLOTS = 64 };
+/* The host-visible losses buffer: reduced losses in the first slots; in slot
+ * CA_GPU_NONFINITE_SLOT, as a uint, the last training step whose logits gradient was not finite
+ * (ca_gpu_logits_adamw; 0: none yet). */
+enum { CA_GPU_LOSS_SLOTS = 64, CA_GPU_NONFINITE_SLOT = CA_GPU_LOSS_SLOTS - 1 };
+_Static_assert(CA_GPU_NONFINITE_SLOT == 63, "glsl/adamw.comp's NONFINITE_SLOT");
 
 
 /* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when
@@ -205,7 +209,9 @@ void ca_gpu_set_adamw_step(ca_gpu *engine, const ca_adamw *adamw, uint64_t step)
 /* Records clip + AdamW on the logits with dlogits. */
 int ca_gpu_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
 
-/* ca_gpu_logits_gradient and ca_gpu_adamw in one dispatch (the trainer's: one boundary less). */
+/* ca_gpu_logits_gradient and ca_gpu_adamw in one dispatch (the trainer's: one boundary less). A
+ * logit whose gradient is not finite is left as it is, and the step number (set by
+ * ca_gpu_set_adamw_step) goes into the losses buffer's CA_GPU_NONFINITE_SLOT. */
 int ca_gpu_logits_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
 
 /* Reads losses[0..count) after a submission. */

@@ -152,6 +152,8 @@ void ca_gpu_set_adamw_step(ca_gpu *e, const ca_adamw *adamw, uint64_t step)
     values[0] = adamw->learning_rate;
     values[1] = (float)(1.0 - pow(adamw->beta1, (double)step));
     values[2] = (float)(1.0 - pow(adamw->beta2, (double)step));
+    uint32_t step_bits = (uint32_t)step; /* read as a uint by logits_adamw (glsl/adamw.comp) */
+    memcpy(&values[3], &step_bits, sizeof step_bits);
 }
 
 /* After the AdamW dispatch: its barrier, the end mark, and the roll calls for the host. */
@@ -188,7 +190,8 @@ int ca_gpu_logits_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
     vk_push_adamw push = adamw_push(e, adamw);
     vk_view views[] = {vk_view_all(&e->logits),      vk_view_all(&e->coeff_grad), vk_view_all(&e->moment1),
                        vk_view_all(&e->moment2),     vk_view_all(&e->step_values), vk_view_all(&e->roll),
-                       vk_view_all(&e->dlogits)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 7, &push, sizeof push, push.count);
+                       vk_view_all(&e->dlogits),
+                       vk_view_all(&e->losses)};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 8, &push, sizeof push, push.count);
     return adamw_recorded(e, cmd, rc);
 }

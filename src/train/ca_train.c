@@ -160,12 +160,16 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     *soft_loss = cpu_rollout(t, 0);
     cpu_gradient(t);
     for (size_t i = 0; i < t->gate_values; i++)
-        if (!isfinite(t->dlogits[i]))
-            return err_set(DLCA_ERR, "gradient is not finite at step %llu (gate %zu): stopped before the update",
-                           (unsigned long long)t->step + 1, i / GATE_OP_COUNT);
+        if (!isfinite(t->dlogits[i])) return ca_trainer_nonfinite(t, "gradient");
+    if (!isfinite(*soft_loss)) return ca_trainer_nonfinite(t, "loss");
     t->step++;
     adamw_cpu(t, t->dlogits);
     return DLCA_OK;
+}
+
+int ca_trainer_nonfinite(const ca_trainer *t, const char *what)
+{
+    return err_set(DLCA_ERR, "%s is not finite at step %llu", what, (unsigned long long)t->step + 1);
 }
 
 /* The test seam of ca_options, before step t->step + 1. */
@@ -197,8 +201,6 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
             ca_fast_set_fire_stream(&t->fast, stream);
         if (!rc) rc = cpu_step(t, soft_loss, hard_loss);
     }
-    if (!rc && !isfinite(*soft_loss))
-        rc = err_set(DLCA_ERR, "loss is not finite at step %llu", (unsigned long long)t->step);
     return rc;
 }
 

@@ -47,8 +47,13 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
 
 /* One training step on round trainer->step: soft loss before the update, and with
  * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates).
- * A NaN or infinite loss or gradient fails with a message naming the step (1-based, as logged). */
+ * A logits gradient or a loss that is not finite fails with ca_trainer_nonfinite's message, the
+ * same on every engine (the gradient checked first), and the model is not to be saved. */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
+
+/* The one message of every engine for a loss or gradient (`what`) that is not finite at the step
+ * under way (trainer->step + 1): returns DLCA_ERR. */
+int ca_trainer_nonfinite(const ca_trainer *trainer, const char *what);
 
 /* The GPU half of ca_trainer_step, for round trainer->step (inputs already in trainer->start/target). */
 int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);

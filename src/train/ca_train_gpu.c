@@ -9,6 +9,9 @@
 #include "error.h"
 #include "vk_command.h"
 
+#include <math.h>
+#include <string.h>
+
 static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard)
 {
     ca_gpu *g = &t->gpu;
@@ -43,9 +46,14 @@ int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
             return ca_trainer_gpu_step(t, soft_loss, hard_loss);
         }
     }
-    t->step++;
+    /* As on the CPU: a gradient that is not finite stops the run (the logit kept its value). */
+    uint32_t nonfinite;
+    memcpy(&nonfinite, (const float *)t->gpu.losses.mapped + CA_GPU_NONFINITE_SLOT, sizeof nonfinite);
+    if (nonfinite == t->step + 1) return ca_trainer_nonfinite(t, "gradient");
     const float *losses = t->gpu.losses.mapped;
     *soft_loss = losses[0];
     if (hard_loss) *hard_loss = losses[1];
+    if (!isfinite(*soft_loss)) return ca_trainer_nonfinite(t, "loss");
+    t->step++;
     return DLCA_OK;
 }

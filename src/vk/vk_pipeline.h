@@ -35,7 +35,7 @@
     X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
     X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
     X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \
-    X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 7, 64)                        \
+    X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 8, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 1, 256)                   \
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
