@@ -44,8 +44,9 @@ int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
     VkResult r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, vk->timeout_ns);
     if (r == VK_TIMEOUT) {
         vk->hung = 1;
-        return err_set(DLCA_ERR, "GPU work did not finish within %.0f s on %s (hang, or raise vk->timeout_ns)",
-                       (double)vk->timeout_ns * 1e-9, vk->props.deviceName);
+        return err_set(DLCA_ERR, "GPU work did not finish within %.0f s on %s (the last kernel it recorded: %s); a "
+                                 "hang, or a slow device: raise DLCA_TIMEOUT",
+                       (double)vk->timeout_ns * 1e-9, vk->props.deviceName, vk->last_kernel ? vk->last_kernel : "none");
     }
     VK_CHECK(r);
     return DLCA_OK;

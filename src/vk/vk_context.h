@@ -40,6 +40,7 @@ typedef struct vk_context {
     size_t peak_device_bytes;       /* highest device_bytes so far */
     uint64_t dispatches;            /* instrumentation (dlca bench): vk_dispatch calls recorded so far */
     uint64_t submissions;           /* instrumentation (dlca bench): queue submissions so far */
+    const char *last_kernel;        /* the kernel recorded last, named when a submission hangs */
     int validate;                   /* validation layer on (vk_context_options) */
     int subgroup_shuffle;           /* compute shaders may shuffle within a subgroup (fused_step_backward.comp) */
     int pipeline_statistics;        /* print each pipeline's compiler statistics (vk_context_options,

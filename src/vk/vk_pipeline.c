@@ -416,6 +416,7 @@ static int dispatch_record(vk_context *vk, VkCommandBuffer cmd, const vk_pipelin
     if (push_size) vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
     vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
     vk->dispatches++; /* instrumentation for dlca bench */
+    vk->last_kernel = desc->name;
     return DLCA_OK;
 }
 
