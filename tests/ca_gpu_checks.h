@@ -21,19 +21,24 @@
 
 static vk_context vk;
 
-/* The GPU path every engine of the test is made with (ca_gpu_plan.h); the persistent_step runs of
- * the test programs pass --persistent step, the way lavapipe can run the persistent kernels. */
+/* The GPU path every engine of the test is made with (ca_gpu_plan.h): the persistent_step runs of
+ * the test programs pass --persistent step, the way lavapipe can run the persistent kernels;
+ * tools/gpu-tests.sh passes --persistent on, on a GPU that holds them. */
 static ca_gpu_options gpu_options;
 
-/* The options of argv: nothing, or `--persistent step`. */
+/* The options of argv: nothing, or `--persistent step|on`. */
 static inline int test_gpu_options(int argc, char **argv, const char *name)
 {
     if (argc == 3 && strcmp(argv[1], "--persistent") == 0 && strcmp(argv[2], "step") == 0) {
         gpu_options.persistent = CA_GPU_STEPWISE;
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "--persistent") == 0 && strcmp(argv[2], "on") == 0) {
+        gpu_options.persistent = CA_GPU_ON;
+        return 0;
+    }
     if (argc == 1) return 0;
-    fprintf(stderr, "usage: %s [--persistent step]\n", name);
+    fprintf(stderr, "usage: %s [--persistent step|on]\n", name);
     return 1;
 }
 

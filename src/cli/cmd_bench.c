@@ -201,7 +201,7 @@ static void machine_describe(bench_machine *m, ca_backend backend, const vk_cont
     cpu_name(m->cpu, sizeof m->cpu);
     m->engine = "cpu", m->device = m->cpu, m->device_type = "host", m->driver = NULL, m->api[0] = '\0';
     if (backend != CA_BACKEND_GPU) return;
-    ca_bench_driver(vk, m->driver_text, sizeof m->driver_text);
+    vk_driver_describe(vk->physical, m->driver_text, sizeof m->driver_text);
     snprintf(m->api, sizeof m->api, "%u.%u.%u", VK_API_VERSION_MAJOR(vk->props.apiVersion),
              VK_API_VERSION_MINOR(vk->props.apiVersion), VK_API_VERSION_PATCH(vk->props.apiVersion));
     m->engine = "gpu", m->device = vk->props.deviceName, m->device_type = vk_device_type_name(vk->props.deviceType);

@@ -144,13 +144,3 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     return rc;
 }
 
-void ca_bench_driver(const vk_context *vk, char *text, size_t size)
-{
-    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &driver};
-    vkGetPhysicalDeviceProperties2(vk->physical, &props);
-    if (driver.driverName[0])
-        snprintf(text, size, "%s %s", driver.driverName, driver.driverInfo);
-    else
-        snprintf(text, size, "driver version 0x%08x", vk->props.driverVersion);
-}

@@ -48,8 +48,5 @@ ca_bench_spread ca_bench_spread_of(double *values, int n);
 /* Gate evaluations per second: forward and backward counted once each, over `ms` milliseconds. */
 double ca_bench_evals_per_second(const ca_bench_result *result, double ms);
 
-/* The driver as text ("Mesa 24.0.9-0ubuntu0.1", "NVIDIA 550.54.15"), from the Vulkan 1.2 driver
- * properties. */
-void ca_bench_driver(const vk_context *vk, char *text, size_t size);
 
 #endif

@@ -447,6 +447,17 @@ static uint64_t device_local_bytes(VkPhysicalDevice physical)
     return total;
 }
 
+void vk_driver_describe(VkPhysicalDevice physical, char *text, size_t size)
+{
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &driver};
+    vkGetPhysicalDeviceProperties2(physical, &props);
+    if (driver.driverName[0])
+        snprintf(text, size, "%.120s %.120s", driver.driverName, driver.driverInfo);
+    else
+        snprintf(text, size, "driver version 0x%08x", props.properties.driverVersion);
+}
+
 int vk_list_devices(FILE *out)
 {
     vk_context vk;
@@ -457,11 +468,13 @@ int vk_list_devices(FILE *out)
     if (!rc) rc = physical_devices(vk.instance, &list, &count);
     for (uint32_t i = 0; !rc && i < count; i++) {
         VkPhysicalDeviceProperties p;
+        char driver[256];
         vkGetPhysicalDeviceProperties(list[i], &p);
-        fprintf(out, "%u  %-40s  %-10s  %8llu MiB  Vulkan %u.%u.%u\n", i, p.deviceName,
+        vk_driver_describe(list[i], driver, sizeof driver);
+        fprintf(out, "%u  %-40s  %-10s  %8llu MiB  Vulkan %u.%u.%u  %s\n", i, p.deviceName,
                 vk_device_type_name(p.deviceType), (unsigned long long)(device_local_bytes(list[i]) >> 20),
                 VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
-                VK_API_VERSION_PATCH(p.apiVersion));
+                VK_API_VERSION_PATCH(p.apiVersion), driver);
     }
     free(list);
     vk_context_free(&vk);

@@ -74,9 +74,12 @@ void vk_context_free(vk_context *vk);
 /* Validation messages reported to any context of this process so far (0 without validation). */
 int vk_validation_message_count(void);
 
-/* Prints one line per device: index, name, type, device-local MiB, API version.
+/* Prints one line per device: index, name, type, device-local MiB, API version, driver.
  * Returns DLCA_ERR_NODEV when there is none. */
 int vk_list_devices(FILE *out);
+
+/* The driver's name and version as the driver reports them ("NVIDIA 580.159.04"). */
+void vk_driver_describe(VkPhysicalDevice physical, char *text, size_t size);
 
 /* "discrete", "integrated", "virtual", "cpu" or "other". */
 const char *vk_device_type_name(VkPhysicalDeviceType type);
