@@ -87,8 +87,8 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--device") == 0) o->device = v, o->has_device = 1;
     else if (strcmp(flag, "--json") == 0) o->json = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
-    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
-    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, 10000, &o->T);
+    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
+    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
     else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 1000000, &o->steps);
     else if (strcmp(flag, "--warmup") == 0) return o->has_warmup = 1, cli_int(flag, v, 0, 1000000, &o->warmup);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca bench --help)", flag);

@@ -70,11 +70,11 @@ static int parse_flag(run_options *o, const char *flag, const char *v)
 {
     if (strcmp(flag, "--out") == 0) o->out = v;
     else if (strcmp(flag, "--device") == 0) o->device = v;
-    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, 4096, &o->height, &o->width);
+    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, CA_MAX_SIDE, &o->height, &o->width);
     else if (strcmp(flag, "--steps") == 0) return cli_int(flag, v, 0, 1000000, &o->steps);
     else if (strcmp(flag, "--seed") == 0) return cli_int(flag, v, 0, INT64_MAX, &o->seed);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000, &o->every);
-    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, 1e-6, 1.0, &o->fire_rate);
+    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, CA_MIN_FIRE_RATE, 1.0, &o->fire_rate);
     else if (strcmp(flag, "--scale") == 0) {
         long long scale;
         if (cli_int(flag, v, 1, 64, &scale)) return DLCA_ERR;

@@ -140,20 +140,21 @@ static void test_absurd_configs(void)
         for (int b = 0; b < 4; b++) h.data[16 + fields[i].offset + (size_t)b] = (uint8_t)(fields[i].value >> (8 * b));
         expect_cheap_refusal(h.data, h.size, fields[i].needle, fields[i].needle);
     }
-    /* A batch of 2^20 passes the config check, but a batch field of 2^31 must not. */
-    c.batch = 1 << 21;
+    /* A batch of 2^16 passes the config check (the largest --batch), but 2^16 + 1 must not. */
+    c.batch = CA_MAX_BATCH + 1;
     header_of(&h, &c, 40);
-    expect_cheap_refusal(h.data, h.size, "batch = 2097152", "batch 2^21");
+    expect_cheap_refusal(h.data, h.size, "batch = 65537 is outside 1..65536", "batch 2^16 + 1");
 }
 
-/* A valid file with a 16384x16384 grid and a batch of 2^20: 2.8e14 cells. Loading is fine (the
- * model does not depend on the grid); everything that would allocate the grid must say no. */
+/* A valid file with the largest grid and batch a config may have: 4096x4096 and 2^16, 1.1e12
+ * cells. Loading is fine (the model does not depend on the grid); everything that would
+ * allocate the grid must say no. */
 static void test_unaffordable_model(void)
 {
     ca_config c;
     ca_model m;
     tiny_config(&c, CA_BOUNDARY_PERIODIC, 1.0, 2, 3);
-    c.height = c.width = 1 << 14, c.batch = 1 << 20;
+    c.height = c.width = CA_MAX_SIDE, c.batch = CA_MAX_BATCH;
     if (ca_model_init(&m, &c)) {
         CHECK(0, "model: %s", err_message());
         return;

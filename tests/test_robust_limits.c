@@ -1,0 +1,123 @@
+/* test_robust_limits: tiny files and flags that ask for huge runs. A model file's config obeys
+ * the same limits as the command line's flags (grid 4096, T 10000, batch 65536, train steps
+ * 1..1e8), so a 3 KB file cannot ask for an 8192x8192 grid or T = 100000; every command refuses
+ * such a file with one line before allocating from it. Runs run under an address-space limit
+ * (RLIMIT_AS, except under ASan, whose shadow memory needs far more), so a refusal that came
+ * after a large allocation would show as a different message. */
+#include "ca_fixtures.h"
+#include "robust_model.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ROBUST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ROBUST_ASAN 1
+#endif
+#endif
+#ifndef ROBUST_ASAN
+#define ROBUST_ASAN 0
+#endif
+
+/* Address space a refused command may use: the binary, libpng, threads, and no grid. */
+enum { LIMIT_MIB = 1024 };
+
+/* `dlca <args>` under the address-space limit (none under ASan); stderr into err, exit status. */
+static int run_limited(char *err, size_t size, const char *args)
+{
+    char command[8192], err_path[600];
+    snprintf(err_path, sizeof err_path, "%s", robust_path("stderr_limited.txt"));
+    char limit[64] = "";
+    if (!ROBUST_ASAN) snprintf(limit, sizeof limit, "ulimit -v %d && ", LIMIT_MIB * 1024);
+    snprintf(command, sizeof command, "%sexec '%s' %s > '%s' 2> '%s'", limit, robust_dlca, args,
+             robust_path("stdout_limited.txt"), err_path);
+    int status = system(command);
+    robust_read_text(err_path, err, size);
+    robust_drop_sanitizer_warnings(err);
+    return status == -1 ? 127 : robust_status(status);
+}
+
+/* robust_refused, under the address-space limit. */
+static void refused_limited(const char *needle, const char *left, const char *args)
+{
+    char err[8192];
+    if (left) remove(robust_path(left));
+    int status = run_limited(err, sizeof err, args);
+    CHECK(status == 1 || status == 2, "'%s' exits 1 or 2, not %d: %s", args, status, err);
+    CHECK(robust_lines(err) == 1, "'%s' prints one line, got %zu: %s", args, robust_lines(err), err);
+    CHECK(strstr(err, needle) != NULL, "'%s': message '%s' names '%s'", args, err, needle);
+    CHECK(!left || !robust_exists(robust_path(left)), "'%s' leaves no %s", args, left);
+}
+
+/* Every command that reads a model refuses `path` with `needle`, writing nothing. */
+static void every_command_refuses(const char *path, const char *needle)
+{
+    static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "run '%s' --device cpu --out '%s'",
+                                           "export '%s' --format c --out '%s'",
+                                           "train --resume '%s' --device cpu --out '%s'"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        char args[4096];
+        snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+        refused_limited(needle, "x.out", args);
+        refused_limited(path, "x.out", args);
+    }
+}
+
+/* Fields one past what the flags allow, and the sizes of the security report (an 8192x8192
+ * grid: 8.7 GB in eval; 16384x16384: 7 GB in run; T = 100000: 5 minutes of eval). */
+static void test_file_obeys_flag_limits(void)
+{
+    static const struct {
+        const char *field;
+        int32_t value;
+        const char *needle;
+    } cases[] = {
+        {"height", CA_MAX_SIDE + 1, "grid height = 4097 is outside 1..4096"},
+        {"width", 8192, "grid width = 8192 is outside 1..4096"},
+        {"height", 16384, "grid height = 16384 is outside 1..4096"},
+        {"steps", CA_MAX_T + 1, "steps T = 10001 is outside 1..10000"},
+        {"steps", 100000, "steps T = 100000 is outside 1..10000"},
+        {"batch", CA_MAX_BATCH + 1, "batch = 65537 is outside 1..65536"},
+    };
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {2, 1.0, zeros, zeros};
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("limits.dlca"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (robust_save_patched(path, &m, &state, NULL, cases[i].field, cases[i].value) != 0) {
+            CHECK(0, "writing %s = %d", cases[i].field, cases[i].value);
+            continue;
+        }
+        every_command_refuses(path, cases[i].needle);
+    }
+    /* The two reals, to the flags' ranges: --lr 1e-8..100, --async 1e-6..1. */
+    size_t size;
+    uint8_t *data = robust_model_bytes(&m, &state, NULL, &size);
+    if (data) {
+        robust_put_f64(data + robust_field_at(&c, "learning_rate"), 1000.0);
+        robust_fix_crc(data, size);
+        CHECK(robust_write_bytes(path, data, size) == 0, "write %s", path);
+        every_command_refuses(path, "learning rate 1000 is outside 1e-08..100");
+        robust_put_f64(data + robust_field_at(&c, "learning_rate"), c.learning_rate);
+        robust_put_f64(data + robust_field_at(&c, "fire_rate"), 1e-9);
+        robust_fix_crc(data, size);
+        CHECK(robust_write_bytes(path, data, size) == 0, "write %s", path);
+        every_command_refuses(path, "fire rate 1e-09 is outside 1e-06..1");
+    }
+    free(data), free(zeros), ca_model_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (robust_init(argv[0], "robust_limits")) return 1;
+    test_file_obeys_flag_limits();
+    robust_cleanup();
+    return test_finish("test_robust_limits");
+}
