@@ -56,6 +56,7 @@ typedef struct {
     png_infop info;
     unsigned char *pixels; /* [height][width] RGBA, 16 bits a sample, big-endian */
     png_bytep *rows;
+    int colours;           /* colour channels of the file itself: 1 grey, 3 colour or palette */
 } image_reader;
 
 static void reader_free(image_reader *r)
@@ -110,6 +111,7 @@ static int reader_decode(image_reader *r, int height, int width)
     png_read_info(r->png, r->info);
     w = png_get_image_width(r->png, r->info);
     h = png_get_image_height(r->png, r->info);
+    r->colours = png_get_color_type(r->png, r->info) & PNG_COLOR_MASK_COLOR ? 3 : 1;
     if (w != (png_uint_32)width || h != (png_uint_32)height)
         return err_set(DLCA_ERR, "%s: is %lux%lu, the preset needs %dx%d", r->path, (unsigned long)w,
                        (unsigned long)h, width, height);
@@ -147,6 +149,12 @@ int image_target_channels(image_target_mode mode) { return mode == IMAGE_RGB_BIT
 
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out)
 {
+    return image_load_target_colours(path, mode, height, width, out, NULL);
+}
+
+int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
+                              int *colours)
+{
     image_reader r = {.path = path};
     int status;
     if (!path || !out) return err_set(DLCA_ERR, "image_load_target: NULL path or output");
@@ -157,6 +165,7 @@ int image_load_target(const char *path, image_target_mode mode, int height, int 
     status = reader_open(&r);
     if (status == DLCA_OK) status = reader_decode(&r, height, width);
     if (status == DLCA_OK) binarise(r.pixels, (size_t)height * (size_t)width, mode, out);
+    if (status == DLCA_OK && colours) *colours = r.colours;
     reader_free(&r);
     return status;
 }

@@ -29,6 +29,11 @@ int image_target_channels(image_target_mode mode);
  * exactly width x height pixels. `out` may be partly written on failure. */
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out);
 
+/* image_load_target that also says how many colour channels the file itself has (before grey is
+ * copied to R, G and B): 1 for grey and grey+alpha, 3 for colour and palette files. */
+int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
+                              int *colours);
+
 /* Number of distinct colours (R, G, B each on where > 0.5) in a [3][pixels] target: at most 8. */
 int image_count_colours(const double *target, int pixels);
 

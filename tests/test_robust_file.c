@@ -11,6 +11,7 @@
 #include "crc32.h"
 #include "error.h"
 #include "robust.h"
+#include "robust_model.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -264,6 +265,51 @@ static void test_damage_through_the_binary(void)
     free(bad), free(good);
 }
 
+/* A valid-CRC model whose target picture has fewer channels than the config's loss reads: eval,
+ * train --resume and the GPU upload read past the target (ASan: ca_task_target). The loader
+ * refuses it, so no command gets as far. Made by saving a valid 1-loss-channel model with a
+ * 1-channel target, then patching the loss channels to 3. */
+static void test_target_fewer_channels_than_loss(void)
+{
+    ca_config c;
+    ca_model m;
+    small_preset(&c, "image"); /* C = 6, a picture target */
+    c.loss_channels = 1;
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    size_t plane = (size_t)c.height * (size_t)c.width;
+    uint8_t *bits = malloc(plane);
+    for (size_t i = 0; bits && i < plane; i++) bits[i] = (uint8_t)(i % 3 == 0);
+    ca_target_image target = {1, c.height, c.width, bits};
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {1, 1.0, zeros, zeros};
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("thin_target.dlca"));
+    CHECK(robust_save_patched(path, &m, &state, &target, "loss_channels", 3) == 0, "write %s", path);
+    ca_model loaded;
+    ca_target_image loaded_target;
+    CHECK(ca_file_load(path, &loaded, NULL, &loaded_target) != DLCA_OK, "a 1-channel target for 3 loss channels loads");
+    CHECK(strstr(err_message(), "target image has 1 channel, but the config's loss reads 3") != NULL, "load: %s",
+          err_message());
+    static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "eval '%s'",
+                                           "run '%s' --device cpu --out '%s'", "train --resume '%s' --device cpu --out '%s'",
+                                           "train --resume '%s' --out '%s'"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        char args[4096];
+        snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+        robust_refused("target image has 1 channel, but the config's loss reads 3", "x.out", args);
+        robust_refused(path, "x.out", args);
+    }
+    /* The writer refuses to make such a file in the first place. */
+    m.config.loss_channels = 3;
+    CHECK(ca_file_save(robust_path("x.out"), &m, &state, &target) != DLCA_OK, "a 1-channel target for 3 loss channels saves");
+    CHECK(strstr(err_message(), "loss reads 3") != NULL, "save: %s", err_message());
+    CHECK(!robust_exists(robust_path("x.out")), "the refused save leaves no file");
+    free(bits), free(zeros), ca_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -272,6 +318,7 @@ int main(int argc, char **argv)
     test_absurd_configs();
     test_unaffordable_model();
     test_damage_through_the_binary();
+    test_target_fewer_channels_than_loss();
     robust_cleanup();
     return test_finish("test_robust_file");
 }

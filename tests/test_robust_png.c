@@ -254,6 +254,29 @@ static void test_train_on_kinds(void)
     }
 }
 
+/* A picture target meets a config's loss channels: the image preset compares R, G and B, so a
+ * grey picture (one colour channel copied to three) is refused; a colour one of the same size
+ * trains. Uses the pictures test_train_on_kinds wrote. */
+static void test_grey_for_colour_target(void)
+{
+    static const char *const grey[] = {"grey8", "grey16", "grey-alpha8"};
+    char args[4096];
+    for (size_t k = 0; k < sizeof grey / sizeof grey[0]; k++) {
+        char png[512];
+        snprintf(png, sizeof png, "%s/%s.png", robust_scratch, grey[k]);
+        snprintf(args, sizeof args, "train --preset image --grid 20x20 --target '%s' --T 1 --steps 1 --device cpu --out '%s'",
+                 png, robust_path("x.dlca"));
+        robust_refused("a grey picture has 1 colour channel, but preset 'image' compares 3 (R, G, B)", "x.dlca", args);
+        robust_refused(png, "x.dlca", args);
+    }
+    char err[8192];
+    snprintf(args, sizeof args, "train --preset image --grid 20x20 --target '%s/rgb16.png' --T 1 --steps 1 --device cpu --out '%s'",
+             robust_scratch, robust_path("x.dlca"));
+    int status = robust_run(err, sizeof err, "%s", args);
+    CHECK(status == 0 && robust_exists(robust_path("x.dlca")), "a colour picture trains the image preset (%d): %s",
+          status, err);
+}
+
 static void test_train_refuses(void)
 {
     char good[512], args[4096];
@@ -300,6 +323,7 @@ int main(int argc, char **argv)
     test_headers();
     test_chunks();
     test_train_on_kinds();
+    test_grey_for_colour_target();
     test_train_refuses();
     robust_cleanup();
     return test_finish("test_robust_png");
