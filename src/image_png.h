@@ -26,7 +26,8 @@ int image_target_channels(image_target_mode mode);
 /* Reads the PNG at `path` (any colour type and bit depth, interlaced or not) and binarises it
  * into out [image_target_channels(mode)][height][width], values 0.0 or 1.0. Fails with a message
  * naming the file when it is missing or unreadable, not a PNG, corrupt or truncated, or not
- * exactly width x height pixels. `out` may be partly written on failure. */
+ * exactly width x height pixels. Sides are at most CA_MAX_SIDE, and no chunk may take more than
+ * 8 MiB (checked by libpng before it allocates). `out` may be partly written on failure. */
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out);
 
 /* image_load_target that also says how many colour channels the file itself has (before grey is

@@ -145,7 +145,9 @@ static void test_headers(void)
     static const struct {
         uint32_t width, height;
         const char *needle;
-    } sizes[] = {{1000000, 1000000, "is 1000000x1000000, the preset needs 20x20"},
+    } sizes[] = {{1000000, 1000000, "larger than 4096x4096 pixels, the largest grid dlca runs"},
+                 {4097, 20, "larger than 4096x4096 pixels"}, {20, 4097, "larger than 4096x4096 pixels"},
+                 {4096, 4096, "is 4096x4096, the preset needs 20x20"},
                  {0, 20, "corrupt"}, {20, 0, "corrupt"}, {0x7fffffffu, 20, NULL}, {0x80000000u, 20, "corrupt"}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         memcpy(copy, bytes, size);
@@ -175,6 +177,47 @@ static size_t find_chunk(const unsigned char *png, size_t size, const char *type
         at += 12 + length;
     }
     return 0;
+}
+
+/* A 44-byte file: the signature, a 20x20 IHDR, and a text chunk that claims 2^31-1 bytes (and
+ * has 3). libpng read such a chunk into a cleared buffer of the claimed size: 2 GiB of memory
+ * before it found the file short. Now no libpng block may pass 8 MiB: refused, nothing taken
+ * (expect_clean: under 64 MiB), in the API and through dlca train --target. */
+static void test_huge_chunk_claims(void)
+{
+    static const char *const types[] = {"tEXt", "zTXt", "iTXt", "iCCP", "sPLT", "eXIf", "prIV"};
+    char good[512], bad[512];
+    snprintf(good, sizeof good, "%s", robust_path("rgb.png"));
+    snprintf(bad, sizeof bad, "%s", robust_path("huge_chunk.png"));
+    CHECK(write_picture(good, PNG_COLOR_TYPE_RGB_ALPHA, 8) == 0, "write %s", good);
+    size_t size;
+    unsigned char *bytes = read_all(good, &size);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        unsigned char file[44];
+        memcpy(file, bytes, 33); /* signature and IHDR */
+        put_be32(file + 33, 0x7fffffffu), memcpy(file + 37, types[t], 4), memcpy(file + 41, "abc", 3);
+        write_all(bad, file, sizeof file);
+        char what[64];
+        snprintf(what, sizeof what, "a %s chunk claiming 2^31-1 bytes", types[t]);
+        expect_clean(bad, 0, "corrupt or truncated PNG", what);
+    }
+    char args[4096];
+    snprintf(args, sizeof args, "train --preset lizard --target '%s' --steps 1 --device cpu --out '%s'", bad,
+             robust_path("x.dlca"));
+    robust_refused("corrupt or truncated PNG", "x.dlca", args);
+    /* A whole text chunk of 9 MiB, over the limit but really there: skipped with a warning, and
+     * the picture after it loads. */
+    size_t idat = find_chunk(bytes, size, "IDAT"), text = 9u << 20;
+    unsigned char *big = calloc(size + text + 12, 1);
+    if (big && idat) {
+        memcpy(big, bytes, idat);
+        put_be32(big + idat, (uint32_t)text), memcpy(big + idat + 4, "tEXt", 4), memcpy(big + idat + 8, "Comment", 7);
+        put_be32(big + idat + 8 + text, crc32_update(0, big + idat + 4, text + 4));
+        memcpy(big + idat + 12 + text, bytes + idat, size - idat);
+        write_all(bad, big, size + text + 12);
+        expect_clean(bad, 1, NULL, "a real 9 MiB tEXt chunk");
+    }
+    free(big), free(bytes);
 }
 
 static void test_chunks(void)
@@ -322,6 +365,7 @@ int main(int argc, char **argv)
     if (robust_init(argv[0], "robust_png")) return 1;
     test_headers();
     test_chunks();
+    test_huge_chunk_claims();
     test_train_on_kinds();
     test_grey_for_colour_target();
     test_train_refuses();
