@@ -88,7 +88,9 @@ int cmd_eval(int argc, char **argv)
     if (!rc) rc = ca_backend_open(device, &vk, &backend);
     if (!rc) {
         ca_eval_context context = {&model, backend, &vk, image};
-        printf("%s: preset %s on %s\n", path, model.config.preset, ca_backend_name(backend, &vk));
+        char preset[4 * CA_NAME_LENGTH + 1];
+        printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
+               ca_backend_name(backend, &vk));
         rc = evaluate(&context);
     }
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
@@ -116,7 +118,9 @@ int cmd_info(int argc, char **argv)
     ca_target_image target;
     if (ca_file_load(path, &m, &state, &target)) return cli_fail("info", 0);
     const ca_config *c = &m.config;
-    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", c->preset, "grid", c->height, c->width,
+    char preset[4 * CA_NAME_LENGTH + 1];
+    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", cli_printable(c->preset, preset, sizeof preset),
+           "grid", c->height, c->width,
            ca_boundary_name(c->boundary), "channels", c->channels);
     printf("%-16s%d\n", "kernels", c->kernels);
     print_widths("perception", c->perception_widths, c->perception_depth);

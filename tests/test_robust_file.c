@@ -10,6 +10,7 @@
 #include "ca_fixtures.h"
 #include "crc32.h"
 #include "error.h"
+#include "hard_export.h"
 #include "robust.h"
 #include "robust_model.h"
 
@@ -310,6 +311,111 @@ static void test_target_fewer_channels_than_loss(void)
     free(bits), free(zeros), ca_model_free(&m);
 }
 
+/* Preset names are printable ASCII without C comment markers: the name goes into exported C and
+ * Verilog comments (a name with a star-slash put a symbol into the compiled C, one with a
+ * newline a module into the Verilog) and into `dlca info`'s output (terminal escapes). Each
+ * hostile name is refused at load by every command, in one line that holds no raw byte of it. */
+static void test_hostile_preset_names(void)
+{
+    static const struct {
+        const char *name, *needle;
+    } names[] = {
+        {"\x1b[2J\x1b]0;pwned\x07red", "the preset name has byte 0x1b at position 0"},
+        {"x */ int injected; /*", "holds a comment marker"},
+        {"a/*b", "holds a comment marker"},
+        {"gol\nmodule evil;", "the preset name has byte 0x0a at position 3"},
+        {"", "the preset name is empty"},
+        {"del\x7f", "byte 0x7f at position 3"},
+        {"caf\xc3\xa9", "byte 0xc3 at position 3"},
+    };
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {1, 1.0, zeros, zeros};
+    size_t size;
+    uint8_t *data = robust_model_bytes(&m, &state, NULL, &size);
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("named.dlca"));
+    for (size_t i = 0; data && i < sizeof names / sizeof names[0]; i++) {
+        memset(data + robust_field_at(&c, "preset"), 0, CA_NAME_LENGTH);
+        memcpy(data + robust_field_at(&c, "preset"), names[i].name, strlen(names[i].name));
+        robust_fix_crc(data, size);
+        CHECK(robust_write_bytes(path, data, size) == 0, "write %s", path);
+        static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "run '%s' --device cpu --out '%s'",
+                                               "export '%s' --format c --out '%s'",
+                                               "export '%s' --format verilog --out '%s'",
+                                               "train --resume '%s' --device cpu --out '%s'"};
+        for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+            char args[4096], err[8192];
+            snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+            robust_refused(names[i].needle, "x.out", args);
+            robust_run(err, sizeof err, "%s", args);
+            CHECK(!strchr(err, 0x1b) && !strchr(err, 0x07) && !strchr(err, 0x7f) && !strchr(err, (char)0xc3),
+                  "'%s': the message repeats a raw byte of the name: %s", args, err);
+        }
+    }
+    free(data), free(zeros), ca_model_free(&m);
+}
+
+/* Defence in depth: hard_export_write escapes what it puts in comments even when the config
+ * never went through the loader, and the model's file name (the user's) as well. */
+static void test_export_escapes_comments(void)
+{
+    ca_config c;
+    ca_model m;
+    hard_netlist net;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK || hard_circuit_build(&net, &m, NULL) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    static const char *const hostile[][2] = {
+        {"x */ int injected; /*", "model.dlca"},
+        {"gol\nmodule evil; endmodule //", "model.dlca"},
+        {"gol", "a*/ int from_the_path; /*b.dlca"},
+        {"gol", "a\nmodule from_the_path; endmodule\n.dlca"},
+        {"\x1b[31m", "\x1b]0;title\x07.dlca"},
+    };
+    static const hard_export_format formats[] = {HARD_EXPORT_C, HARD_EXPORT_VERILOG, HARD_EXPORT_DOT};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        ca_config config = m.config;
+        memset(config.preset, 0, sizeof config.preset);
+        memcpy(config.preset, hostile[i][0], strlen(hostile[i][0]));
+        hard_export_info info = {&config, hostile[i][1], NULL};
+        for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+            char *text = NULL;
+            size_t size = 0;
+            FILE *out = open_memstream(&text, &size);
+            CHECK(out && hard_export_write(out, &net, formats[f], &info) == DLCA_OK, "export: %s", err_message());
+            if (out) fclose(out);
+            if (!text) continue;
+            /* C: the header comment's own end is the first star-slash; no line starts with "module"
+             * but the cell; nothing but printable ASCII and newlines. */
+            const char *end = strstr(text, "*/"), *header_end = strstr(text, " */\n#include <stdint.h>");
+            if (formats[f] == HARD_EXPORT_C)
+                CHECK(end && header_end && end == header_end + 1, "case %zu: the C header comment is closed early", i);
+            const char *module = strstr(text, "\nmodule ");
+            if (formats[f] == HARD_EXPORT_VERILOG)
+                CHECK(module && strncmp(module, "\nmodule dlca_cell", 17) == 0 && !strstr(module + 1, "\nmodule "),
+                      "case %zu: a second module in the Verilog", i);
+            CHECK(!strstr(text, "\nmodule evil") && !strstr(text, "\nmodule from_the_path") &&
+                      !strstr(text, "\n int injected") && !strstr(text, "\n.dlca"),
+                  "case %zu, format %zu: the name or path starts a line of its own", i, f);
+            int clean = 1;
+            for (size_t b = 0; b < size; b++)
+                clean &= text[b] == '\n' || (text[b] >= 0x20 && text[b] <= 0x7e);
+            CHECK(clean, "case %zu, format %zu: a byte that is not printable reaches the export", i, f);
+            free(text);
+        }
+    }
+    hard_netlist_free(&net), ca_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -319,6 +425,8 @@ int main(int argc, char **argv)
     test_unaffordable_model();
     test_damage_through_the_binary();
     test_target_fewer_channels_than_loss();
+    test_hostile_preset_names();
+    test_export_escapes_comments();
     robust_cleanup();
     return test_finish("test_robust_file");
 }
