@@ -153,10 +153,8 @@ static int run_prepare(training_run *r, const train_options *o)
         if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
         if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
         /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
-        if (o->has_steps && (uint64_t)o->steps <= r->state.step)
-            return err_set(DLCA_ERR, "--steps %lld: %s has already done %llu steps; ask for more", o->steps, o->resume,
-                           (unsigned long long)r->state.step);
-        if (o->has_steps) r->model.config.train_steps = (int)o->steps;
+        if (ca_trainer_resume_steps(o->resume, r->state.step, o->has_steps ? o->steps : 0, &r->model.config.train_steps))
+            return DLCA_ERR;
     } else {
         ca_config config;
         if (ca_config_preset(&config, o->preset)) return DLCA_ERR;

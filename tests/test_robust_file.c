@@ -416,6 +416,67 @@ static void test_export_escapes_comments(void)
     hard_netlist_free(&net), ca_model_free(&m);
 }
 
+/* train_steps from a file: -1 trained forever on --resume, 0 neither; both are refused at load.
+ * A run already at its steps, resumed with --out new.dlca, printed "wrote new.dlca", exited 0
+ * and wrote nothing: now it is an error saying which --steps to give, writing nothing and
+ * leaving the file as it was; with a larger --steps it trains and writes. */
+static void test_train_steps_from_file(void)
+{
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {2, 1.0, zeros, zeros};
+    char path[512], args[4096], err[8192];
+    snprintf(path, sizeof path, "%s", robust_path("steps.dlca"));
+    static const struct {
+        int32_t value;
+        const char *needle;
+    } bad[] = {{-1, "train steps = -1 is outside 1..100000000"}, {0, "train steps = 0 is outside 1..100000000"},
+               {CA_MAX_TRAIN_STEPS + 1, "train steps = 100000001 is outside"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(robust_save_patched(path, &m, &state, NULL, "train_steps", bad[i].value) == 0, "write %s", path);
+        snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s'", path, robust_path("new.dlca"));
+        robust_refused(bad[i].needle, "new.dlca", args);
+        snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 5 --out '%s'", path, robust_path("new.dlca"));
+        robust_refused(bad[i].needle, "new.dlca", args);
+        snprintf(args, sizeof args, "info '%s'", path);
+        robust_refused(bad[i].needle, NULL, args);
+    }
+    /* Finished: 10 of 10 steps. */
+    state.step = (uint64_t)c.train_steps;
+    CHECK(ca_file_save(path, &m, &state, NULL) == DLCA_OK, "save: %s", err_message());
+    size_t before_size;
+    uint8_t *before = robust_model_bytes(&m, &state, NULL, &before_size);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s'", path, robust_path("new.dlca"));
+    robust_refused("already trained 10 of 10 steps: give --steps N > 10", "new.dlca", args);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu", path);
+    robust_refused("already trained 10 of 10 steps: give --steps N > 10", NULL, args);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 10 --out '%s'", path, robust_path("new.dlca"));
+    robust_refused("has already done 10 steps: give --steps N > 10", "new.dlca", args);
+    size_t after_size = 0;
+    FILE *f = fopen(path, "rb");
+    uint8_t *after = malloc(before_size + 1);
+    if (f && after) after_size = fread(after, 1, before_size + 1, f);
+    if (f) fclose(f);
+    CHECK(before && after && after_size == before_size && memcmp(before, after, before_size) == 0,
+          "the refused resumes leave %s as it was", path);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 12 --every 1 --out '%s'", path,
+             robust_path("new.dlca"));
+    int status = robust_run(err, sizeof err, "%s", args);
+    ca_model more;
+    ca_train_state more_state;
+    int loaded = status == 0 && ca_file_load(robust_path("new.dlca"), &more, &more_state, NULL) == DLCA_OK;
+    CHECK(loaded && more_state.step == 12 && more.config.train_steps == 12,
+          "--steps 12 trains on to step 12 and writes new.dlca (%d): %s", status, err);
+    if (loaded) ca_model_free(&more), ca_train_state_free(&more_state);
+    free(before), free(after), free(zeros), ca_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -427,6 +488,7 @@ int main(int argc, char **argv)
     test_target_fewer_channels_than_loss();
     test_hostile_preset_names();
     test_export_escapes_comments();
+    test_train_steps_from_file();
     robust_cleanup();
     return test_finish("test_robust_file");
 }
