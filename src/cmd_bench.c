@@ -51,8 +51,8 @@ static void print_help(void)
            "                   step (default %d)\n"
            "  --T N            CA steps per rollout (default: the preset's); with --hard, CA steps per\n"
            "                   timed run (default 20 on the CPU, %d on a GPU)\n"
-           "  --device D       auto, cpu, a Vulkan device index or part of its name (default auto: a real\n"
-           "                   GPU when there is one, else the CPU engine)\n"
+           "  --device D       auto, cpu, a Vulkan device index or part of its name (default: $DLCA_DEVICE,\n"
+           "                   else auto: a real GPU when there is one, else the CPU engine)\n"
            "  --cache C        full or checkpoint: GPU activation memory (default full)\n"
            "  --steps N        measured steps (default 20 on a GPU, 5 on the CPU engine); with --hard,\n"
            "                   timed runs (default 5)\n"
@@ -98,7 +98,7 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, bench_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "checkerboard", o->device = "auto", o->cache = CA_CACHE_FULL;
+    o->preset = "checkerboard", o->device = NULL, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (strcmp(argv[i], "--hard") == 0) {

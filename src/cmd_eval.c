@@ -15,7 +15,7 @@
 static int parse_model_args(int argc, char **argv, const char *command, int allow_device, const char **model,
                             const char **device, int *help)
 {
-    *model = NULL, *device = "auto";
+    *model = NULL, *device = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (allow_device && strcmp(argv[i], "--device") == 0) {
@@ -75,7 +75,8 @@ int cmd_eval(int argc, char **argv)
         printf("usage: dlca eval MODEL [--device D]\n\n"
                "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
                "neighbourhoods, active gates and a histogram of ops, and the preset's\n"
-               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n");
+               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n\n"
+               "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n");
         return 0;
     }
     ca_model model;

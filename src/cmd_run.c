@@ -49,7 +49,7 @@ static void print_help(void)
            "  --scale S          pixels per cell (default 8)\n"
            "  --view grey|rgb    channel 0 as grey, or channels 0..2 as colour (default: rgb for\n"
            "                     3-channel targets, else grey)\n"
-           "  --device D         auto, cpu, or a Vulkan device (default auto)\n");
+           "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n");
 }
 
 /* At most 7 characters a number: %d on a longer one overflows (undefined), and so would
@@ -92,7 +92,7 @@ static int parse_flag(run_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, run_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->device = "auto", o->hard = 1, o->seed = 1, o->steps = -1, o->scale = 8;
+    o->device = NULL, o->hard = 1, o->seed = 1, o->steps = -1, o->scale = 8;
     int has_mode = 0;
     for (int i = 1; i < argc; i++) {
         const char *value;

@@ -51,8 +51,8 @@ static void print_help(void)
            "  --async RATE       fire rate in (0, 1]; 1 = synchronous (preset)\n"
            "  --seed N           fixes every random choice: wiring, starts, fire masks (default 1)\n"
            "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
-           "  --device D         auto, cpu, a Vulkan device index or part of its name (default auto:\n"
-           "                     a real GPU when there is one, else the CPU engine)\n"
+           "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
+           "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
            "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
            "  --out FILE         model file, written atomically (default <preset>.dlca)\n"
            "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
@@ -106,7 +106,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "gol", o->device = "auto", o->every = 25, o->cache = CA_CACHE_FULL;
+    o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         const char *value;

@@ -407,7 +407,7 @@ static int context_init(vk_context *vk, const char *spec, int index)
 
 int vk_context_init(vk_context *vk, int device_index)
 {
-    return context_init(vk, device_index < 0 ? getenv("DLCA_DEVICE") : NULL, device_index);
+    return context_init(vk, NULL, device_index);
 }
 
 int vk_context_init_spec(vk_context *vk, const char *spec) { return context_init(vk, spec, -1); }

@@ -50,7 +50,8 @@ typedef struct vk_context {
 } vk_context;
 
 /* Opens device `device_index` (its position in `dlca devices`), or with device_index < 0 the
- * device named by env DLCA_DEVICE, else the best one: discrete > integrated > virtual > cpu.
+ * best one: discrete > integrated > virtual > cpu. (The environment's DLCA_DEVICE is read by
+ * the commands' device choice, ca_backend_open, not here.)
  * Returns DLCA_ERR_NODEV (message with a hint) when there is no loader or no device. */
 int vk_context_init(vk_context *vk, int device_index);
 

@@ -6,6 +6,7 @@
  * after a large allocation would show as a different message. */
 #include "ca_fixtures.h"
 #include "robust_model.h"
+#include "vk_context.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ROBUST_ASAN 1
@@ -113,11 +114,70 @@ static void test_file_obeys_flag_limits(void)
     free(data), free(zeros), ca_model_free(&m);
 }
 
+/* stdout of the last robust_run. */
+static void last_stdout(char *text, size_t size) { robust_read_text(robust_path("stdout.txt"), text, size); }
+
+/* DLCA_DEVICE is read in one place, the commands' device choice: eval honours it like train
+ * and run (it ran on the CPU whatever it said), a value that names no device is refused with a
+ * line naming the variable, --device wins over it, and an empty --device is refused. */
+static void test_device_choice(void)
+{
+    char model[600], args[4096], err[8192], out[8192];
+    snprintf(model, sizeof model, "%s/models/gol.dlca", DLCA_ASSET_DIR);
+    static const char *const commands[][2] = {
+        {"eval '%s'", NULL},
+        {"run '%s' --grid 8x8 --steps 2 --out '%s'", "x.png"},
+        {"train --preset checkerboard --grid 8x8 --T 2 --steps 1 --out '%s%s'", "x.dlca"},
+    };
+    setenv("DLCA_DEVICE", "abc", 1);
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        snprintf(args, sizeof args, commands[k][0], k == 2 ? "" : model,
+                 commands[k][1] ? robust_path(commands[k][1]) : "");
+        robust_refused("DLCA_DEVICE=abc: ", commands[k][1], args);
+    }
+    snprintf(args, sizeof args, "eval '%s' --device cpu", model);
+    int status = robust_run(err, sizeof err, "%s", args);
+    last_stdout(out, sizeof out);
+    CHECK(status == 0 && strstr(out, "preset gol on cpu"), "--device cpu wins over DLCA_DEVICE=abc (%d): %s%s", status,
+          out, err);
+    setenv("DLCA_DEVICE", "cpu", 1);
+    snprintf(args, sizeof args, "eval '%s'", model);
+    status = robust_run(err, sizeof err, "%s", args);
+    last_stdout(out, sizeof out);
+    CHECK(status == 0 && strstr(out, "preset gol on cpu"), "eval with DLCA_DEVICE=cpu runs on the CPU (%d): %s%s", status,
+          out, err);
+    unsetenv("DLCA_DEVICE");
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        char with_flag[4200];
+        snprintf(args, sizeof args, commands[k][0], k == 2 ? "" : model,
+                 commands[k][1] ? robust_path(commands[k][1]) : "");
+        snprintf(with_flag, sizeof with_flag, "%s --device ''", args);
+        robust_refused("--device: empty", commands[k][1], with_flag);
+    }
+    /* A Vulkan device named by DLCA_DEVICE, even a CPU driver that auto would pass over. */
+    vk_context vk;
+    if (vk_context_init(&vk, -1) != DLCA_OK) {
+        CHECK(getenv("DLCA_REQUIRE_VULKAN") == NULL, "no Vulkan device: %s", err_message());
+        return;
+    }
+    char index[16], name[300];
+    snprintf(index, sizeof index, "%d", vk.device_index);
+    snprintf(name, sizeof name, "preset gol on %s", vk.props.deviceName);
+    vk_context_free(&vk);
+    setenv("DLCA_DEVICE", index, 1);
+    status = robust_run(err, sizeof err, "eval '%s'", model);
+    last_stdout(out, sizeof out);
+    CHECK(status == 0 && strstr(out, name), "eval with DLCA_DEVICE=%s runs on '%s' (%d): %s%s", index, name, status, out,
+          err);
+    unsetenv("DLCA_DEVICE");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     if (robust_init(argv[0], "robust_limits")) return 1;
     test_file_obeys_flag_limits();
+    test_device_choice();
     robust_cleanup();
     return test_finish("test_robust_limits");
 }
