@@ -43,7 +43,8 @@ static void print_gates(const ca_model *m)
     printf("\n");
 }
 
-static int evaluate(const ca_eval_context *x)
+/* Prints the losses, gates and checks; *failed gets the number of checks that failed. */
+static int evaluate(const ca_eval_context *x, int *failed_checks)
 {
     double soft, hard;
     if (ca_eval_losses(x, &soft, &hard)) return DLCA_ERR;
@@ -63,6 +64,8 @@ static int evaluate(const ca_eval_context *x)
         failed += !checks[i].passed;
     }
     printf("%d of %d checks passed\n", count - failed, count);
+    *failed_checks = failed;
+    if (failed) return err_set(DLCA_ERR, "%d of %d checks failed", failed, count);
     return DLCA_OK;
 }
 
@@ -75,7 +78,8 @@ int cmd_eval(int argc, char **argv)
         printf("usage: dlca eval MODEL [--device D]\n\n"
                "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
                "neighbourhoods, active gates and a histogram of ops, and the preset's\n"
-               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n\n"
+               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n"
+               "Exits 0 when every check passes, 1 when one fails (or on an error).\n\n"
                "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n");
         return 0;
     }
@@ -92,7 +96,8 @@ int cmd_eval(int argc, char **argv)
         char preset[4 * CA_NAME_LENGTH + 1];
         printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
                ca_backend_name(backend, &vk));
-        rc = evaluate(&context);
+        int failed = 0;
+        rc = evaluate(&context, &failed);
     }
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     free(image);

@@ -43,7 +43,9 @@ static void print_help(void)
            "  --steps N          CA steps (default: the training T)\n"
            "  --hard | --soft    the boolean circuit, run bit-packed (default), or the relaxed one\n"
            "  --async RATE       fire rate in (0, 1]; 1 = synchronous (default: as trained)\n"
-           "  --damage X,Y,W,H@FROM-TO  zero that rectangle before steps FROM..TO (repeatable)\n"
+           "  --damage X,Y,W,H@FROM-TO  zero that rectangle before steps FROM..TO (repeatable); it is\n"
+           "                     clipped to the grid, and one wholly outside the grid or after the\n"
+           "                     last step is an error\n"
            "  --seed N           start state and fire masks (default 1)\n"
            "  --every K          keep every K-th frame (default: about 20 frames)\n"
            "  --scale S          pixels per cell (default 8)\n"
@@ -115,6 +117,22 @@ static int parse_options(int argc, char **argv, run_options *o, int *help)
     return DLCA_OK;
 }
 
+/* A damage rectangle that would never touch the run: wholly outside the grid, or from a step
+ * the run does not reach. Refused, rather than silently ignored. */
+static int check_damage(const run_options *o, int height, int width, int steps)
+{
+    for (int d = 0; d < o->damage_count; d++) {
+        const damage_rect *r = &o->damage[d];
+        if (r->x >= width || r->y >= height || r->x + r->width <= 0 || r->y + r->height <= 0)
+            return err_set(DLCA_ERR, "--damage %d,%d,%d,%d@%d-%d: the rectangle is outside the %dx%d grid (x 0..%d, y 0..%d)",
+                           r->x, r->y, r->width, r->height, r->from, r->to, height, width, width - 1, height - 1);
+        if (r->from >= steps)
+            return err_set(DLCA_ERR, "--damage %d,%d,%d,%d@%d-%d: the run has %d steps (damage applies before steps 0..%d)",
+                           r->x, r->y, r->width, r->height, r->from, r->to, steps, steps - 1);
+    }
+    return DLCA_OK;
+}
+
 /* The preset's start at the run's grid (view_start.h: the viewer shows the same frames). */
 static int start_grid(const ca_model *m, const run_options *o, ca_runner *r)
 {
@@ -174,8 +192,9 @@ static int run(const run_options *o)
     int steps = o->steps >= 0 ? (int)o->steps : c->steps;
     int every = o->every ? (int)o->every : (steps + 19) / 20 > 0 ? (steps + 19) / 20 : 1;
     image_view view = o->has_view ? (image_view)o->view : c->loss_channels == 3 ? IMAGE_RGB : IMAGE_CHANNEL0;
-    int rc = DLCA_OK;
-    if (view == IMAGE_RGB && c->channels < 3) rc = err_set(DLCA_ERR, "--view rgb needs 3 channels, the model has %d", c->channels);
+    int rc = check_damage(o, height, width, steps);
+    if (!rc && view == IMAGE_RGB && c->channels < 3)
+        rc = err_set(DLCA_ERR, "--view rgb needs 3 channels, the model has %d", c->channels);
     if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
     if (!rc) rc = ca_runner_init(&runner, &model, backend, &vk, 1, height, width, o->hard,
                                  o->has_rate ? o->fire_rate : c->fire_rate, (uint64_t)o->seed);

@@ -172,12 +172,51 @@ static void test_device_choice(void)
     unsetenv("DLCA_DEVICE");
 }
 
+/* eval's exit status tells a failed check (it printed "0 of 2 checks passed" and exited 0), and
+ * run refuses a --damage rectangle it would never apply (it ignored one outside the grid). */
+static void test_eval_and_damage(void)
+{
+    char lizard[600], gol[600], args[4096], err[8192], out[8192];
+    snprintf(lizard, sizeof lizard, "%s/models/lizard.dlca", DLCA_ASSET_DIR);
+    snprintf(gol, sizeof gol, "%s/models/gol.dlca", DLCA_ASSET_DIR);
+    int status = robust_run(err, sizeof err, "eval '%s' --device cpu", lizard);
+    last_stdout(out, sizeof out);
+    CHECK(status == 1, "eval of the shipped lizard (its checks fail, README) exits 1, not %d", status);
+    CHECK(strstr(out, "0 of 2 checks passed") && strstr(out, "FAIL"), "the checks are still printed: %s", out);
+    CHECK(robust_lines(err) == 1 && strstr(err, "dlca eval: 2 of 2 checks failed"), "one line says so: %s", err);
+    status = robust_run(err, sizeof err, "eval '%s' --device cpu", gol);
+    last_stdout(out, sizeof out);
+    CHECK(status == 0 && strstr(out, "2 of 2 checks passed") && err[0] == '\0', "eval of gol passes, exit 0 (%d): %s%s",
+          status, out, err);
+    static const struct {
+        const char *damage, *needle;
+    } bad[] = {
+        {"8,0,2,2@1-2", "--damage 8,0,2,2@1-2: the rectangle is outside the 8x8 grid (x 0..7, y 0..7)"},
+        {"0,8,2,2@1", "--damage 0,8,2,2@1-1: the rectangle is outside the 8x8 grid"},
+        {"-3,0,3,2@1", "--damage -3,0,3,2@1-1: the rectangle is outside the 8x8 grid"},
+        {"0,-5,1,5@1", "--damage 0,-5,1,5@1-1: the rectangle is outside the 8x8 grid"},
+        {"100,100,5,5@0-3", "the rectangle is outside the 8x8 grid"},
+        {"2,2,2,2@4-9", "--damage 2,2,2,2@4-9: the run has 4 steps (damage applies before steps 0..3)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "run '%s' --device cpu --grid 8x8 --steps 4 --damage 1,1,2,2@1 --damage %s --out '%s'",
+                 gol, bad[i].damage, robust_path("x.png"));
+        robust_refused(bad[i].needle, "x.png", args);
+    }
+    /* Partly inside: clipped, as before. */
+    status = robust_run(err, sizeof err, "run '%s' --device cpu --grid 8x8 --steps 4 --damage 6,-1,5,3@3 --out '%s'", gol,
+                        robust_path("x.png"));
+    CHECK(status == 0 && robust_exists(robust_path("x.png")), "a rectangle partly in the grid is clipped (%d): %s", status,
+          err);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     if (robust_init(argv[0], "robust_limits")) return 1;
     test_file_obeys_flag_limits();
     test_device_choice();
+    test_eval_and_damage();
     robust_cleanup();
     return test_finish("test_robust_limits");
 }
