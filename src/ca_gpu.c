@@ -206,6 +206,11 @@ static size_t planned_bytes(const ca_model *m, int batch, int height, int width,
            s.partials + s.image + s.layers + s.sum_partials;
 }
 
+size_t ca_gpu_planned_bytes(const ca_model *model, const vk_context *vk, int batch, int height, int width, ca_cache cache)
+{
+    return planned_bytes(model, batch, height, width, cache, fused_shared_floats(vk), 1);
+}
+
 static int create_buffers(ca_gpu *e, const gpu_sizes *s)
 {
     struct {

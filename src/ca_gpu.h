@@ -139,6 +139,10 @@ vk_buffer *ca_gpu_block_buffer(ca_gpu *engine, int t, size_t *offset);
 /* Bytes of device memory the engine's buffers hold: what ca_gpu_init allocated on this device. */
 size_t ca_gpu_buffer_bytes(const ca_gpu *engine);
 
+/* Device bytes ca_gpu_init would ask for on `vk` (an upper bound: the per-layer kernels' step
+ * blocks included), before anything is allocated: for the commands' memory estimate. */
+size_t ca_gpu_planned_bytes(const ca_model *model, const vk_context *vk, int batch, int height, int width, ca_cache cache);
+
 /* Copies logits ([gates][16] floats) to the device; clears the AdamW state when reset_moments. */
 int ca_gpu_upload_logits(ca_gpu *engine, const float *logits, int reset_moments);
 

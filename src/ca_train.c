@@ -24,7 +24,7 @@ int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const do
     return ca_task_target(c, shape, start, image, target);
 }
 
-static int use_cpu_reference(void)
+int ca_trainer_uses_cpu_reference(void)
 {
     const char *value = getenv("DLCA_CPU_REFERENCE");
     return value && strcmp(value, "1") == 0;
@@ -35,7 +35,7 @@ static int cpu_engine_init(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
     const ca_fast_options options = {.cache = 0, .threads = 0};
-    t->cpu_reference = use_cpu_reference();
+    t->cpu_reference = ca_trainer_uses_cpu_reference();
     if (t->cpu_reference) return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
     return ca_fast_init(&t->fast, t->model, c->batch, 0, 0, &options);
 }

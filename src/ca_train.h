@@ -42,6 +42,9 @@ int ca_trainer_init(ca_trainer *trainer, ca_model *model, const double *image, c
 
 void ca_trainer_free(ca_trainer *trainer);
 
+/* Whether the CPU backend runs the double reference engine (env DLCA_CPU_REFERENCE=1). */
+int ca_trainer_uses_cpu_reference(void);
+
 /* Continues from a saved state: `step` steps done, AdamW moments [gates][16] (copied). */
 int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, const float *moment2);
 

@@ -2,6 +2,7 @@
  * grid size, soft or hard, sync or async, with damage at chosen steps. */
 #include "ca_backend.h"
 #include "ca_file.h"
+#include "ca_memory.h"
 #include "ca_runner.h"
 #include "ca_task.h"
 #include "cli.h"
@@ -26,7 +27,7 @@ typedef struct {
     const char *model, *out, *device;
     int height, width, has_grid, hard, has_rate, scale, view, has_view;
     long long steps, seed, every;
-    double fire_rate;
+    double fire_rate, max_memory;
     damage_rect damage[MAX_DAMAGE];
     int damage_count;
 } run_options;
@@ -51,7 +52,12 @@ static void print_help(void)
            "  --scale S          pixels per cell (default 8)\n"
            "  --view grey|rgb    channel 0 as grey, or channels 0..2 as colour (default: rgb for\n"
            "                     3-channel targets, else grey)\n"
-           "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n");
+           "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n"
+           "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
+           "                     than this: the engine, the kept frames and the pictures (default %g)\n"
+           "\n"
+           "Pictures are checked before the run: at most 1000000 pixels a side and 2^28 in all.\n",
+           CA_MEMORY_DEFAULT_GIB);
 }
 
 /* At most 7 characters a number: %d on a longer one overflows (undefined), and so would
@@ -76,6 +82,7 @@ static int parse_flag(run_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--steps") == 0) return cli_int(flag, v, 0, 1000000, &o->steps);
     else if (strcmp(flag, "--seed") == 0) return cli_int(flag, v, 0, INT64_MAX, &o->seed);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000, &o->every);
+    else if (strcmp(flag, "--max-memory") == 0) return ca_memory_parse_flag(flag, v, &o->max_memory);
     else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, CA_MIN_FIRE_RATE, 1.0, &o->fire_rate);
     else if (strcmp(flag, "--scale") == 0) {
         long long scale;
@@ -94,7 +101,7 @@ static int parse_flag(run_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, run_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->device = NULL, o->hard = 1, o->seed = 1, o->steps = -1, o->scale = 8;
+    o->device = NULL, o->hard = 1, o->seed = 1, o->steps = -1, o->scale = 8, o->max_memory = CA_MEMORY_DEFAULT_GIB;
     int has_mode = 0;
     for (int i = 1; i < argc; i++) {
         const char *value;
@@ -140,6 +147,9 @@ static int start_grid(const ca_model *m, const run_options *o, ca_runner *r)
     return ca_runner_grid_changed(r);
 }
 
+/* Frames the rollout keeps: every `every`-th step from 0, and the last. */
+static int kept_frames(int steps, int every) { return steps / every + 1 + (steps % every != 0); }
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -149,7 +159,7 @@ static int ends_with(const char *s, const char *suffix)
 /* Collects the kept frames, then writes them as one strip or as files in a folder. */
 static int rollout(ca_runner *r, const run_options *o, int steps, int every, image_view view)
 {
-    int channels = r->view.config.channels, kept = 0, capacity = steps / every + 2;
+    int channels = r->view.config.channels, kept = 0, capacity = kept_frames(steps, every);
     double *frames = malloc((size_t)capacity * r->grid_values * sizeof(double));
     if (!frames) return err_set(DLCA_ERR_NOMEM, "out of memory for %d frames", capacity);
     int rc = DLCA_OK;
@@ -179,6 +189,22 @@ static int rollout(ca_runner *r, const run_options *o, int steps, int every, ima
     return rc;
 }
 
+/* Before anything runs: the pictures must be writable (a --scale 64 strip of a 4096x4096 grid
+ * was refused only after the run had taken gigabytes), and the run's host memory -- the runner,
+ * the kept frames and the pixels -- must fit --max-memory. */
+static int check_run_size(const run_options *o, const ca_model *m, ca_backend backend, const vk_context *vk,
+                          int height, int width, int steps, int every)
+{
+    ca_shape shape = {1, height, width, m->config.boundary};
+    int kept = kept_frames(steps, every), strip = ends_with(o->out, ".png");
+    double pixels;
+    if (image_strip_check(o->out, strip ? kept : 1, shape, o->scale, &pixels)) return DLCA_ERR;
+    double frames = (double)kept * m->config.channels * height * width * sizeof(double);
+    double bytes = ca_memory_runner(m, backend, vk, 1, height, width, o->hard) + frames + pixels;
+    return ca_memory_check(bytes, o->max_memory, "run of %s (a %dx%d grid, %d channels, %d frames kept)", o->model,
+                           height, width, m->config.channels, kept);
+}
+
 static int run(const run_options *o)
 {
     ca_model model;
@@ -196,6 +222,7 @@ static int run(const run_options *o)
     if (!rc && view == IMAGE_RGB && c->channels < 3)
         rc = err_set(DLCA_ERR, "--view rgb needs 3 channels, the model has %d", c->channels);
     if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
+    if (!rc) rc = check_run_size(o, &model, backend, &vk, height, width, steps, every);
     if (!rc) rc = ca_runner_init(&runner, &model, backend, &vk, 1, height, width, o->hard,
                                  o->has_rate ? o->fire_rate : c->fire_rate, (uint64_t)o->seed);
     if (!rc) rc = start_grid(&model, o, &runner);

@@ -2,6 +2,7 @@
  * progress, a CSV log and a loss-curve PNG, atomic checkpoints, Ctrl-C and resume. */
 #include "ca_backend.h"
 #include "ca_file.h"
+#include "ca_memory.h"
 #include "ca_target.h"
 #include "cli.h"
 #include "commands.h"
@@ -20,6 +21,7 @@ typedef struct {
     const char *preset, *target, *device, *out, *log, *resume;
     ca_cache cache;
     long long every;
+    double max_memory; /* GiB */
     /* Overrides of the preset: set when given. */
     long long steps, batch, T, seed;
     double lr, fire_rate;
@@ -59,6 +61,8 @@ static void print_help(void)
            "                     the loss curve goes beside it as <log>-loss.png\n"
            "  --every N          log, plot and checkpoint every N steps (default 25)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
+           "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
+           "                     than this (default 4)\n"
            "\n"
            "Ctrl-C writes a checkpoint and exits 0; --resume continues with exactly the losses an\n"
            "uninterrupted run would have had.\n");
@@ -90,6 +94,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--log") == 0) o->log = v;
     else if (strcmp(flag, "--resume") == 0) o->resume = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
+    else if (strcmp(flag, "--max-memory") == 0) return ca_memory_parse_flag(flag, v, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
     else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, CA_MAX_TRAIN_STEPS, &o->steps);
     else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
@@ -106,7 +111,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL;
+    o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         const char *value;
@@ -116,7 +121,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && (o->has_preset || o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
                       o->has_boundary || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
-                                 "--out, --log and --every may be given with it");
+                                 "--out, --log, --every and --max-memory may be given with it");
     return DLCA_OK;
 }
 
@@ -242,6 +247,7 @@ static int train(const train_options *o)
     int rc = run_prepare(&r, o);
     if (!rc) default_paths(o, &r, out, log_path, sizeof out);
     if (!rc) rc = ca_backend_open(o->device, &vk, &backend);
+    if (!rc) rc = ca_memory_check_training(&r.model, backend, &vk, o->cache, o->max_memory);
     if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, o->cache);
     if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
     if (!rc) rc = train_log_open(&log, log_path, o->resume != NULL, trainer.step, isatty(fileno(stderr)));

@@ -339,6 +339,17 @@ static int check_strip_args(const char *path, const double *frames, int count, i
     return DLCA_OK;
 }
 
+int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes)
+{
+    double width = (double)count * shape.width * scale + count - 1, height = (double)shape.height * scale;
+    if (bytes) *bytes = width * height * 3.0;
+    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE || width * height > IMAGE_MAX_PIXELS)
+        return err_set(DLCA_ERR, "%s: a %s of %.0fx%.0f pixels is too large (at most %d pixels a side and %d in all): "
+                       "use a smaller --scale, --grid or fewer frames", path, count > 1 ? "strip" : "frame", width,
+                       height, IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
+    return DLCA_OK;
+}
+
 int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
                       int scale, image_view view)
 {

@@ -44,6 +44,11 @@ int image_count_colours(const double *target, int pixels);
 int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
                       int scale, image_view view);
 
+/* Whether a strip of `count` frames of `shape`'s grid at `scale` is within the limits
+ * image_write_strip applies, checked before anything is run or rendered (count 1: one frame);
+ * *bytes (may be NULL) gets the size of its RGB pixels. The message names `path`. */
+int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes);
+
 /* image_write_strip for a single grid [channels][cells]. */
 int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,
                       image_view view);

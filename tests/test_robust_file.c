@@ -1,9 +1,11 @@
 /* test_robust_file: what test_ca_file leaves out about bad model files. Streams that never end
  * (/dev/zero) and files over 1 GiB are refused without reading them; configs asking for absurd
  * sizes are refused before anything is allocated from them; a model whose config is valid but
- * whose grid and batch cannot fit in memory makes train, eval and run fail with one line, not a
- * crash; and every kind of damage (magic, version, truncation, CRC, NaN, wiring) reaches the
- * user of `dlca info`, `run`, `eval` and `export` as one line naming the file, exit 1. Under
+ * whose grid and batch cannot fit in memory makes train, eval and run fail with one line (from
+ * their memory estimates), not a crash; and every kind of damage (magic, version, truncation,
+ * CRC, NaN, wiring) reaches the user of `dlca info`, `run`, `eval` and `export` as one line
+ * naming the file, exit 1. Hostile contents of intact files are refused the same way: a target
+ * with fewer channels than the loss reads, preset names, train steps. Under
  * ASan, run with ASAN_OPTIONS=allocator_may_return_null=1 (as .ci/run does): dlca handles a
  * failed malloc, and that is what is tested. */
 #include "ca_file.h"
@@ -150,7 +152,7 @@ static void test_absurd_configs(void)
 
 /* A valid file with the largest grid and batch a config may have: 4096x4096 and 2^16, 1.1e12
  * cells. Loading is fine (the model does not depend on the grid); everything that would
- * allocate the grid must say no. */
+ * allocate the grid must say no, from its memory estimate (test_robust_limits has more). */
 static void test_unaffordable_model(void)
 {
     ca_config c;
@@ -170,9 +172,9 @@ static void test_unaffordable_model(void)
     ca_model_free(&m), free(zeros);
     char args[2048];
     snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 10", path);
-    robust_refused("out of memory", NULL, args);
+    robust_refused("needs about 344064.1 GiB of memory, over the --max-memory limit of 4.0 GiB: give --max-memory 344064.1", NULL, args);
     snprintf(args, sizeof args, "eval '%s' --device cpu", path);
-    robust_refused("out of memory", NULL, args);
+    robust_refused("more than --max-memory can allow", NULL, args);
     snprintf(args, sizeof args, "info '%s'", path);
     char err[8192];
     CHECK(robust_run(err, sizeof err, "%s", args) == 0, "info on a valid file exits 0: %s", err);

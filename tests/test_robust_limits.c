@@ -4,6 +4,7 @@
  * such a file with one line before allocating from it. Runs run under an address-space limit
  * (RLIMIT_AS, except under ASan, whose shadow memory needs far more), so a refusal that came
  * after a large allocation would show as a different message. */
+#define _DEFAULT_SOURCE /* wait4, for a child's own peak memory */
 #include "ca_fixtures.h"
 #include "robust_model.h"
 #include "vk_context.h"
@@ -114,6 +115,40 @@ static void test_file_obeys_flag_limits(void)
     free(data), free(zeros), ca_model_free(&m);
 }
 
+/* The estimate a command gives for `args`: its message with --max-memory 0.001, in MiB; -1 when
+ * it was not refused that way. */
+static double estimate_mib(const char *args)
+{
+    char err[8192], with_limit[4200];
+    snprintf(with_limit, sizeof with_limit, "%s --max-memory 0.001", args);
+    int status = robust_run(err, sizeof err, "%s", with_limit);
+    const char *at = strstr(err, "needs about ");
+    double value;
+    char unit[8];
+    if (status != 1 || !at || sscanf(at, "needs about %lf %3s", &value, unit) != 2) {
+        CHECK(0, "'%s' is refused with an estimate (%d): %s", with_limit, status, err);
+        return -1.0;
+    }
+    return strcmp(unit, "GiB") == 0 ? value * 1024.0 : value;
+}
+
+/* Peak resident memory in MiB of `dlca <args>` run to the end (exit status in *status). */
+static double peak_mib(const char *args, int *status)
+{
+    char command[8192];
+    snprintf(command, sizeof command, "exec '%s' %s > '%s' 2>&1", robust_dlca, args, robust_path("peak.txt"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+        _exit(127);
+    }
+    int raw = 0;
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    *status = pid > 0 && wait4(pid, &raw, 0, &usage) == pid ? robust_status(raw) : -1;
+    return (double)usage.ru_maxrss / 1024.0;
+}
+
 /* stdout of the last robust_run. */
 static void last_stdout(char *text, size_t size) { robust_read_text(robust_path("stdout.txt"), text, size); }
 
@@ -210,6 +245,125 @@ static void test_eval_and_damage(void)
           err);
 }
 
+/* A valid 3 KB model at the limits (a 4096x4096 grid) must not make eval, train --resume or run
+ * take gigabytes before failing: each estimates its memory first and refuses past --max-memory
+ * (default 4 GiB) in one line that says how much to give, under a 1 GiB address-space limit. */
+static void test_memory_estimates_refuse(void)
+{
+    ca_config c;
+    tiny_config(&c, CA_BOUNDARY_PERIODIC, 1.0, 2, 3);
+    c.height = c.width = CA_MAX_SIDE;
+    char path[512], args[4096], err[8192];
+    snprintf(path, sizeof path, "%s", robust_path("big_grid.dlca"));
+    if (robust_save_model(path, &c, 1, NULL) != 0) return;
+    static const struct {
+        const char *args, *needle, *left;
+    } cases[] = {
+        {"eval '%s' --device cpu", "eval of %s (a batch of 2 grids of 4096x4096, 2 channels) needs about", NULL},
+        {"train --resume '%s' --device cpu --out '%s'", "training tiny (a batch of 2 grids of 4096x4096, 2 channels, T = 3) needs about", "x.dlca"},
+        {"run '%s' --device cpu --scale 1 --steps 40 --every 1 --out '%s'",
+         "run of %s (a 4096x4096 grid, 2 channels, 41 frames kept) needs about", "frames"},
+        {"run '%s' --device cpu --scale 1 --soft --out '%s'", "run of %s (a 4096x4096 grid, 2 channels, 4 frames kept) needs about", "x.png"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char needle[1024];
+        snprintf(args, sizeof args, cases[i].args, path, cases[i].left ? robust_path(cases[i].left) : "");
+        snprintf(needle, sizeof needle, cases[i].needle, path);
+        refused_limited(needle, cases[i].left, args);
+        refused_limited("over the --max-memory limit of 4.0 GiB: give --max-memory ", cases[i].left, args);
+    }
+    snprintf(args, sizeof args, "info '%s'", path);
+    CHECK(run_limited(err, sizeof err, args) == 0, "info on the valid file exits 0: %s", err);
+    /* On a Vulkan device whose memory is host memory (lavapipe), the device's buffers count. */
+    vk_context vk;
+    if (vk_context_init(&vk, -1) == DLCA_OK) {
+        int host = vk.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU || vk.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+        int index = vk.device_index;
+        vk_context_free(&vk);
+        if (host) {
+            snprintf(args, sizeof args, "eval '%s' --device %d", path, index);
+            robust_refused("over the --max-memory limit of 4.0 GiB", NULL, args);
+            snprintf(args, sizeof args, "train --resume '%s' --device %d --out '%s'", path, index, robust_path("x.dlca"));
+            robust_refused("over the --max-memory limit of 4.0 GiB", "x.dlca", args);
+        }
+    }
+    /* Batch 65536 and T 10000, each allowed: petabytes, more than the flag can give. */
+    c.batch = CA_MAX_BATCH, c.steps = CA_MAX_T;
+    if (robust_save_model(path, &c, 1, NULL) != 0) return;
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s' --max-memory 1048576", path, robust_path("x.dlca"));
+    refused_limited("more than --max-memory can allow", "x.dlca", args);
+    snprintf(args, sizeof args, "eval '%s' --device cpu", path);
+    refused_limited("more than --max-memory can allow", NULL, args);
+}
+
+/* --max-memory raises (or lowers) the limit on purpose, and its value is range-checked. */
+static void test_max_memory_flag(void)
+{
+    char gol[600], args[4096], err[8192];
+    snprintf(gol, sizeof gol, "%s/models/gol.dlca", DLCA_ASSET_DIR);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 1024x1024 --scale 1 --steps 2 --out '%s' --max-memory 0.01",
+             gol, robust_path("x.png"));
+    refused_limited("over the --max-memory limit of 11 MiB: give --max-memory 0.1 to allow it", "x.png", args);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 1024x1024 --scale 1 --steps 2 --out '%s' --max-memory 0.1",
+             gol, robust_path("x.png"));
+    int status = run_limited(err, sizeof err, args);
+    CHECK(status == 0 && robust_exists(robust_path("x.png")), "with the advised --max-memory it runs (%d): %s", status, err);
+    static const char *const values[] = {"0", "-1", "lots", "1e9", "nan", "''"};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        snprintf(args, sizeof args, "run '%s' --device cpu --out '%s' --max-memory %s", gol, robust_path("x.png"), values[i]);
+        robust_refused("--max-memory", "x.png", args);
+        snprintf(args, sizeof args, "eval '%s' --device cpu --max-memory %s", gol, values[i]);
+        robust_refused("--max-memory", NULL, args);
+        snprintf(args, sizeof args, "train --device cpu --steps 1 --out '%s' --max-memory %s", robust_path("x.dlca"),
+                 values[i]);
+        robust_refused("--max-memory", "x.dlca", args);
+    }
+    snprintf(args, sizeof args, "info '%s' --max-memory 1", gol);
+    robust_refused("unknown option '--max-memory'", NULL, args);
+}
+
+/* The estimates are upper bounds of what the runs take (peak RSS, less a fixed allowance for the
+ * binary and libraries), and not wildly above it. Not under ASan, whose shadow memory and
+ * quarantine are part of the RSS. */
+static void test_estimates_are_honest(void)
+{
+    if (ROBUST_ASAN) return;
+    char gol[600], args[4096];
+    snprintf(gol, sizeof gol, "%s/models/checkerboard.dlca", DLCA_ASSET_DIR);
+    const char *const runs[] = {
+        "train --preset checkerboard --grid 128x128 --T 6 --batch 2 --steps 1 --device cpu --out '%s'",
+        "run '%s' --grid 64x64 --steps 4 --scale 1 --soft --device cpu --out '%s'",
+        "run '%s' --grid 1024x1024 --steps 4 --scale 1 --device cpu --out '%s'",
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        if (i == 0) snprintf(args, sizeof args, runs[i], robust_path("x.dlca"));
+        else snprintf(args, sizeof args, runs[i], gol, robust_path("x.png"));
+        double estimate = estimate_mib(args);
+        int status;
+        double peak = peak_mib(args, &status);
+        CHECK(status == 0, "'%s' runs (%d)", args, status);
+        CHECK(estimate >= 0 && peak <= estimate + 48.0, "'%s': peak %.0f MiB is over the estimate of %.0f MiB", args, peak,
+              estimate);
+        CHECK(estimate >= 0 && estimate <= 4.0 * peak + 48.0, "'%s': the estimate of %.0f MiB is far over the peak %.0f MiB",
+              args, estimate, peak);
+    }
+}
+
+/* Output sizes are checked before the run: --grid 4096x4096 --scale 64 took 3.1 GB before the
+ * strip was refused. */
+static void test_output_size_first(void)
+{
+    char gol[600], args[4096];
+    snprintf(gol, sizeof gol, "%s/models/gol.dlca", DLCA_ASSET_DIR);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 4096x4096 --scale 64 --out '%s'", gol, robust_path("x.png"));
+    refused_limited("a strip of 524289x262144 pixels is too large", "x.png", args);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 4096x4096 --scale 64 --out '%s'", gol, robust_path("frames"));
+    refused_limited("a frame of 262144x262144 pixels is too large", "frames", args);
+    snprintf(args, sizeof args, "run '%s' --device cpu --grid 2048x2048 --scale 8 --steps 40 --every 1 --out '%s'", gol,
+             robust_path("x.png"));
+    refused_limited("a strip of 671784x16384 pixels is too large", "x.png", args);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -217,6 +371,10 @@ int main(int argc, char **argv)
     test_file_obeys_flag_limits();
     test_device_choice();
     test_eval_and_damage();
+    test_memory_estimates_refuse();
+    test_max_memory_flag();
+    test_estimates_are_honest();
+    test_output_size_first();
     robust_cleanup();
     return test_finish("test_robust_limits");
 }
