@@ -92,15 +92,31 @@ static inline void pair_free(pair *p)
 /* Records and submits one stage. */
 typedef int (*gpu_stage)(ca_gpu *e, VkCommandBuffer cmd);
 
+/* Whether a persistent kernel of the last submission gave up (its roll call closed): the
+ * device could not run all its workgroups at once, and its results are unfinished. */
+static inline int persistent_gave_up(ca_gpu *e)
+{
+    uint32_t roll[2] = {0, 0};
+    if (!e->plan.persistent_groups || vk_buffer_download(&vk, &e->roll, 0, roll, sizeof roll)) return 0;
+    return ((roll[0] | roll[1]) & CA_GPU_ROLL_CLOSED) != 0;
+}
+
+/* Records and runs one stage. Where the persistent kernels gave up, the engine goes back to one
+ * dispatch a step, as the trainer does, and the stage runs again (said once a program). */
 static inline int run_gpu(ca_gpu *e, gpu_stage stage)
 {
+    static int told;
     VkCommandBuffer cmd;
     if (vk_cmd_begin(&vk, &cmd)) return DLCA_ERR;
     if (stage(e, cmd)) {
         vk_cmd_free(&vk, cmd);
         return DLCA_ERR;
     }
-    return vk_cmd_finish(&vk, cmd);
+    if (vk_cmd_finish(&vk, cmd)) return DLCA_ERR;
+    if (!persistent_gave_up(e)) return DLCA_OK;
+    if (!told++) printf("%s: the persistent kernels gave up (too many workgroups at once): checked one dispatch a step "
+                        "from there\n", vk.props.deviceName);
+    return ca_gpu_persistent_off(e) || run_gpu(e, stage) ? DLCA_ERR : DLCA_OK;
 }
 
 static inline int stage_soft_coefficients(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_coefficients(e, cmd, 0); }

@@ -1,16 +1,20 @@
 /* test_robust_file: what test_ca_file leaves out about bad model files. Streams that never end
  * (/dev/zero) and files over 1 GiB are refused without reading them; configs asking for absurd
  * sizes are refused before anything is allocated from them; a model whose config is valid but
- * whose grid and batch cannot fit in memory makes train, eval and run fail with one line, not a
- * crash; and every kind of damage (magic, version, truncation, CRC, NaN, wiring) reaches the
- * user of `dlca info`, `run`, `eval` and `export` as one line naming the file, exit 1. Under
+ * whose grid and batch cannot fit in memory makes train, eval and run fail with one line (from
+ * their memory estimates), not a crash; and every kind of damage (magic, version, truncation,
+ * CRC, NaN, wiring) reaches the user of `dlca info`, `run`, `eval` and `export` as one line
+ * naming the file, exit 1. Hostile contents of intact files are refused the same way: a target
+ * with fewer channels than the loss reads, preset names, train steps. Under
  * ASan, run with ASAN_OPTIONS=allocator_may_return_null=1 (as .ci/run does): dlca handles a
  * failed malloc, and that is what is tested. */
 #include "ca_file.h"
 #include "ca_fixtures.h"
 #include "crc32.h"
 #include "error.h"
+#include "hard_export.h"
 #include "robust.h"
+#include "robust_model.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -140,20 +144,21 @@ static void test_absurd_configs(void)
         for (int b = 0; b < 4; b++) h.data[16 + fields[i].offset + (size_t)b] = (uint8_t)(fields[i].value >> (8 * b));
         expect_cheap_refusal(h.data, h.size, fields[i].needle, fields[i].needle);
     }
-    /* A batch of 2^20 passes the config check, but a batch field of 2^31 must not. */
-    c.batch = 1 << 21;
+    /* A batch of 2^16 passes the config check (the largest --batch), but 2^16 + 1 must not. */
+    c.batch = CA_MAX_BATCH + 1;
     header_of(&h, &c, 40);
-    expect_cheap_refusal(h.data, h.size, "batch = 2097152", "batch 2^21");
+    expect_cheap_refusal(h.data, h.size, "batch = 65537 is outside 1..65536", "batch 2^16 + 1");
 }
 
-/* A valid file with a 16384x16384 grid and a batch of 2^20: 2.8e14 cells. Loading is fine (the
- * model does not depend on the grid); everything that would allocate the grid must say no. */
+/* A valid file with the largest grid and batch a config may have: 4096x4096 and 2^16, 1.1e12
+ * cells. Loading is fine (the model does not depend on the grid); everything that would
+ * allocate the grid must say no, from its memory estimate (test_robust_limits has more). */
 static void test_unaffordable_model(void)
 {
     ca_config c;
     ca_model m;
     tiny_config(&c, CA_BOUNDARY_PERIODIC, 1.0, 2, 3);
-    c.height = c.width = 1 << 14, c.batch = 1 << 20;
+    c.height = c.width = CA_MAX_SIDE, c.batch = CA_MAX_BATCH;
     if (ca_model_init(&m, &c)) {
         CHECK(0, "model: %s", err_message());
         return;
@@ -167,9 +172,9 @@ static void test_unaffordable_model(void)
     ca_model_free(&m), free(zeros);
     char args[2048];
     snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 10", path);
-    robust_refused("out of memory", NULL, args);
+    robust_refused("needs about 344064.1 GiB of memory, over the --max-memory limit of 4.0 GiB: give --max-memory 344064.1", NULL, args);
     snprintf(args, sizeof args, "eval '%s' --device cpu", path);
-    robust_refused("out of memory", NULL, args);
+    robust_refused("more than --max-memory can allow", NULL, args);
     snprintf(args, sizeof args, "info '%s'", path);
     char err[8192];
     CHECK(robust_run(err, sizeof err, "%s", args) == 0, "info on a valid file exits 0: %s", err);
@@ -263,6 +268,217 @@ static void test_damage_through_the_binary(void)
     free(bad), free(good);
 }
 
+/* A valid-CRC model whose target picture has fewer channels than the config's loss reads: eval,
+ * train --resume and the GPU upload read past the target (ASan: ca_task_target). The loader
+ * refuses it, so no command gets as far. Made by saving a valid 1-loss-channel model with a
+ * 1-channel target, then patching the loss channels to 3. */
+static void test_target_fewer_channels_than_loss(void)
+{
+    ca_config c;
+    ca_model m;
+    small_preset(&c, "image"); /* C = 6, a picture target */
+    c.loss_channels = 1;
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    size_t plane = (size_t)c.height * (size_t)c.width;
+    uint8_t *bits = malloc(plane);
+    for (size_t i = 0; bits && i < plane; i++) bits[i] = (uint8_t)(i % 3 == 0);
+    ca_target_image target = {1, c.height, c.width, bits};
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {1, 1.0, zeros, zeros};
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("thin_target.dlca"));
+    CHECK(robust_save_patched(path, &m, &state, &target, "loss_channels", 3) == 0, "write %s", path);
+    ca_model loaded;
+    ca_target_image loaded_target;
+    CHECK(ca_file_load(path, &loaded, NULL, &loaded_target) != DLCA_OK, "a 1-channel target for 3 loss channels loads");
+    CHECK(strstr(err_message(), "target image has 1 channel, but the config's loss reads 3") != NULL, "load: %s",
+          err_message());
+    static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "eval '%s'",
+                                           "run '%s' --device cpu --out '%s'", "train --resume '%s' --device cpu --out '%s'",
+                                           "train --resume '%s' --out '%s'"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        char args[4096];
+        snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+        robust_refused("target image has 1 channel, but the config's loss reads 3", "x.out", args);
+        robust_refused(path, "x.out", args);
+    }
+    /* The writer refuses to make such a file in the first place. */
+    m.config.loss_channels = 3;
+    CHECK(ca_file_save(robust_path("x.out"), &m, &state, &target) != DLCA_OK, "a 1-channel target for 3 loss channels saves");
+    CHECK(strstr(err_message(), "loss reads 3") != NULL, "save: %s", err_message());
+    CHECK(!robust_exists(robust_path("x.out")), "the refused save leaves no file");
+    free(bits), free(zeros), ca_model_free(&m);
+}
+
+/* Preset names are printable ASCII without C comment markers: the name goes into exported C and
+ * Verilog comments (a name with a star-slash put a symbol into the compiled C, one with a
+ * newline a module into the Verilog) and into `dlca info`'s output (terminal escapes). Each
+ * hostile name is refused at load by every command, in one line that holds no raw byte of it. */
+static void test_hostile_preset_names(void)
+{
+    static const struct {
+        const char *name, *needle;
+    } names[] = {
+        {"\x1b[2J\x1b]0;pwned\x07red", "the preset name has byte 0x1b at position 0"},
+        {"x */ int injected; /*", "holds a comment marker"},
+        {"a/*b", "holds a comment marker"},
+        {"gol\nmodule evil;", "the preset name has byte 0x0a at position 3"},
+        {"", "the preset name is empty"},
+        {"del\x7f", "byte 0x7f at position 3"},
+        {"caf\xc3\xa9", "byte 0xc3 at position 3"},
+    };
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {1, 1.0, zeros, zeros};
+    size_t size;
+    uint8_t *data = robust_model_bytes(&m, &state, NULL, &size);
+    char path[512];
+    snprintf(path, sizeof path, "%s", robust_path("named.dlca"));
+    for (size_t i = 0; data && i < sizeof names / sizeof names[0]; i++) {
+        memset(data + robust_field_at(&c, "preset"), 0, CA_NAME_LENGTH);
+        memcpy(data + robust_field_at(&c, "preset"), names[i].name, strlen(names[i].name));
+        robust_fix_crc(data, size);
+        CHECK(robust_write_bytes(path, data, size) == 0, "write %s", path);
+        static const char *const commands[] = {"info '%s'", "eval '%s' --device cpu", "run '%s' --device cpu --out '%s'",
+                                               "export '%s' --format c --out '%s'",
+                                               "export '%s' --format verilog --out '%s'",
+                                               "train --resume '%s' --device cpu --out '%s'"};
+        for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+            char args[4096], err[8192];
+            snprintf(args, sizeof args, commands[k], path, robust_path("x.out"));
+            robust_refused(names[i].needle, "x.out", args);
+            robust_run(err, sizeof err, "%s", args);
+            CHECK(!strchr(err, 0x1b) && !strchr(err, 0x07) && !strchr(err, 0x7f) && !strchr(err, (char)0xc3),
+                  "'%s': the message repeats a raw byte of the name: %s", args, err);
+        }
+    }
+    free(data), free(zeros), ca_model_free(&m);
+}
+
+/* Defence in depth: hard_export_write escapes what it puts in comments even when the config
+ * never went through the loader, and the model's file name (the user's) as well. */
+static void test_export_escapes_comments(void)
+{
+    ca_config c;
+    ca_model m;
+    hard_netlist net;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK || hard_circuit_build(&net, &m, NULL) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    static const char *const hostile[][2] = {
+        {"x */ int injected; /*", "model.dlca"},
+        {"gol\nmodule evil; endmodule //", "model.dlca"},
+        {"gol", "a*/ int from_the_path; /*b.dlca"},
+        {"gol", "a\nmodule from_the_path; endmodule\n.dlca"},
+        {"\x1b[31m", "\x1b]0;title\x07.dlca"},
+    };
+    static const hard_export_format formats[] = {HARD_EXPORT_C, HARD_EXPORT_VERILOG, HARD_EXPORT_DOT};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        ca_config config = m.config;
+        memset(config.preset, 0, sizeof config.preset);
+        memcpy(config.preset, hostile[i][0], strlen(hostile[i][0]));
+        hard_export_info info = {&config, hostile[i][1], NULL};
+        for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+            char *text = NULL;
+            size_t size = 0;
+            FILE *out = open_memstream(&text, &size);
+            CHECK(out && hard_export_write(out, &net, formats[f], &info) == DLCA_OK, "export: %s", err_message());
+            if (out) fclose(out);
+            if (!text) continue;
+            /* C: the header comment's own end is the first star-slash; no line starts with "module"
+             * but the cell; nothing but printable ASCII and newlines. */
+            const char *end = strstr(text, "*/"), *header_end = strstr(text, " */\n#include <stdint.h>");
+            if (formats[f] == HARD_EXPORT_C)
+                CHECK(end && header_end && end == header_end + 1, "case %zu: the C header comment is closed early", i);
+            const char *module = strstr(text, "\nmodule ");
+            if (formats[f] == HARD_EXPORT_VERILOG)
+                CHECK(module && strncmp(module, "\nmodule dlca_cell", 17) == 0 && !strstr(module + 1, "\nmodule "),
+                      "case %zu: a second module in the Verilog", i);
+            CHECK(!strstr(text, "\nmodule evil") && !strstr(text, "\nmodule from_the_path") &&
+                      !strstr(text, "\n int injected") && !strstr(text, "\n.dlca"),
+                  "case %zu, format %zu: the name or path starts a line of its own", i, f);
+            int clean = 1;
+            for (size_t b = 0; b < size; b++)
+                clean &= text[b] == '\n' || (text[b] >= 0x20 && text[b] <= 0x7e);
+            CHECK(clean, "case %zu, format %zu: a byte that is not printable reaches the export", i, f);
+            free(text);
+        }
+    }
+    hard_netlist_free(&net), ca_model_free(&m);
+}
+
+/* train_steps from a file: -1 trained forever on --resume, 0 neither; both are refused at load.
+ * A run already at its steps, resumed with --out new.dlca, printed "wrote new.dlca", exited 0
+ * and wrote nothing: now it is an error saying which --steps to give, writing nothing and
+ * leaving the file as it was; with a larger --steps it trains and writes. */
+static void test_train_steps_from_file(void)
+{
+    ca_config c;
+    ca_model m;
+    tiny_config(&c, CA_BOUNDARY_ZERO, 1.0, 2, 3);
+    if (ca_model_init(&m, &c) != DLCA_OK) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
+    ca_train_state state = {2, 1.0, zeros, zeros};
+    char path[512], args[4096], err[8192];
+    snprintf(path, sizeof path, "%s", robust_path("steps.dlca"));
+    static const struct {
+        int32_t value;
+        const char *needle;
+    } bad[] = {{-1, "train steps = -1 is outside 1..100000000"}, {0, "train steps = 0 is outside 1..100000000"},
+               {CA_MAX_TRAIN_STEPS + 1, "train steps = 100000001 is outside"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(robust_save_patched(path, &m, &state, NULL, "train_steps", bad[i].value) == 0, "write %s", path);
+        snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s'", path, robust_path("new.dlca"));
+        robust_refused(bad[i].needle, "new.dlca", args);
+        snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 5 --out '%s'", path, robust_path("new.dlca"));
+        robust_refused(bad[i].needle, "new.dlca", args);
+        snprintf(args, sizeof args, "info '%s'", path);
+        robust_refused(bad[i].needle, NULL, args);
+    }
+    /* Finished: 10 of 10 steps. */
+    state.step = (uint64_t)c.train_steps;
+    CHECK(ca_file_save(path, &m, &state, NULL) == DLCA_OK, "save: %s", err_message());
+    size_t before_size;
+    uint8_t *before = robust_model_bytes(&m, &state, NULL, &before_size);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --out '%s'", path, robust_path("new.dlca"));
+    robust_refused("already trained 10 of 10 steps: give --steps N > 10", "new.dlca", args);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu", path);
+    robust_refused("already trained 10 of 10 steps: give --steps N > 10", NULL, args);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 10 --out '%s'", path, robust_path("new.dlca"));
+    robust_refused("has already done 10 steps: give --steps N > 10", "new.dlca", args);
+    size_t after_size = 0;
+    FILE *f = fopen(path, "rb");
+    uint8_t *after = malloc(before_size + 1);
+    if (f && after) after_size = fread(after, 1, before_size + 1, f);
+    if (f) fclose(f);
+    CHECK(before && after && after_size == before_size && memcmp(before, after, before_size) == 0,
+          "the refused resumes leave %s as it was", path);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 12 --every 1 --out '%s'", path,
+             robust_path("new.dlca"));
+    int status = robust_run(err, sizeof err, "%s", args);
+    ca_model more;
+    ca_train_state more_state;
+    int loaded = status == 0 && ca_file_load(robust_path("new.dlca"), &more, &more_state, NULL) == DLCA_OK;
+    CHECK(loaded && more_state.step == 12 && more.config.train_steps == 12,
+          "--steps 12 trains on to step 12 and writes new.dlca (%d): %s", status, err);
+    if (loaded) ca_model_free(&more), ca_train_state_free(&more_state);
+    free(before), free(after), free(zeros), ca_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -271,6 +487,10 @@ int main(int argc, char **argv)
     test_absurd_configs();
     test_unaffordable_model();
     test_damage_through_the_binary();
+    test_target_fewer_channels_than_loss();
+    test_hostile_preset_names();
+    test_export_escapes_comments();
+    test_train_steps_from_file();
     robust_cleanup();
     return test_finish("test_robust_file");
 }

@@ -145,7 +145,9 @@ static void test_headers(void)
     static const struct {
         uint32_t width, height;
         const char *needle;
-    } sizes[] = {{1000000, 1000000, "is 1000000x1000000, the preset needs 20x20"},
+    } sizes[] = {{1000000, 1000000, "larger than 4096x4096 pixels, the largest grid dlca runs"},
+                 {4097, 20, "larger than 4096x4096 pixels"}, {20, 4097, "larger than 4096x4096 pixels"},
+                 {4096, 4096, "is 4096x4096, the preset needs 20x20"},
                  {0, 20, "corrupt"}, {20, 0, "corrupt"}, {0x7fffffffu, 20, NULL}, {0x80000000u, 20, "corrupt"}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         memcpy(copy, bytes, size);
@@ -175,6 +177,47 @@ static size_t find_chunk(const unsigned char *png, size_t size, const char *type
         at += 12 + length;
     }
     return 0;
+}
+
+/* A 44-byte file: the signature, a 20x20 IHDR, and a text chunk that claims 2^31-1 bytes (and
+ * has 3). libpng read such a chunk into a cleared buffer of the claimed size: 2 GiB of memory
+ * before it found the file short. Now no libpng block may pass 8 MiB: refused, nothing taken
+ * (expect_clean: under 64 MiB), in the API and through dlca train --target. */
+static void test_huge_chunk_claims(void)
+{
+    static const char *const types[] = {"tEXt", "zTXt", "iTXt", "iCCP", "sPLT", "eXIf", "prIV"};
+    char good[512], bad[512];
+    snprintf(good, sizeof good, "%s", robust_path("rgb.png"));
+    snprintf(bad, sizeof bad, "%s", robust_path("huge_chunk.png"));
+    CHECK(write_picture(good, PNG_COLOR_TYPE_RGB_ALPHA, 8) == 0, "write %s", good);
+    size_t size;
+    unsigned char *bytes = read_all(good, &size);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        unsigned char file[44];
+        memcpy(file, bytes, 33); /* signature and IHDR */
+        put_be32(file + 33, 0x7fffffffu), memcpy(file + 37, types[t], 4), memcpy(file + 41, "abc", 3);
+        write_all(bad, file, sizeof file);
+        char what[64];
+        snprintf(what, sizeof what, "a %s chunk claiming 2^31-1 bytes", types[t]);
+        expect_clean(bad, 0, "corrupt or truncated PNG", what);
+    }
+    char args[4096];
+    snprintf(args, sizeof args, "train --preset lizard --target '%s' --steps 1 --device cpu --out '%s'", bad,
+             robust_path("x.dlca"));
+    robust_refused("corrupt or truncated PNG", "x.dlca", args);
+    /* A whole text chunk of 9 MiB, over the limit but really there: skipped with a warning, and
+     * the picture after it loads. */
+    size_t idat = find_chunk(bytes, size, "IDAT"), text = 9u << 20;
+    unsigned char *big = calloc(size + text + 12, 1);
+    if (big && idat) {
+        memcpy(big, bytes, idat);
+        put_be32(big + idat, (uint32_t)text), memcpy(big + idat + 4, "tEXt", 4), memcpy(big + idat + 8, "Comment", 7);
+        put_be32(big + idat + 8 + text, crc32_update(0, big + idat + 4, text + 4));
+        memcpy(big + idat + 12 + text, bytes + idat, size - idat);
+        write_all(bad, big, size + text + 12);
+        expect_clean(bad, 1, NULL, "a real 9 MiB tEXt chunk");
+    }
+    free(big), free(bytes);
 }
 
 static void test_chunks(void)
@@ -254,6 +297,29 @@ static void test_train_on_kinds(void)
     }
 }
 
+/* A picture target meets a config's loss channels: the image preset compares R, G and B, so a
+ * grey picture (one colour channel copied to three) is refused; a colour one of the same size
+ * trains. Uses the pictures test_train_on_kinds wrote. */
+static void test_grey_for_colour_target(void)
+{
+    static const char *const grey[] = {"grey8", "grey16", "grey-alpha8"};
+    char args[4096];
+    for (size_t k = 0; k < sizeof grey / sizeof grey[0]; k++) {
+        char png[512];
+        snprintf(png, sizeof png, "%s/%s.png", robust_scratch, grey[k]);
+        snprintf(args, sizeof args, "train --preset image --grid 20x20 --target '%s' --T 1 --steps 1 --device cpu --out '%s'",
+                 png, robust_path("x.dlca"));
+        robust_refused("a grey picture has 1 colour channel, but preset 'image' compares 3 (R, G, B)", "x.dlca", args);
+        robust_refused(png, "x.dlca", args);
+    }
+    char err[8192];
+    snprintf(args, sizeof args, "train --preset image --grid 20x20 --target '%s/rgb16.png' --T 1 --steps 1 --device cpu --out '%s'",
+             robust_scratch, robust_path("x.dlca"));
+    int status = robust_run(err, sizeof err, "%s", args);
+    CHECK(status == 0 && robust_exists(robust_path("x.dlca")), "a colour picture trains the image preset (%d): %s",
+          status, err);
+}
+
 static void test_train_refuses(void)
 {
     char good[512], args[4096];
@@ -299,7 +365,9 @@ int main(int argc, char **argv)
     if (robust_init(argv[0], "robust_png")) return 1;
     test_headers();
     test_chunks();
+    test_huge_chunk_claims();
     test_train_on_kinds();
+    test_grey_for_colour_target();
     test_train_refuses();
     robust_cleanup();
     return test_finish("test_robust_png");

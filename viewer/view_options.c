@@ -25,7 +25,8 @@ void view_options_help(void)
            "                     relaxed circuit on the engine chosen by --device\n"
            "  --async RATE       fire rate in (0, 1]; 1 = synchronous (default: as trained)\n"
            "  --seed N           start state and fire masks (default 1)\n"
-           "  --device D         soft mode's engine: auto, cpu, or a Vulkan device (default auto)\n"
+           "  --device D         soft mode's engine: auto, cpu, or a Vulkan device (default: $DLCA_DEVICE,\n"
+           "                     else auto)\n"
            "  --view V           grey (channel 0), rgb (channels 0..2) or mosaic (every channel)\n"
            "  --speed N          steps per second (default 15)\n"
            "  --brush N          mouse brush side in cells (default 3)\n"
@@ -106,7 +107,7 @@ static int parse_switch(view_options *o, const char *arg)
 int view_options_parse(int argc, char **argv, view_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->device = "auto", o->hard = 1, o->seed = 1, o->speed = 15.0, o->brush = 3;
+    o->device = NULL, o->hard = 1, o->seed = 1, o->speed = 15.0, o->brush = 3;
     for (int i = 1; i < argc; i++) {
         const char *value;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;

@@ -56,6 +56,17 @@ int cli_value(int argc, char **argv, int *i, const char **value)
     return DLCA_OK;
 }
 
+const char *cli_printable(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
+        if (*p >= 0x20 && *p <= 0x7e) out[n++] = (char)*p;
+        else n += (size_t)snprintf(out + n, size - n, "\\x%02x", *p);
+    }
+    if (size) out[n < size ? n : size - 1] = '\0';
+    return out;
+}
+
 int cli_fail(const char *command, int usage)
 {
     fprintf(stderr, "dlca %s: %s\n", command, err_message());

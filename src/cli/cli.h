@@ -3,6 +3,7 @@
 #ifndef DLCA_CLI_H
 #define DLCA_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* One subcommand: `name` is what follows "dlca", run returns the process exit status. */
@@ -23,6 +24,10 @@ int cli_grid(const char *flag, const char *text, int max, int *height, int *widt
 
 /* Value following flag argv[*i] (advancing *i), or an error naming the flag. */
 int cli_value(int argc, char **argv, int *i, const char **value);
+
+/* `text` (read from a file) as it may reach a terminal: printable ASCII as is, every other byte
+ * as \xNN, so no escape sequence gets through; cut to fit `size`. Returns `out`. */
+const char *cli_printable(const char *text, char *out, size_t size);
 
 /* Prints "dlca <command>: <message>" to stderr and returns the exit status 2 (usage) or 1. */
 int cli_fail(const char *command, int usage);

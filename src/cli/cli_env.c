@@ -71,6 +71,7 @@ int cli_env_read(ca_options *o)
 {
     memset(o, 0, sizeof *o);
     o->device = env_value("DLCA_DEVICE");
+    o->device_from_environment = o->device != NULL;
     o->assets = env_value("DLCA_ASSETS");
     uint32_t threads = 0, timeout = 0;
     if (env_switch("DLCA_VALIDATE", &o->vk.validate) || env_switch("DLCA_ROBUST", &o->vk.robust) ||
@@ -85,7 +86,7 @@ int cli_env_read(ca_options *o)
 int cli_run_options(ca_options *o, const char *device_flag)
 {
     if (cli_env_read(o)) return DLCA_ERR;
-    if (device_flag && strcmp(device_flag, "auto") != 0) o->device = device_flag;
+    if (device_flag) o->device = device_flag, o->device_from_environment = 0;
     return DLCA_OK;
 }
 

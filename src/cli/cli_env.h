@@ -28,7 +28,8 @@
  * environment. A malformed value fails with a message naming the variable. */
 int cli_env_read(ca_options *options);
 
-/* cli_env_read, then the command's --device (its default "auto" leaves DLCA_DEVICE in force). */
+/* cli_env_read, then the command's --device when it was given (NULL: not given, DLCA_DEVICE or
+ * auto decides). */
 int cli_run_options(ca_options *options, const char *device_flag);
 
 /* The C compiler and temporary folder for `dlca bench --hard` (DLCA_CC, TMPDIR; NULL: unset). */

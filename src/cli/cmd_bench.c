@@ -52,8 +52,8 @@ static void print_help(void)
            "                   step (default %d)\n"
            "  --T N            CA steps per rollout (default: the preset's); with --hard, CA steps per\n"
            "                   timed run (default 20 on the CPU, %d on a GPU)\n"
-           "  --device D       auto, cpu, a Vulkan device index or part of its name (default auto: a real\n"
-           "                   GPU when there is one, else the CPU engine)\n"
+           "  --device D       auto, cpu, a Vulkan device index or part of its name (default: $DLCA_DEVICE,\n"
+           "                   else auto: a real GPU when there is one, else the CPU engine)\n"
            "  --cache C        full or checkpoint: GPU activation memory (default full)\n"
            "  --steps N        measured steps (default 20 on a GPU, 5 on the CPU engine); with --hard,\n"
            "                   timed runs (default 5)\n"
@@ -88,8 +88,8 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--device") == 0) o->device = v, o->has_device = 1;
     else if (strcmp(flag, "--json") == 0) o->json = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
-    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
-    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, 10000, &o->T);
+    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
+    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
     else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 1000000, &o->steps);
     else if (strcmp(flag, "--warmup") == 0) return o->has_warmup = 1, cli_int(flag, v, 0, 1000000, &o->warmup);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca bench --help)", flag);
@@ -99,7 +99,7 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, bench_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "checkerboard", o->device = "auto", o->cache = CA_CACHE_FULL;
+    o->preset = "checkerboard", o->device = NULL, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (strcmp(argv[i], "--hard") == 0) {

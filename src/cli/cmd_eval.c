@@ -2,6 +2,7 @@
 #include "ca_backend.h"
 #include "ca_eval.h"
 #include "ca_file.h"
+#include "ca_memory.h"
 #include "ca_target.h"
 #include "cli.h"
 #include "cli_env.h"
@@ -12,15 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MODEL plus an optional --device; `allow_device` 0 for info. */
-static int parse_model_args(int argc, char **argv, const char *command, int allow_device, const char **model,
+/* MODEL plus an optional --device and --max-memory; `max_memory` NULL (info) allows neither. */
+static int parse_model_args(int argc, char **argv, const char *command, double *max_memory, const char **model,
                             const char **device, int *help)
 {
-    *model = NULL, *device = "auto";
+    const char *value;
+    *model = NULL, *device = NULL;
+    if (max_memory) *max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
-        if (allow_device && strcmp(argv[i], "--device") == 0) {
+        if (max_memory && strcmp(argv[i], "--device") == 0) {
             if (cli_value(argc, argv, &i, device)) return DLCA_ERR;
+        } else if (max_memory && strcmp(argv[i], "--max-memory") == 0) {
+            if (cli_value(argc, argv, &i, &value) || cli_double(argv[i - 1], value, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, max_memory)) return DLCA_ERR;
         } else if (strncmp(argv[i], "--", 2) == 0) {
             return err_set(DLCA_ERR, "unknown option '%s' (see dlca %s --help)", argv[i], command);
         } else if (*model) {
@@ -44,7 +49,8 @@ static void print_gates(const ca_model *m)
     printf("\n");
 }
 
-static int evaluate(const ca_eval_context *x)
+/* Prints the losses, gates and checks; *failed gets the number of checks that failed. */
+static int evaluate(const ca_eval_context *x, int *failed_checks)
 {
     double soft, hard;
     if (ca_eval_losses(x, &soft, &hard)) return DLCA_ERR;
@@ -64,19 +70,26 @@ static int evaluate(const ca_eval_context *x)
         failed += !checks[i].passed;
     }
     printf("%d of %d checks passed\n", count - failed, count);
+    *failed_checks = failed;
+    if (failed) return err_set(DLCA_ERR, "%d of %d checks failed", failed, count);
     return DLCA_OK;
 }
 
 int cmd_eval(int argc, char **argv)
 {
     const char *path, *device;
+    double max_memory;
     int help = 0;
-    if (parse_model_args(argc, argv, "eval", 1, &path, &device, &help)) return cli_fail("eval", 1);
+    if (parse_model_args(argc, argv, "eval", &max_memory, &path, &device, &help)) return cli_fail("eval", 1);
     if (help) {
-        printf("usage: dlca eval MODEL [--device D]\n\n"
+        printf("usage: dlca eval MODEL [--device D] [--max-memory GiB]\n\n"
                "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
                "neighbourhoods, active gates and a histogram of ops, and the preset's\n"
-               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n");
+               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n"
+               "Exits 0 when every check passes, 1 when one fails (or on an error).\n\n"
+               "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n"
+               "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
+               "                     memory than this (default %g)\n", CA_MEMORY_DEFAULT_GIB);
         return 0;
     }
     ca_model model;
@@ -89,10 +102,17 @@ int cmd_eval(int argc, char **argv)
     ca_options run;
     if (!rc) rc = cli_run_options(&run, device);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
+    ca_eval_context context = {&model, backend, &vk, image};
+    const ca_config *c = &model.config;
+    if (!rc)
+        rc = ca_memory_check(ca_eval_memory(&context), max_memory, "eval of %s (a batch of %d grid%s of %dx%d, %d channels)",
+                             path, c->batch, c->batch == 1 ? "" : "s", c->height, c->width, c->channels);
     if (!rc) {
-        ca_eval_context context = {&model, backend, &vk, image};
-        printf("%s: preset %s on %s\n", path, model.config.preset, ca_backend_name(backend, &vk));
-        rc = evaluate(&context);
+        char preset[4 * CA_NAME_LENGTH + 1];
+        printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
+               ca_backend_name(backend, &vk));
+        int failed = 0;
+        rc = evaluate(&context, &failed);
     }
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     free(image);
@@ -112,14 +132,16 @@ int cmd_info(int argc, char **argv)
 {
     const char *path, *device;
     int help = 0;
-    if (parse_model_args(argc, argv, "info", 0, &path, &device, &help)) return cli_fail("info", 1);
+    if (parse_model_args(argc, argv, "info", NULL, &path, &device, &help)) return cli_fail("info", 1);
     if (help) return printf("usage: dlca info MODEL\n\nThe model's config and training state.\n"), 0;
     ca_model m;
     ca_train_state state;
     ca_target_image target;
     if (ca_file_load(path, &m, &state, &target)) return cli_fail("info", 0);
     const ca_config *c = &m.config;
-    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", c->preset, "grid", c->height, c->width,
+    char preset[4 * CA_NAME_LENGTH + 1];
+    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", cli_printable(c->preset, preset, sizeof preset),
+           "grid", c->height, c->width,
            ca_boundary_name(c->boundary), "channels", c->channels);
     printf("%-16s%d\n", "kernels", c->kernels);
     print_widths("perception", c->perception_widths, c->perception_depth);

@@ -2,6 +2,7 @@
  * progress, a CSV log and a loss-curve PNG, atomic checkpoints, Ctrl-C and resume. */
 #include "ca_backend.h"
 #include "ca_file.h"
+#include "ca_memory.h"
 #include "ca_target.h"
 #include "cli.h"
 #include "cli_env.h"
@@ -21,6 +22,7 @@ typedef struct {
     const char *preset, *target, *device, *out, *log, *resume;
     ca_cache cache;
     long long every;
+    double max_memory; /* GiB */
     /* Overrides of the preset: set when given. */
     long long steps, batch, T, seed;
     double lr, fire_rate;
@@ -52,14 +54,16 @@ static void print_help(void)
            "  --async RATE       fire rate in (0, 1]; 1 = synchronous (preset)\n"
            "  --seed N           fixes every random choice: wiring, starts, fire masks (default 1)\n"
            "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
-           "  --device D         auto, cpu, a Vulkan device index or part of its name (default auto:\n"
-           "                     a real GPU when there is one, else the CPU engine)\n"
+           "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
+           "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
            "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
            "  --out FILE         model file, written atomically (default <preset>.dlca)\n"
            "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
            "                     the loss curve goes beside it as <log>-loss.png\n"
            "  --every N          log, plot and checkpoint every N steps (default 25)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
+           "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
+           "                     than this (default 4)\n"
            "\n"
            "Ctrl-C writes a checkpoint and exits 0; --resume continues with exactly the losses an\n"
            "uninterrupted run would have had.\n");
@@ -91,14 +95,15 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--log") == 0) o->log = v;
     else if (strcmp(flag, "--resume") == 0) o->resume = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
+    else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
-    else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 100000000, &o->steps);
-    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, 1 << 16, &o->batch);
-    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, 10000, &o->T);
+    else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, CA_MAX_TRAIN_STEPS, &o->steps);
+    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
+    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
     else if (strcmp(flag, "--seed") == 0) return o->has_seed = 1, cli_int(flag, v, 0, INT64_MAX, &o->seed);
-    else if (strcmp(flag, "--lr") == 0) return o->has_lr = 1, cli_double(flag, v, 1e-8, 100.0, &o->lr);
-    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, 1e-6, 1.0, &o->fire_rate);
-    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, 4096, &o->height, &o->width);
+    else if (strcmp(flag, "--lr") == 0) return o->has_lr = 1, cli_double(flag, v, CA_MIN_LEARNING_RATE, CA_MAX_LEARNING_RATE, &o->lr);
+    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, CA_MIN_FIRE_RATE, 1.0, &o->fire_rate);
+    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, CA_MAX_SIDE, &o->height, &o->width);
     else if (strcmp(flag, "--boundary") == 0) return o->has_boundary = 1, parse_boundary(v, &o->boundary);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -107,7 +112,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "gol", o->device = "auto", o->every = 25, o->cache = CA_CACHE_FULL;
+    o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         const char *value;
@@ -117,7 +122,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && (o->has_preset || o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
                       o->has_boundary || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
-                                 "--out, --log and --every may be given with it");
+                                 "--out, --log, --every and --max-memory may be given with it");
     return DLCA_OK;
 }
 
@@ -154,10 +159,8 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
         if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
         if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
         /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
-        if (o->has_steps && (uint64_t)o->steps <= r->state.step)
-            return err_set(DLCA_ERR, "--steps %lld: %s has already done %llu steps; ask for more", o->steps, o->resume,
-                           (unsigned long long)r->state.step);
-        if (o->has_steps) r->model.config.train_steps = (int)o->steps;
+        if (ca_trainer_resume_steps(o->resume, r->state.step, o->has_steps ? o->steps : 0, &r->model.config.train_steps))
+            return DLCA_ERR;
     } else {
         ca_config config;
         if (ca_config_preset(&config, o->preset)) return DLCA_ERR;
@@ -250,6 +253,7 @@ static int train(const train_options *o, const ca_options *seam)
     if (!rc) rc = run_prepare(&r, o, run.assets);
     if (!rc) default_paths(o, &r, out, log_path, sizeof out);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
+    if (!rc) rc = ca_memory_check_training(&r.model, backend, &vk, &run, o->max_memory);
     if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, &run);
     if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
     if (!rc) rc = train_log_open(&log, log_path, o->resume != NULL, trainer.step, isatty(fileno(stderr)));

@@ -100,7 +100,7 @@ static int check_range(const char *field, long long value, long long low, long l
 
 static int check_perception(const ca_config *c)
 {
-    if (check_range("kernels", c->kernels, 1, 4096) || check_range("perception depth", c->perception_depth, 1, CA_MAX_LAYERS))
+    if (check_range("kernels", c->kernels, 1, CA_MAX_KERNELS) || check_range("perception depth", c->perception_depth, 1, CA_MAX_LAYERS))
         return DLCA_ERR;
     if (c->perception_widths[0] != 8)
         return err_set(DLCA_ERR, "config: the first perception layer is moore wiring and has 8 gates, not %d",
@@ -114,25 +114,45 @@ static int check_update(const ca_config *c)
 {
     if (check_range("update depth", c->update_depth, 1, CA_MAX_LAYERS)) return DLCA_ERR;
     for (int i = 0; i < c->update_depth; i++)
-        if (check_range("update width", c->update_widths[i], 1, 1 << 16)) return DLCA_ERR;
+        if (check_range("update width", c->update_widths[i], 1, CA_MAX_UPDATE_WIDTH)) return DLCA_ERR;
     if (c->update_widths[c->update_depth - 1] != c->channels)
         return err_set(DLCA_ERR, "config: the last update layer must have C = %d gates, not %d", c->channels,
                        c->update_widths[c->update_depth - 1]);
     return DLCA_OK;
 }
 
+int ca_config_check_name(const char *name)
+{
+    size_t n = strnlen(name, CA_NAME_LENGTH);
+    if (n == 0) return err_set(DLCA_ERR, "config: the preset name is empty");
+    if (n == CA_NAME_LENGTH)
+        return err_set(DLCA_ERR, "config: the preset name is not NUL-terminated within %d bytes", CA_NAME_LENGTH);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char byte = (unsigned char)name[i];
+        if (byte < 0x20 || byte > 0x7e)
+            return err_set(DLCA_ERR, "config: the preset name has byte 0x%02x at position %zu: a name is printable ASCII",
+                           byte, i);
+    }
+    if (strstr(name, "*/") || strstr(name, "/*"))
+        return err_set(DLCA_ERR, "config: the preset name '%s' holds a comment marker (\"/*\" or \"*/\")", name);
+    return DLCA_OK;
+}
+
 int ca_config_check(const ca_config *c)
 {
-    if (check_range("grid height", c->height, 1, 1 << 14) || check_range("grid width", c->width, 1, 1 << 14) ||
-        check_range("channels", c->channels, 1, 4096) || check_range("steps T", c->steps, 1, 100000) ||
-        check_range("batch", c->batch, 1, 1 << 20) || check_range("loss channels", c->loss_channels, 1, c->channels) ||
+    if (ca_config_check_name(c->preset)) return DLCA_ERR;
+    if (check_range("grid height", c->height, 1, CA_MAX_SIDE) || check_range("grid width", c->width, 1, CA_MAX_SIDE) ||
+        check_range("channels", c->channels, 1, CA_MAX_CHANNELS) || check_range("steps T", c->steps, 1, CA_MAX_T) ||
+        check_range("batch", c->batch, 1, CA_MAX_BATCH) || check_range("loss channels", c->loss_channels, 1, c->channels) ||
+        check_range("train steps", c->train_steps, 1, CA_MAX_TRAIN_STEPS) ||
         check_range("boundary", c->boundary, 0, 1) || check_range("start", c->start, 0, 3) ||
         check_range("target", c->target, 0, 2) || check_range("update wiring", c->update_wiring, 0, 1))
         return DLCA_ERR;
-    if (!(c->fire_rate > 0.0 && c->fire_rate <= 1.0))
-        return err_set(DLCA_ERR, "config: fire rate %g is outside (0, 1]", c->fire_rate);
-    if (!(c->learning_rate > 0.0 && c->learning_rate < 1e3))
-        return err_set(DLCA_ERR, "config: learning rate %g is outside (0, 1000)", c->learning_rate);
+    if (!(c->fire_rate >= CA_MIN_FIRE_RATE && c->fire_rate <= 1.0))
+        return err_set(DLCA_ERR, "config: fire rate %g is outside %g..1", c->fire_rate, CA_MIN_FIRE_RATE);
+    if (!(c->learning_rate >= CA_MIN_LEARNING_RATE && c->learning_rate <= CA_MAX_LEARNING_RATE))
+        return err_set(DLCA_ERR, "config: learning rate %g is outside %g..%g", c->learning_rate, CA_MIN_LEARNING_RATE,
+                       CA_MAX_LEARNING_RATE);
     if (check_perception(c) || check_update(c)) return DLCA_ERR;
     return DLCA_OK;
 }

@@ -10,6 +10,22 @@
 
 enum { CA_MAX_LAYERS = 32, CA_NAME_LENGTH = 32 };
 
+/* The limits every config obeys, whether built from a preset and flags or read from a file:
+ * ca_config_check holds both to them and the command line's flags take the same ranges, so a
+ * file of a few bytes cannot ask for what the flags refuse (a 16384x16384 grid, T = 100000). */
+enum {
+    CA_MAX_SIDE = 4096,              /* grid height and width */
+    CA_MAX_CHANNELS = 4096,          /* C */
+    CA_MAX_KERNELS = 4096,           /* K */
+    CA_MAX_UPDATE_WIDTH = 1 << 16,   /* gates in one update layer */
+    CA_MAX_T = 10000,                /* CA steps per rollout */
+    CA_MAX_BATCH = 1 << 16,          /* samples per training step */
+    CA_MAX_TRAIN_STEPS = 100000000   /* training steps */
+};
+#define CA_MIN_LEARNING_RATE 1e-8
+#define CA_MAX_LEARNING_RATE 100.0
+#define CA_MIN_FIRE_RATE 1e-6 /* the fire rate is in [CA_MIN_FIRE_RATE, 1] */
+
 typedef enum { CA_BOUNDARY_PERIODIC, CA_BOUNDARY_ZERO } ca_boundary;
 
 /* How a rollout starts. */
@@ -55,8 +71,14 @@ int ca_config_preset(ca_config *config, const char *name);
 /* Names of the presets, NULL-terminated. */
 extern const char *const ca_preset_names[];
 
-/* Checks ranges and consistency (e.g. last update width == C); error says which field. */
+/* Checks ranges (the limits above) and consistency (e.g. last update width == C) and the
+ * preset name (ca_config_check_name); error says which field. */
 int ca_config_check(const ca_config *config);
+
+/* A preset name is 1..CA_NAME_LENGTH-1 printable ASCII characters (space to '~') without a C
+ * comment marker (slash-star or star-slash): it goes into exported C and Verilog comments, file
+ * names and terminal output. The message never repeats a byte that is not printable. */
+int ca_config_check_name(const char *name);
 
 /* Bits each kernel outputs per channel: the last perception width. */
 int ca_config_perception_bits(const ca_config *config);

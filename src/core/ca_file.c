@@ -154,6 +154,9 @@ static int check_target(const ca_target_image *t, const ca_config *c)
     if (!t->bits || t->channels < 1 || t->channels > c->channels || t->height != c->height || t->width != c->width)
         return err_set(DLCA_ERR, "target image %dx%dx%d does not fit the %dx%d grid of %d channels", t->channels,
                        t->height, t->width, c->height, c->width, c->channels);
+    if (t->channels < c->loss_channels)
+        return err_set(DLCA_ERR, "target image has %d channel%s, but the config's loss reads %d", t->channels,
+                       t->channels == 1 ? "" : "s", c->loss_channels);
     size_t n = (size_t)t->channels * (size_t)t->height * (size_t)t->width;
     for (size_t i = 0; i < n; i++)
         if (t->bits[i] > 1) return err_set(DLCA_ERR, "target bit %zu is %d, not 0 or 1", i, t->bits[i]);

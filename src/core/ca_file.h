@@ -36,7 +36,7 @@ typedef struct {
 } ca_train_state;
 
 /* The training target as bits [channels][height][width] (height/width = the config's grid,
- * 1 <= channels <= the config's C); bits is NULL after a load when the file has none. */
+ * loss channels <= channels <= the config's C); bits is NULL after a load when the file has none. */
 typedef struct {
     int channels, height, width;
     uint8_t *bits;

@@ -293,6 +293,10 @@ static int read_target(byte_source *r, const ca_config *c, ca_target_image *targ
     if (channels < 1 || channels > (uint32_t)c->channels || height != (uint32_t)c->height || width != (uint32_t)c->width)
         return corrupt(r, "target image is %u channels of %ux%u, but the grid is %dx%d with %d channels", channels,
                        height, width, c->height, c->width, c->channels);
+    /* The loss reads channels 0 .. loss_channels-1 of the target: fewer would be read past its end. */
+    if (channels < (uint32_t)c->loss_channels)
+        return corrupt(r, "target image has %u channel%s, but the config's loss reads %d", channels,
+                       channels == 1 ? "" : "s", c->loss_channels);
     size_t plane = (size_t)height * width, n = channels * plane;
     const uint8_t *b = take(r, n, "target bits");
     if (!b) return DLCA_ERR;

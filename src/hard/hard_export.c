@@ -5,6 +5,7 @@
 #include "error.h"
 #include "rng.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,12 +65,29 @@ static void write_gates(FILE *out, const hard_netlist *net, lang language, const
     }
 }
 
+/* `text` made safe inside a C block comment and a C or Verilog line comment: every byte that
+ * is not printable ASCII (a newline would end a line comment) becomes '?', and the comment
+ * markers are broken apart ("* /", "/ *"), so the text cannot close the comment and go on as
+ * code. The loader already refuses such preset names; file names are the user's. */
+static void comment_safe(char *out, size_t size, const char *text)
+{
+    size_t n = 0;
+    for (const char *p = text; *p && n + 3 < size; p++) {
+        unsigned char byte = (unsigned char)*p;
+        out[n++] = byte >= 0x20 && byte <= 0x7e ? (char)byte : '?';
+        if ((byte == '*' && p[1] == '/') || (byte == '/' && p[1] == '*')) out[n++] = ' ';
+    }
+    out[n] = '\0';
+}
+
 static void write_summary(FILE *out, const char *comment, const hard_netlist *net, const hard_export_info *info)
 {
     const ca_config *c = info->config;
-    fprintf(out, "%s Model: %s (preset %s, %d channels, %s boundary, fire rate %g).\n", comment,
-            info->source ? info->source : "(memory)", c->preset, c->channels, ca_boundary_name(c->boundary),
-            c->fire_rate);
+    char source[1024], preset[2 * CA_NAME_LENGTH + 4];
+    comment_safe(source, sizeof source, info->source ? info->source : "(memory)");
+    comment_safe(preset, sizeof preset, c->preset);
+    fprintf(out, "%s Model: %s (preset %s, %d channels, %s boundary, fire rate %g).\n", comment, source, preset,
+            c->channels, ca_boundary_name(c->boundary), c->fire_rate);
     if (info->stats)
         fprintf(out, "%s Circuit: %d gates after pruning (%zu extracted from %zu model gates), depth %d.\n", comment,
                 net->n_gates, info->stats->before.total, info->stats->model_gates, hard_netlist_depth(net));

@@ -34,9 +34,16 @@ int ca_target_load_png(const ca_config *c, const char *path, ca_target_image *ta
         free(values), free(target->bits), target->bits = NULL;
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
     }
-    if (image_load_target(path, mode, c->height, c->width, values)) {
+    int colours = 0;
+    if (image_load_target_colours(path, mode, c->height, c->width, values, &colours)) {
         free(values), free(target->bits), target->bits = NULL;
         return DLCA_ERR;
+    }
+    /* Grey copied to R, G and B would make the three loss channels one: surely the wrong file. */
+    if (colours < c->loss_channels) {
+        free(values), free(target->bits), target->bits = NULL;
+        return err_set(DLCA_ERR, "%s: a grey picture has 1 colour channel, but preset '%s' compares %d (R, G, B): "
+                       "give a colour PNG", path, c->preset, c->loss_channels);
     }
     for (size_t i = 0; i < n; i++) target->bits[i] = values[i] > 0.5;
     free(values);

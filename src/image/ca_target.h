@@ -10,8 +10,8 @@
  * (size `size`). */
 const char *ca_target_default_path(const ca_config *config, const char *assets, char *path, size_t size);
 
-/* Reads `path` as the config's target: 1 loss channel = silhouette, 3 = RGB bits, at the
- * config's grid size. */
+/* Reads `path` as the config's target: 1 loss channel = silhouette, 3 = RGB bits (refused
+ * for a grey picture, which has one colour channel for the three), at the config's grid size. */
 int ca_target_load_png(const ca_config *config, const char *path, ca_target_image *target);
 
 /* The bits as doubles [channels][height][width], malloc'd; NULL when out of memory. */

@@ -5,6 +5,7 @@
  * own locals, so a longjmp cannot leave it stale and the caller always frees what was made. */
 #include "image_png.h"
 
+#include "ca_config.h"
 #include "error.h"
 
 #include <png.h>
@@ -24,6 +25,16 @@ enum { PNG_SIGNATURE_BYTES = 8, RGBA16_BYTES = 8 };
 #define IMAGE_MAX_SIDE 1000000
 /* Pictures dlca writes: 2^28 pixels (768 MiB of RGB) is far past any useful strip. */
 #define IMAGE_MAX_PIXELS (1 << 28)
+
+/* Pictures dlca reads are targets, the size of a grid: libpng refuses a larger header itself.
+ * libpng 1.6 reads a text chunk into a buffer of the length the chunk claims, cleared first,
+ * whatever png_set_chunk_malloc_max says (that caps decompression only): a 44-byte file with a
+ * tEXt chunk claiming 2^31-1 bytes made it take 2 GiB before finding the file short. So the
+ * reader's allocator refuses any one block over IMAGE_READ_MAX_CHUNK; libpng then skips the
+ * chunk with a warning (an ancillary one) or fails. No chunk dlca can use (IHDR, PLTE, tRNS,
+ * gAMA, an iCCP profile) nor a row of a CA_MAX_SIDE-wide picture comes near 8 MiB, decompressed
+ * or not; past 64 ancillary chunks libpng drops the rest (with a warning) instead of keeping them. */
+enum { IMAGE_READ_MAX_SIDE = CA_MAX_SIDE, IMAGE_READ_MAX_CHUNK = 8 << 20, IMAGE_READ_MAX_CHUNKS = 64 };
 
 /* Where libpng's error handler leaves its message. First member, so the error pointer works
  * for both the reader and the writer below. */
@@ -50,12 +61,14 @@ static void on_libpng_warning(png_structp png, png_const_charp message)
 
 typedef struct {
     image_libpng_message message;
+    char warning[200];     /* libpng's first warning, told with an error that follows it */
     const char *path;
     FILE *file;
     png_structp png;
     png_infop info;
     unsigned char *pixels; /* [height][width] RGBA, 16 bits a sample, big-endian */
     png_bytep *rows;
+    int colours;           /* colour channels of the file itself: 1 grey, 3 colour or palette */
 } image_reader;
 
 static void reader_free(image_reader *r)
@@ -64,6 +77,26 @@ static void reader_free(image_reader *r)
     if (r->file) fclose(r->file);
     free(r->rows);
     free(r->pixels);
+}
+
+/* libpng's allocations while reading: none may be larger than IMAGE_READ_MAX_CHUNK. */
+static png_voidp reader_malloc(png_structp png, png_alloc_size_t size)
+{
+    (void)png;
+    return size <= IMAGE_READ_MAX_CHUNK ? malloc(size) : NULL;
+}
+
+static void reader_free_block(png_structp png, png_voidp block)
+{
+    (void)png;
+    free(block);
+}
+
+/* Keeps the first warning: "tEXt: insufficient memory to read chunk" explains a "Read Error". */
+static void on_reader_warning(png_structp png, png_const_charp message)
+{
+    image_reader *r = png_get_error_ptr(png);
+    if (!r->warning[0]) snprintf(r->warning, sizeof r->warning, "%s", message);
 }
 
 /* Opens the file and checks the signature, so "not a PNG" is told apart from "corrupt". */
@@ -78,9 +111,13 @@ static int reader_open(image_reader *r)
     if (got == 0) return err_set(DLCA_ERR, "%s: empty file, not a PNG", r->path);
     if (got < sizeof signature || png_sig_cmp(signature, 0, sizeof signature))
         return err_set(DLCA_ERR, "%s: not a PNG file (bad signature)", r->path);
-    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r->message, on_libpng_error, on_libpng_warning);
+    r->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, r, on_libpng_error, on_reader_warning, NULL,
+                                      reader_malloc, reader_free_block);
     if (r->png) r->info = png_create_info_struct(r->png);
     if (!r->png || !r->info) return err_set(DLCA_ERR_NOMEM, "%s: out of memory starting libpng", r->path);
+    png_set_user_limits(r->png, IMAGE_READ_MAX_SIDE, IMAGE_READ_MAX_SIDE);
+    png_set_chunk_malloc_max(r->png, IMAGE_READ_MAX_CHUNK);
+    png_set_chunk_cache_max(r->png, IMAGE_READ_MAX_CHUNKS);
     return DLCA_OK;
 }
 
@@ -103,13 +140,22 @@ static void reader_set_transforms(png_structp png, png_infop info)
 static int reader_decode(image_reader *r, int height, int width)
 {
     png_uint_32 w, h;
-    if (setjmp(png_jmpbuf(r->png)))
+    if (setjmp(png_jmpbuf(r->png))) {
+        if (strstr(r->message.text, "exceeds user limit") || strstr(r->warning, "exceeds user limit"))
+            return err_set(DLCA_ERR, "%s: larger than %dx%d pixels, the largest grid dlca runs (%s)", r->path,
+                           IMAGE_READ_MAX_SIDE, IMAGE_READ_MAX_SIDE,
+                           strstr(r->warning, "exceeds user limit") ? r->warning : r->message.text);
+        if (r->warning[0])
+            return err_set(DLCA_ERR, "%s: corrupt or truncated PNG: %s (after: %s)", r->path, r->message.text,
+                           r->warning);
         return err_set(DLCA_ERR, "%s: corrupt or truncated PNG: %s", r->path, r->message.text);
+    }
     png_init_io(r->png, r->file);
     png_set_sig_bytes(r->png, PNG_SIGNATURE_BYTES);
     png_read_info(r->png, r->info);
     w = png_get_image_width(r->png, r->info);
     h = png_get_image_height(r->png, r->info);
+    r->colours = png_get_color_type(r->png, r->info) & PNG_COLOR_MASK_COLOR ? 3 : 1;
     if (w != (png_uint_32)width || h != (png_uint_32)height)
         return err_set(DLCA_ERR, "%s: is %lux%lu, the preset needs %dx%d", r->path, (unsigned long)w,
                        (unsigned long)h, width, height);
@@ -147,16 +193,23 @@ int image_target_channels(image_target_mode mode) { return mode == IMAGE_RGB_BIT
 
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out)
 {
+    return image_load_target_colours(path, mode, height, width, out, NULL);
+}
+
+int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
+                              int *colours)
+{
     image_reader r = {.path = path};
     int status;
     if (!path || !out) return err_set(DLCA_ERR, "image_load_target: NULL path or output");
     if (mode != IMAGE_RGB_BITS && mode != IMAGE_SILHOUETTE)
         return err_set(DLCA_ERR, "%s: unknown target mode %d", path, (int)mode);
-    if (height < 1 || width < 1 || height > IMAGE_MAX_SIDE || width > IMAGE_MAX_SIDE)
+    if (height < 1 || width < 1 || height > IMAGE_READ_MAX_SIDE || width > IMAGE_READ_MAX_SIDE)
         return err_set(DLCA_ERR, "%s: asked for a %dx%d target", path, width, height);
     status = reader_open(&r);
     if (status == DLCA_OK) status = reader_decode(&r, height, width);
     if (status == DLCA_OK) binarise(r.pixels, (size_t)height * (size_t)width, mode, out);
+    if (status == DLCA_OK && colours) *colours = r.colours;
     reader_free(&r);
     return status;
 }
@@ -283,6 +336,17 @@ static int check_strip_args(const char *path, const double *frames, int count, i
     if (view != IMAGE_CHANNEL0 && view != IMAGE_RGB) return err_set(DLCA_ERR, "%s: unknown view %d", path, (int)view);
     if (view == IMAGE_RGB && channels < 3)
         return err_set(DLCA_ERR, "%s: the RGB view needs 3 channels, the grid has %d", path, channels);
+    return DLCA_OK;
+}
+
+int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes)
+{
+    double width = (double)count * shape.width * scale + count - 1, height = (double)shape.height * scale;
+    if (bytes) *bytes = width * height * 3.0;
+    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE || width * height > IMAGE_MAX_PIXELS)
+        return err_set(DLCA_ERR, "%s: a %s of %.0fx%.0f pixels is too large (at most %d pixels a side and %d in all): "
+                       "use a smaller --scale, --grid or fewer frames", path, count > 1 ? "strip" : "frame", width,
+                       height, IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
     return DLCA_OK;
 }
 

@@ -26,8 +26,14 @@ int image_target_channels(image_target_mode mode);
 /* Reads the PNG at `path` (any colour type and bit depth, interlaced or not) and binarises it
  * into out [image_target_channels(mode)][height][width], values 0.0 or 1.0. Fails with a message
  * naming the file when it is missing or unreadable, not a PNG, corrupt or truncated, or not
- * exactly width x height pixels. `out` may be partly written on failure. */
+ * exactly width x height pixels. Sides are at most CA_MAX_SIDE, and no chunk may take more than
+ * 8 MiB (checked by libpng before it allocates). `out` may be partly written on failure. */
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out);
+
+/* image_load_target that also says how many colour channels the file itself has (before grey is
+ * copied to R, G and B): 1 for grey and grey+alpha, 3 for colour and palette files. */
+int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
+                              int *colours);
 
 /* Number of distinct colours (R, G, B each on where > 0.5) in a [3][pixels] target: at most 8. */
 int image_count_colours(const double *target, int pixels);
@@ -37,6 +43,11 @@ int image_count_colours(const double *target, int pixels);
  * The PNG is 8-bit RGB, (count*W*scale + count-1) x (H*scale) pixels. */
 int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
                       int scale, image_view view);
+
+/* Whether a strip of `count` frames of `shape`'s grid at `scale` is within the limits
+ * image_write_strip applies, checked before anything is run or rendered (count 1: one frame);
+ * *bytes (may be NULL) gets the size of its RGB pixels. The message names `path`. */
+int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes);
 
 /* image_write_strip for a single grid [channels][cells]. */
 int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,

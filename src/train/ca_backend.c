@@ -8,11 +8,19 @@
 
 int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backend)
 {
-    const char *spec = options->device;
+    const char *spec = options->device ? options->device : "auto";
+    char source[160];
+    if (options->device_from_environment)
+        snprintf(source, sizeof source, "DLCA_DEVICE=%.120s", spec);
+    else
+        snprintf(source, sizeof source, "--device %.120s", spec);
     memset(vk, 0, sizeof *vk);
     *backend = CA_BACKEND_CPU;
-    if (spec && strcmp(spec, "cpu") == 0) return DLCA_OK;
-    if (!spec || strcmp(spec, "auto") == 0) {
+    if (!spec[0])
+        return err_set(DLCA_ERR, "--device: empty: give auto, cpu, a Vulkan device index or part of its name "
+                                 "(see `dlca devices`)");
+    if (strcmp(spec, "cpu") == 0) return DLCA_OK;
+    if (strcmp(spec, "auto") == 0) {
         if (vk_context_init_spec(vk, "auto", &options->vk) != DLCA_OK) {
             err_clear();
             return DLCA_OK;
@@ -26,12 +34,10 @@ int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backe
     }
     int status = vk_context_init_spec(vk, spec, &options->vk);
     if (status != DLCA_OK) {
-        /* "no Vulkan device found" alone would not say which --device was asked for. */
-        if (!strstr(err_message(), spec)) {
-            char reason[768];
-            snprintf(reason, sizeof reason, "%s", err_message());
-            err_set(status, "--device %s: %s", spec, reason);
-        }
+        /* "no Vulkan device found" alone would not say which device was asked for, or where. */
+        char reason[768];
+        snprintf(reason, sizeof reason, "%s", err_message());
+        err_set(status, "%s: %s", source, reason);
         return DLCA_ERR;
     }
     *backend = CA_BACKEND_GPU;

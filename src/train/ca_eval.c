@@ -1,6 +1,7 @@
 /* ca_eval.c: evaluation of trained models: losses, Life accuracy, gates, generalisation. */
 #include "ca_eval.h"
 
+#include "ca_memory.h"
 #include "ca_task.h"
 #include "error.h"
 #include "rng.h"
@@ -189,6 +190,31 @@ static int picture_check(const ca_eval_context *x, ca_check *checks, int *count)
     snprintf(name, sizeof name, "grows the %dx%d target in %d steps (hard)", c->height, c->width, c->steps);
     add_check(checks, count, name, hard / ((double)c->loss_channels * c->height * c->width * c->batch));
     return DLCA_OK;
+}
+
+/* Keeps the larger of *most and one run's bytes: a runner and what the check holds beside it. */
+static void keep_most(double *most, const ca_eval_context *x, int batch, int height, int width, int hard, double beside)
+{
+    double bytes = ca_memory_runner(x->model, x->backend, x->vk, batch, height, width, hard) + beside;
+    if (bytes > *most) *most = bytes;
+}
+
+double ca_eval_memory(const ca_eval_context *x)
+{
+    const ca_config *c = &x->model->config;
+    double most = 0.0, loss = c->loss_channels, task = (double)c->batch * c->height * c->width;
+    for (int hard = 0; hard < 2; hard++) keep_most(&most, x, c->batch, c->height, c->width, hard, loss * task * 8.0);
+    if (c->target == CA_TARGET_LIFE) {
+        keep_most(&most, x, 512, 3, 3, 1, 0.0);
+        keep_most(&most, x, 1, 128, 128, 1, 128.0 * 128.0 * 8.0);
+        keep_most(&most, x, 1, 32, 32, 1, 0.0);
+    } else if (c->target == CA_TARGET_CHECKERBOARD) {
+        int size = c->fire_rate >= 1.0 ? 64 : 30;
+        keep_most(&most, x, 1, size, size, 1, loss * size * size * 8.0);
+    } else if (x->image && c->loss_channels == 1) {
+        keep_most(&most, x, 1, 2 * c->height, 2 * c->width, 1, 0.0);
+    }
+    return most + (x->image ? loss * c->height * c->width * 8.0 : 0.0);
 }
 
 int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)

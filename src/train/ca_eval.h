@@ -32,6 +32,9 @@ int ca_eval_life_accuracy(const ca_eval_context *context, double *accuracy);
 /* Hard ops by count over all gates, and the active ones: every gate except pass-through A or B. */
 void ca_eval_gate_histogram(const ca_model *model, int histogram[16], size_t *active);
 
+/* Host bytes the largest of the runs above takes (ca_memory.h), before any of them starts. */
+double ca_eval_memory(const ca_eval_context *context);
+
 /* The preset's generalisation checks (bigger grids, damage, async inference). */
 int ca_eval_checks(const ca_eval_context *context, ca_check *checks, int *count);
 

@@ -13,6 +13,7 @@
 
 typedef struct {
     const char *device;     /* auto (NULL), cpu, a Vulkan device index, type or part of its name */
+    int device_from_environment; /* `device` is DLCA_DEVICE's (messages say so), not --device's */
     vk_context_options vk;  /* validation layers, bounds checks, pipeline statistics, hang timeout */
     ca_gpu_options gpu;     /* the GPU engine's path: cache, fused, persistent, tiles */
     int cpu_threads;        /* the fast CPU engine's threads; 0: the online cores */

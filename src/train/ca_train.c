@@ -92,6 +92,18 @@ int ca_trainer_resume(ca_trainer *t, uint64_t step, const float *moment1, const 
     return ca_gpu_upload_gate_rows(&t->gpu, &t->gpu.moment2, GATE_OP_COUNT, moment2);
 }
 
+int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps)
+{
+    if (wanted > 0 && (uint64_t)wanted <= done)
+        return err_set(DLCA_ERR, "--steps %lld: %s has already done %llu steps: give --steps N > %llu", wanted, path,
+                       (unsigned long long)done, (unsigned long long)done);
+    if (wanted <= 0 && done >= (uint64_t)*train_steps)
+        return err_set(DLCA_ERR, "%s: already trained %llu of %d steps: give --steps N > %llu to train further", path,
+                       (unsigned long long)done, *train_steps, (unsigned long long)done);
+    if (wanted > 0) *train_steps = (int)wanted;
+    return DLCA_OK;
+}
+
 /* AdamW on float parameters and moments, computed in double, as adamw.comp does in float. */
 static void adamw_cpu(ca_trainer *t, const double *grad)
 {

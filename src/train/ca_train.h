@@ -45,6 +45,12 @@ void ca_trainer_free(ca_trainer *trainer);
 /* Continues from a saved state: `step` steps done, AdamW moments [gates][16] (copied). */
 int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, const float *moment2);
 
+/* The total steps of a run resumed from `path` after `done` steps: `wanted` (--steps; 0 when not
+ * given), else the file's *train_steps. Sets *train_steps, or fails with a message saying what
+ * to give when the run would train no further (it would save nothing, yet say it wrote the
+ * model). */
+int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps);
+
 /* One training step on round trainer->step: soft loss before the update, and with
  * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates).
  * A logits gradient or a loss that is not finite fails with ca_trainer_nonfinite's message, the
