@@ -543,6 +543,17 @@ static void test_endless_inputs(void)
         CHECK(rc != -1 && robust_status(rc) == 1 && robust_lines(text) == 1 && strstr(text, scripts[k][1]),
               "dlca-view --script %s is refused at once (%d): %s", scripts[k][0], robust_status(rc), text);
     }
+    /* A screenshot folder whose path leaves no room for the name: refused, not cut (finding 13). */
+    static char long_dir[4300], command[9000];
+    snprintf(long_dir, sizeof long_dir, "%s", dir);
+    while (strlen(long_dir) < 4200) strcat(long_dir, "/d");
+    snprintf(command, sizeof command, "exec timeout 30 '%s' --headless --device cpu --screenshot-dir '%s' --keys 'key s' "
+             "2> '%s'", viewer, long_dir, view_err);
+    int rc = system(command);
+    robust_read_text(view_err, text, sizeof text);
+    robust_drop_sanitizer_warnings(text);
+    CHECK(rc != -1 && robust_status(rc) == 1 && robust_lines(text) == 1 && strstr(text, "is too long"),
+          "dlca-view --screenshot-dir of 4200 characters is refused (%d): %s", robust_status(rc), text);
 }
 
 int main(int argc, char **argv)
