@@ -71,8 +71,8 @@ static void print_help(void)
            "writing the same --out or --log is refused. Files are replaced atomically, the log at\n"
            "its first row (a run that fails before then leaves the old log as it was).\n"
            "\n"
-           "Ctrl-C (SIGINT), SIGTERM and SIGHUP write a checkpoint and exit 0; --resume continues\n"
-           "with exactly the losses an uninterrupted run would have had.\n");
+           "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
+           "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n");
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -364,6 +364,8 @@ int cmd_train(int argc, char **argv)
     action.sa_handler = on_signal;
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGHUP, &action, NULL); /* a closed terminal or ssh session: save, as for Ctrl-C */
+    /* A closed terminal or ssh session: save, as for Ctrl-C; but nohup's "ignore it" stands. */
+    struct sigaction hangup;
+    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
     return train(&options) ? cli_fail("train", 0) : 0;
 }

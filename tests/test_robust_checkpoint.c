@@ -1,5 +1,5 @@
 /* test_robust_checkpoint: nothing a `dlca train` run has saved is ever lost, on the CPU engine.
- * SIGINT, SIGTERM and SIGHUP save and exit 0; kill -9 at random moments while it checkpoints
+ * SIGINT, SIGTERM and SIGHUP save and exit 0 (SIGHUP not under nohup); kill -9 at random moments while it checkpoints
  * every step always leaves a loadable checkpoint that never goes back, and the next run that
  * saves removes the temp files the killed ones left; kill -9 while a resumed run cuts its long
  * CSV log back leaves the log whole, old or new, never empty; a write that hits the file-size
@@ -98,6 +98,29 @@ static void test_signal(int signal_number, const char *name)
     CHECK(step >= 20, "%s: a loadable checkpoint with step >= 20 (%lld)", name, step);
     snprintf(want, sizeof want, "interrupted at step %lld", step);
     CHECK(strstr(text, want) != NULL, "%s: the run says '%s': %s", name, want, text);
+}
+
+/* Under nohup (SIGHUP ignored when dlca starts) a hangup is still ignored: the run goes on. */
+static void test_nohup(void)
+{
+    char out[512], log[512], text[16384];
+    snprintf(out, sizeof out, "%s", robust_path("nohup.dlca"));
+    snprintf(log, sizeof log, "%s", robust_path("nohup.txt"));
+    remove(out);
+    char *argv[] = {NULL, "train", "--preset", "checkerboard", "--grid", "8x8", "--T", "4", "--device", "cpu",
+                    "--steps", "100000000", "--every", "20", "--out", out, NULL};
+    signal(SIGHUP, SIG_IGN); /* inherited through fork and exec, as nohup does it */
+    pid_t pid = robust_spawn(argv, log, NULL, NULL, 0);
+    signal(SIGHUP, SIG_DFL);
+    CHECK(wait_for_file(out, 120.0), "nohup: no first checkpoint within 120 s");
+    kill(pid, SIGHUP);
+    robust_sleep_ms(300);
+    CHECK(waitpid(pid, NULL, WNOHANG) == 0, "nohup: the run goes on after SIGHUP");
+    kill(pid, SIGTERM);
+    int status = robust_wait(pid);
+    robust_read_text(log, text, sizeof text);
+    CHECK(status == 0 && strstr(text, "interrupted at step"), "nohup: SIGTERM still saves and exits 0 (%d): %s", status,
+          text);
 }
 
 /* Thirty runs killed at random moments, each resuming the last: the file always loads, and its
@@ -353,6 +376,7 @@ int main(int argc, char **argv)
     test_signal(SIGINT, "SIGINT");
     test_signal(SIGTERM, "SIGTERM");
     test_signal(SIGHUP, "SIGHUP");
+    test_nohup();
     test_nan();
     test_file_size_limit();
     test_kill_9();
