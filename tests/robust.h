@@ -22,6 +22,10 @@
 #include <unistd.h>
 
 static char robust_dlca[1024], robust_inject_nan[1040], robust_scratch[256];
+/* Seconds robust_run lets dlca run before killing it (timeout(1): status 124); 0: no limit. A
+ * test whose regression would hang (a FIFO opened for writing, a second trainer not refused)
+ * sets it, so it fails instead of stalling until ctest's timeout. */
+static int robust_time_limit;
 
 /* Finds dlca beside argv0 and makes the scratch folder; returns 0 or prints why and returns 1. */
 static inline int robust_init(const char *argv0, const char *name)
@@ -98,7 +102,10 @@ static inline int robust_run(char *err, size_t err_size, const char *format, ...
     vsnprintf(args, sizeof args, format, list);
     va_end(list);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", robust_scratch);
-    snprintf(command, sizeof command, "'%s' %s > '%s/stdout.txt' 2> '%s'", robust_dlca, args, robust_scratch, err_path);
+    char limit[64] = "";
+    if (robust_time_limit > 0) snprintf(limit, sizeof limit, "timeout -k 5 %d ", robust_time_limit);
+    snprintf(command, sizeof command, "%s'%s' %s > '%s/stdout.txt' 2> '%s'", limit, robust_dlca, args, robust_scratch,
+             err_path);
     int status = system(command);
     robust_read_text(err_path, err, err_size);
     robust_drop_sanitizer_warnings(err);
@@ -176,6 +183,36 @@ static inline void robust_sleep_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+/* robust_wait with a deadline: a child still running after `seconds` (a hang, an endless read)
+ * is killed and reported as 124, like timeout(1). */
+static inline int robust_wait_timeout(pid_t pid, double seconds)
+{
+    for (long waited = 0; waited < (long)(seconds * 1000); waited += 10) {
+        int status;
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) return robust_status(status);
+        if (done < 0 && errno != EINTR) return -1;
+        robust_sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    robust_wait(pid);
+    return 124;
+}
+
+/* Runs dlca with argv (NULL-terminated, argv[0] ignored; no shell, so paths of any length pass),
+ * stdout and stderr into `text`, at most `seconds`; returns the exit status (124: timed out). */
+static inline int robust_run_argv(char **argv, char *text, size_t size, double seconds, const char *env_name,
+                                  const char *env_value)
+{
+    char log[512];
+    snprintf(log, sizeof log, "%s/argv_output.txt", robust_scratch);
+    int status = robust_wait_timeout(robust_spawn(argv, log, env_name, env_value, 0), seconds);
+    robust_read_text(log, text, size);
+    robust_drop_sanitizer_warnings(text);
+    remove(log);
+    return status;
 }
 
 #endif

@@ -459,7 +459,7 @@ static int temp_files_left(void)
 {
     DIR *dir = opendir(temp_dir);
     int count = 0;
-    for (struct dirent *e; dir && (e = readdir(dir));) count += strstr(e->d_name, ".tmp.") != NULL;
+    for (struct dirent *e; dir && (e = readdir(dir));) count += strstr(e->d_name, ".dlca-tmp.") != NULL;
     if (dir) closedir(dir);
     return count;
 }
@@ -499,12 +499,12 @@ static void test_save_failures(void)
 
     char path[600];
     snprintf(path, sizeof path, "%s/no/such/dir/m.dlca", temp_dir);
-    expect_save_fails(path, &m, "No such file or directory");
+    expect_save_fails(path, &m, "does not exist");
     snprintf(path, sizeof path, "%s/m.dlca", existing); /* the "directory" is a regular file */
     expect_save_fails(path, &m, "Not a directory");
     expect_save_fails("/proc/dlca_test_model.dlca", &m, "cannot create a temp file");
-    mkdir(path_in("a_directory"), 0755); /* the temp file is written, then the rename fails */
-    expect_save_fails(path_in("a_directory"), &m, "renaming the temp file");
+    mkdir(path_in("a_directory"), 0755); /* refused before a temp file is made (atomic_file.h) */
+    expect_save_fails(path_in("a_directory"), &m, "is a directory, not a regular file");
 
     /* A write that fails halfway (file size limit) leaves the existing file as it was. */
     struct rlimit limit, small;

@@ -96,13 +96,14 @@ static void test_gol_to_zero(void)
     CHECK(status == 0 && exists(path), "dlca run writes the strip: %s", err);
 }
 
-/* Same losses for 2N steps in one go and for N steps, then resumed to 2N. */
+/* Same losses for 2N steps in one go and for N steps, then resumed to 2N. Called once a preset,
+ * so the fresh runs replace the last preset's files: --force. */
 static void test_resume(const char *preset, const char *extra)
 {
     char err[4096], a[512], b[512];
-    int s1 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 12 --every 2 --out '%s/whole.dlca'",
+    int s1 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 12 --every 2 --force --out '%s/whole.dlca'",
                       preset, extra, scratch);
-    int s2 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 6 --every 2 --out '%s/part.dlca'",
+    int s2 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 6 --every 2 --force --out '%s/part.dlca'",
                       preset, extra, scratch);
     int s3 = run_dlca(err, sizeof err, "train --resume '%s/part.dlca' --steps 12 --every 2 --device cpu", scratch);
     CHECK(s1 == 0 && s2 == 0 && s3 == 0, "%s: train, train, resume exit 0 (%d %d %d): %s", preset, s1, s2, s3, err);

@@ -250,7 +250,7 @@ static void test_atomic_write(void)
     if (f) fclose(f);
     CHECK(got_size == want_size && memcmp(got, want, want_size) == 0, "the file holds exactly the export");
     char command[400];
-    snprintf(command, sizeof command, "ls %s | grep -q tmp", dir);
+    snprintf(command, sizeof command, "ls -A %s | grep -q tmp", dir);
     CHECK(system(command) != 0, "no temp file left in %s", dir);
     snprintf(path, sizeof path, "%s/no/such/dir/cell.v", dir);
     CHECK(hard_export_file(path, &net, HARD_EXPORT_VERILOG, &info) == DLCA_ERR && strstr(err_message(), path),

@@ -2,7 +2,10 @@
  * out-of-range, malformed, unknown, missing or contradictory value gives a non-zero exit and
  * one line naming the flag, and writes nothing. Also: a device index that does not exist (or no
  * Vulkan at all) names the index; --resume refuses preset overrides and a step count it has
- * already passed. CPU only (device errors are found before any GPU work). */
+ * already passed. A fresh run never replaces a model it did not start (without --force), and
+ * says what to do instead; export refuses to write over its own model. CPU only (device errors
+ * are found before any GPU work). */
+#define _DEFAULT_SOURCE /* realpath */
 #include "robust.h"
 
 static char model[512];
@@ -143,6 +146,92 @@ static void test_resume_conflicts(void)
     robust_refused("has already done 2 steps", "x.dlca", args);
 }
 
+static unsigned char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *data = NULL;
+    *size = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        rewind(f);
+        data = malloc(n > 0 ? (size_t)n : 1);
+        if (data) *size = fread(data, 1, (size_t)(n > 0 ? n : 0), f);
+    }
+    fclose(f);
+    return data;
+}
+
+static int same_as(const char *path, const unsigned char *bytes, size_t size)
+{
+    size_t n;
+    unsigned char *now = read_all(path, &n);
+    int same = now && bytes && n == size && memcmp(now, bytes, n) == 0;
+    free(now);
+    return same;
+}
+
+/* Runs never clobber: an existing --out that this run does not --resume is refused, byte for byte
+ * intact, with the three ways on; --force replaces it; --resume into itself needs no --force. */
+static void test_no_clobber(void)
+{
+    char args[4096], want[2048], err[8192];
+    size_t size;
+    unsigned char *bytes = read_all(model, &size);
+    snprintf(want, sizeof want, "%s exists: pass --force to replace it, --resume %s to continue it, or --out NEW", model,
+             model);
+    snprintf(args, sizeof args, "train --preset checkerboard --grid 8x8 --T 4 --steps 2 --device cpu --out '%s'", model);
+    robust_refused(want, NULL, args);
+    CHECK(same_as(model, bytes, size), "the refused run left %s as it was", model);
+    /* --resume one model into another existing one is clobbering it too. */
+    char other[512];
+    snprintf(other, sizeof other, "%s", robust_path("other.dlca"));
+    FILE *f = fopen(other, "wb");
+    if (f) fwrite(bytes, 1, size, f), fclose(f);
+    snprintf(args, sizeof args, "train --resume '%s' --device cpu --steps 4 --out '%s'", model, other);
+    robust_refused("other.dlca exists: pass --force", NULL, args);
+    CHECK(same_as(other, bytes, size), "and left other.dlca as it was");
+    /* The default --out (<preset>.dlca in the working directory) too. */
+    char command[4096], *dlca = realpath(robust_dlca, NULL);
+    snprintf(command, sizeof command, "cd '%s' && cp '%s' checkerboard.dlca && '%s' train --preset checkerboard --grid 8x8 "
+             "--T 4 --steps 2 --device cpu 2> '%s'", robust_scratch, model, dlca ? dlca : robust_dlca, robust_path("default.txt"));
+    free(dlca);
+    int status = system(command);
+    robust_read_text(robust_path("default.txt"), err, sizeof err);
+    CHECK(status != -1 && robust_status(status) == 1 && strstr(err, "checkerboard.dlca exists: pass --force"),
+          "the default --out is not clobbered either (%d): %s", robust_status(status), err);
+    status = robust_run(err, sizeof err, "train --resume '%s' --device cpu --steps 4 --out '%s' --force", model, other);
+    CHECK(status == 0 && !same_as(other, bytes, size), "--force replaces other.dlca (%d): %s", status, err);
+    status = robust_run(err, sizeof err, "train --resume '%s' --device cpu --steps 6", other);
+    CHECK(status == 0, "--resume into itself needs no --force (%d): %s", status, err);
+    free(bytes);
+}
+
+/* dlca export MODEL --out MODEL (or a spelling of it) would replace the model with C source. */
+static void test_export_onto_model(void)
+{
+    char args[4096], relative[1200];
+    size_t size;
+    unsigned char *bytes = read_all(model, &size);
+    snprintf(args, sizeof args, "export '%s' --format c --out '%s'", model, model);
+    robust_refused("is the model", NULL, args);
+    snprintf(relative, sizeof relative, "%s/../%s/model.dlca", robust_scratch, strrchr(robust_scratch, '/') + 1);
+    snprintf(args, sizeof args, "export '%s' --format verilog --out '%s'", model, relative);
+    robust_refused("itself: give another --out", NULL, args);
+    CHECK(same_as(model, bytes, size), "%s is intact", model);
+    free(bytes);
+}
+
+/* --help names the new flag and what the signals do. */
+static void test_help(void)
+{
+    char err[8192], out[8192];
+    int status = robust_run(err, sizeof err, "train --help");
+    robust_read_text(robust_path("stdout.txt"), out, sizeof out);
+    CHECK(status == 0 && strstr(out, "--force") && strstr(out, "SIGHUP") && strstr(out, "symbolic link"),
+          "train --help documents --force, SIGHUP and symbolic links: %s", out);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -153,7 +242,10 @@ int main(int argc, char **argv)
         test_other_commands();
         test_device_index();
         test_resume_conflicts();
+        test_no_clobber();
+        test_export_onto_model();
     }
+    test_help();
     robust_cleanup();
     return test_finish("test_robust_cli");
 }

@@ -2,7 +2,8 @@
 # Trains the five paper presets, evaluates each and renders a rollout strip:
 #   tools/train_presets.sh BUILD_DIR OUT_DIR [DEVICE] [extra dlca train flags...]
 # writes OUT_DIR/<preset>.dlca, .csv, -loss.png, -eval.txt, -run.png and OUT_DIR/summary.md
-# (preset, final hard loss, active gates, wall time, device). DEVICE defaults to auto.
+# (preset, final hard loss, active gates, wall time, device). DEVICE defaults to auto. dlca train
+# does not replace existing models: add --force to retrain into an OUT_DIR that has them.
 set -euo pipefail
 build=${1:?build dir}; out=${2:?output dir}; device=${3:-auto}; shift $(( $# < 3 ? $# : 3 ))
 dlca="$build/dlca"

@@ -189,7 +189,8 @@ static int next_shot_path(view_app *app, char *path, size_t size)
 {
     const char *dir = app->opt.screenshot_dir ? app->opt.screenshot_dir : ".";
     for (; app->shot < MAX_SHOTS; app->shot++) {
-        snprintf(path, size, "%s/dlca-view-%04d.png", dir, app->shot);
+        int n = snprintf(path, size, "%s/dlca-view-%04d.png", dir, app->shot);
+        if (n < 0 || (size_t)n >= size) return err_set(DLCA_ERR, "--screenshot-dir: the path %.60s... is too long", dir);
         if (!exists(path)) return DLCA_OK;
     }
     return err_set(DLCA_ERR, "%s: dlca-view-0000.png .. dlca-view-%04d.png all exist", dir, MAX_SHOTS - 1);

@@ -5,10 +5,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { MAX_COMMAND = 4096, MAX_STEPS = 10000000, MAX_SIDE = 16384 };
 
@@ -155,26 +158,33 @@ int view_script_parse(view_script *s, const char *text, const char *name)
 int view_script_load(view_script *s, const char *path)
 {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(DLCA_ERR, "%s: cannot open the script: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t size = 0, used = 0;
-    int rc = DLCA_OK;
-    for (;;) {
-        if (used + 4096 + 1 > size) {
-            char *grown = realloc(text, size = 2 * size + 4096 + 1);
-            if (!grown) {
-                rc = err_set(DLCA_ERR_NOMEM, "%s: out of memory for the script", path);
-                break;
-            }
-            text = grown;
-        }
-        size_t n = fread(text + used, 1, 4096, f);
-        used += n;
-        if (n < 4096) break;
+    /* A regular file only (O_NONBLOCK: opening a FIFO must not wait for a writer), and a bounded
+     * one: /dev/zero or a runaway file is refused, not read until memory runs out. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return err_set(DLCA_ERR, "%s: cannot open the script: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(DLCA_ERR, "%s: the script is not a regular file", path);
     }
-    if (!rc && ferror(f)) rc = err_set(DLCA_ERR, "%s: cannot read the script: %s", path, strerror(errno));
-    fclose(f);
+    if (st.st_size > VIEW_SCRIPT_MAX_BYTES) {
+        close(fd);
+        return err_set(DLCA_ERR, "%s: the script is %lld bytes, more than the %d a script may have", path,
+                       (long long)st.st_size, VIEW_SCRIPT_MAX_BYTES);
+    }
+    char *text = malloc(VIEW_SCRIPT_MAX_BYTES + 2);
+    size_t used = 0;
+    int rc = text ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "%s: out of memory for the script", path);
+    while (!rc && used <= VIEW_SCRIPT_MAX_BYTES) { /* reads one byte past the limit to notice a file that grew */
+        ssize_t n = read(fd, text + used, VIEW_SCRIPT_MAX_BYTES + 1 - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) rc = err_set(DLCA_ERR, "%s: cannot read the script: %s", path, strerror(errno));
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    close(fd);
+    if (!rc && used > VIEW_SCRIPT_MAX_BYTES)
+        rc = err_set(DLCA_ERR, "%s: the script is more than the %d bytes a script may have", path, VIEW_SCRIPT_MAX_BYTES);
     if (!rc) {
         text[used] = '\0';
         rc = view_script_parse(s, text, path);

@@ -59,7 +59,11 @@ typedef struct {
  * line and the offending command. On failure nothing is allocated. */
 int view_script_parse(view_script *script, const char *text, const char *name);
 
-/* view_script_parse on the contents of the file at `path`. */
+/* The largest script file: far more than any demo or test needs (1 MiB). */
+enum { VIEW_SCRIPT_MAX_BYTES = 1 << 20 };
+
+/* view_script_parse on the contents of the file at `path`: a regular file of at most
+ * VIEW_SCRIPT_MAX_BYTES (a device, FIFO or directory is refused without reading it). */
 int view_script_load(view_script *script, const char *path);
 
 void view_script_free(view_script *script);

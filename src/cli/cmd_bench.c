@@ -3,6 +3,7 @@
  * submissions per step, device memory), or with --hard of the bit-packed hard engine (on the CPU, or
  * with --device on a Vulkan GPU over a batch of grids). Prints a
  * table; --json writes every number, flat, one key per line, for tools/bench_table.sh. */
+#include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_bench.h"
 #include "ca_file.h"
@@ -225,13 +226,17 @@ static void json_machine(json_writer *w, const bench_machine *m, const char *mod
 /* Opens FILE, lets `body` write the members, closes the object; reports write errors. */
 static int json_write(const char *path, void (*body)(json_writer *, const void *), const void *data)
 {
-    json_writer w = {fopen(path, "w"), 0};
-    if (!w.f) return err_set(DLCA_ERR, "--json: cannot write %s", path);
+    atomic_file file;
+    if (atomic_file_begin(&file, path)) return DLCA_ERR;
+    json_writer w = {atomic_file_stream(&file), 0};
+    if (!w.f) return atomic_file_abort(&file), DLCA_ERR;
     body(&w, data);
     fputs("\n}\n", w.f);
-    int failed = ferror(w.f);
-    if (fclose(w.f) || failed) return err_set(DLCA_ERR, "--json: writing %s failed", path);
-    return DLCA_OK;
+    if (ferror(w.f)) {
+        atomic_file_abort(&file);
+        return err_set(DLCA_ERR, "--json: writing %s failed", path);
+    }
+    return atomic_file_commit(&file);
 }
 
 /* ---- training bench ---- */
@@ -493,6 +498,12 @@ int cmd_bench(int argc, char **argv)
     int help = 0;
     if (parse_options(argc, argv, &options, &help)) return cli_fail("bench", 1);
     if (help) return print_help(), 0;
+    /* The JSON is written after the timing: its path is checked before, and must not be the model. */
+    if (options.json && atomic_file_check(options.json, "--json")) return cli_fail("bench", 0);
+    if (options.json && options.hard_model && atomic_file_same(options.json, options.hard_model)) {
+        err_set(DLCA_ERR, "--json %s is the model %s itself: give another --json", options.json, options.hard_model);
+        return cli_fail("bench", 0);
+    }
     int rc = options.hard ? bench_hard(&options) : bench_train(&options);
     return rc ? cli_fail("bench", 0) : 0;
 }

@@ -2,6 +2,7 @@
  * pruned, as C, Verilog or Graphviz (src/hard_export.h), written atomically. */
 #include "commands.h"
 
+#include "atomic_file.h"
 #include "ca_file.h"
 #include "cli.h"
 #include "error.h"
@@ -25,7 +26,8 @@ static void print_help(void)
            "  dot      Graphviz of the circuit; render it with tools/render_circuit.sh (dot -Tpng)\n"
            "\n"
            "  --format F   c, verilog or dot (required)\n"
-           "  --out FILE   output file, written atomically (required)\n"
+           "  --out FILE   output file, written atomically (required); not the MODEL itself, nor a\n"
+           "               directory or device; a symbolic link is written through to its target\n"
            "  --stats      print the gate counts by op before and after pruning\n");
 }
 
@@ -70,6 +72,12 @@ int cmd_export(int argc, char **argv)
     if (help) {
         print_help();
         return 0;
+    }
+    /* Before any work, and by identity (./m.dlca, links): the export must not replace its model. */
+    if (atomic_file_check(o.out, "--out")) return cli_fail("export", 0);
+    if (atomic_file_same(o.model, o.out)) {
+        err_set(DLCA_ERR, "--out %s is the model %s itself: give another --out", o.out, o.model);
+        return cli_fail("export", 0);
     }
     ca_model model;
     if (ca_file_load(o.model, &model, NULL, NULL)) return cli_fail("export", 0);

@@ -1,5 +1,7 @@
 /* cmd_train.c: `dlca train`: a preset (with overrides) trained on the CPU or a GPU, with
- * progress, a CSV log and a loss-curve PNG, atomic checkpoints, Ctrl-C and resume. */
+ * progress, a CSV log and a loss-curve PNG, atomic checkpoints, Ctrl-C and resume. Every output
+ * is checked, told apart from the others and locked before any work (paths_prepare). */
+#include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_file.h"
 #include "ca_memory.h"
@@ -20,6 +22,7 @@
 
 typedef struct {
     const char *preset, *target, *device, *out, *log, *resume;
+    int force;
     ca_cache cache;
     long long every;
     double max_memory; /* GiB */
@@ -57,7 +60,9 @@ static void print_help(void)
            "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
            "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
            "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
-           "  --out FILE         model file, written atomically (default <preset>.dlca)\n"
+           "  --out FILE         model file, written atomically (default <preset>.dlca, or the\n"
+           "                     --resume file); an existing one is not replaced without --force\n"
+           "  --force            replace an existing --out that this run does not --resume\n"
            "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
            "                     the loss curve goes beside it as <log>-loss.png\n"
            "  --every N          log, plot and checkpoint every N steps (default 25)\n"
@@ -65,8 +70,14 @@ static void print_help(void)
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
            "\n"
-           "Ctrl-C writes a checkpoint and exits 0; --resume continues with exactly the losses an\n"
-           "uninterrupted run would have had.\n");
+           "Every output is checked before training starts: the model, the log and the plot must be\n"
+           "different files (--resume may be --out, not the log), regular files or new ones in a\n"
+           "writable directory; a symbolic link is written through to its target. Another dlca\n"
+           "writing the same --out or --log is refused. Files are replaced atomically, the log at\n"
+           "its first row (a run that fails before then leaves the old log as it was).\n"
+           "\n"
+           "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
+           "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n");
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -115,6 +126,10 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (strcmp(argv[i], "--force") == 0) {
+            o->force = 1;
+            continue;
+        }
         const char *value;
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
@@ -122,7 +137,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && (o->has_preset || o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
                       o->has_boundary || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
-                                 "--out, --log, --every and --max-memory may be given with it");
+                                 "--out, --log, --every, --force and --max-memory may be given with it");
     return DLCA_OK;
 }
 
@@ -194,20 +209,104 @@ static double now_seconds(void)
 /* A failed run says what survived: saves are atomic, so `out` still holds the last checkpoint. */
 static int fail_keeping(const char *out, long long saved_step)
 {
-    char reason[768];
-    snprintf(reason, sizeof reason, "%s", err_message());
-    if (saved_step < 0) return err_set(DLCA_ERR, "%s; %s was not written by this run", reason, out);
-    return err_set(DLCA_ERR, "%s; %s is intact and holds step %lld", reason, out, saved_step);
+    char *reason = strdup(err_message());
+    const char *why = reason ? reason : "out of memory";
+    if (saved_step < 0) err_set(DLCA_ERR, "%s; %s was not written by this run", why, out);
+    else err_set(DLCA_ERR, "%s; %s is intact and holds step %lld", why, out, saved_step);
+    free(reason);
+    return DLCA_ERR;
+}
+
+/* Where a run writes, checked and locked before any work is done (paths_prepare). */
+typedef struct {
+    char *out, *log, *plot;
+    char *out_lock_file, *log_lock_file;
+    int out_is_resume; /* --resume names the file `out` names: the run continues it */
+    atomic_file_lock out_lock, log_lock;
+} train_paths;
+
+static void paths_free(train_paths *p)
+{
+    atomic_file_lock_release(&p->log_lock), atomic_file_lock_release(&p->out_lock);
+    free(p->out), free(p->log), free(p->plot), free(p->out_lock_file), free(p->log_lock_file);
+    memset(p, 0, sizeof *p);
+}
+
+/* `text` with `suffix` in place of `old_suffix` when it ends with it, else added (malloc'ed). */
+static char *with_suffix(const char *text, const char *old_suffix, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(old_suffix), stem = n > m && strcmp(text + n - m, old_suffix) == 0 ? n - m : n;
+    char *out = malloc(stem + strlen(suffix) + 1);
+    if (!out) return NULL;
+    memcpy(out, text, stem);
+    strcpy(out + stem, suffix);
+    return out;
+}
+
+/* No two of the files a run reads and writes may be the same file, whatever their spelling
+ * (./a and a, hard and symbolic links), except --resume and --out: that is continuing a run. */
+static int check_distinct(const train_options *o, const train_paths *p)
+{
+    enum { MODEL, RESUME = 5 };
+    struct {
+        const char *label, *path;
+        int output;
+    } files[] = {
+        {o->out ? "--out" : o->resume ? "--resume" : "the model", p->out, 1},
+        {o->log ? "--log" : "the log", p->log, 1},
+        {"the loss plot", p->plot, 1},
+        {"the lock file", p->out_lock_file, 1},
+        {"the lock file", p->log_lock_file, 1},
+        {"--resume", o->resume, 0},
+        {"--target", o->target, 0},
+    };
+    size_t count = sizeof files / sizeof files[0];
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = i + 1; j < count; j++) {
+            if (!files[i].path || !files[j].path || (!files[i].output && !files[j].output)) continue;
+            if (i == MODEL && j == RESUME) continue;
+            if (atomic_file_same(files[i].path, files[j].path))
+                return err_set(DLCA_ERR, "%s %s and %s %s are the same file: give each its own path", files[i].label,
+                               files[i].path, files[j].label, files[j].path);
+        }
+    return DLCA_OK;
+}
+
+/* The model, log and plot paths, each checked (atomic_file_check), distinct, locked, and the model
+ * not one this run would clobber. Nothing is written but the lock files. */
+static int paths_prepare(train_paths *p, const train_options *o, const training_run *r)
+{
+    const char *out_label = o->out ? "--out" : o->resume ? "--resume" : "the model";
+    const char *log_label = o->log ? "--log" : "the log";
+    memset(p, 0, sizeof *p);
+    if (o->out || o->resume) p->out = strdup(o->out ? o->out : o->resume);
+    else p->out = with_suffix(r->model.config.preset, "", ".dlca");
+    if (!p->out) return err_set(DLCA_ERR_NOMEM, "out of memory");
+    if (atomic_file_check(p->out, out_label)) return DLCA_ERR;
+    if (!(p->log = o->log ? strdup(o->log) : with_suffix(p->out, ".dlca", ".csv")) || !(p->plot = train_log_plot_path(p->log)))
+        return err_set(DLCA_ERR_NOMEM, "out of memory");
+    if (atomic_file_check(p->log, log_label) || atomic_file_check(p->plot, "the loss plot")) return DLCA_ERR;
+    if (!(p->out_lock_file = atomic_file_lock_path(p->out)) || !(p->log_lock_file = atomic_file_lock_path(p->log)))
+        return DLCA_ERR;
+    if (check_distinct(o, p)) return DLCA_ERR;
+    p->out_is_resume = o->resume && atomic_file_same(o->resume, p->out);
+    if (atomic_file_lock_take(&p->out_lock, p->out, out_label) || atomic_file_lock_take(&p->log_lock, p->log, log_label))
+        return DLCA_ERR;
+    if (!p->out_is_resume && !o->force && atomic_file_exists(p->out))
+        return err_set(DLCA_ERR, "%s exists: pass --force to replace it, --resume %s to continue it, or --out NEW", p->out,
+                       p->out);
+    return DLCA_OK;
 }
 
 /* The loop: every step a progress update, every `every` steps (and at the end) the hard loss, a
- * log row, the plot and a checkpoint. Stops early, saving, on SIGINT or SIGTERM. */
-static int train_loop(ca_trainer *t, training_run *r, const train_options *o, const char *out, train_log *log)
+ * log row, the plot and a checkpoint. Stops early, saving, on SIGINT, SIGTERM or SIGHUP. */
+static int train_loop(ca_trainer *t, training_run *r, const train_options *o, const train_paths *p, train_log *log)
 {
     const ca_config *c = &r->model.config;
+    const char *out = p->out;
     double start = now_seconds(), before = r->state.seconds;
     uint64_t first = t->step, total = (uint64_t)c->train_steps;
-    long long saved = o->resume && strcmp(o->resume, out) == 0 ? (long long)first : -1;
+    long long saved = p->out_is_resume ? (long long)first : -1;
     while (t->step < total && !stop_requested) {
         int logged = (t->step + 1) % (uint64_t)o->every == 0 || t->step + 1 == total;
         double soft, hard = -1.0, seconds;
@@ -226,16 +325,6 @@ static int train_loop(ca_trainer *t, training_run *r, const train_options *o, co
     return DLCA_OK;
 }
 
-static void default_paths(const train_options *o, const training_run *r, char *out, char *log, size_t size)
-{
-    if (o->out) snprintf(out, size, "%s", o->out);
-    else if (o->resume) snprintf(out, size, "%s", o->resume);
-    else snprintf(out, size, "%s.dlca", r->model.config.preset);
-    if (o->log) snprintf(log, size, "%s", o->log);
-    else snprintf(log, size, "%.*s.csv", (int)(strlen(out) > 5 && strcmp(out + strlen(out) - 5, ".dlca") == 0
-                                                ? strlen(out) - 5 : strlen(out)), out);
-}
-
 static int train(const train_options *o, const ca_options *seam)
 {
     training_run r;
@@ -243,32 +332,33 @@ static int train(const train_options *o, const ca_options *seam)
     ca_backend backend = CA_BACKEND_CPU; /* read on every exit path, even before ca_backend_open */
     ca_trainer trainer;
     train_log log;
-    char out[4096], log_path[4096];
+    train_paths paths;
     memset(&trainer, 0, sizeof trainer), memset(&log, 0, sizeof log), memset(&vk, 0, sizeof vk);
-    memset(&r, 0, sizeof r);
+    memset(&r, 0, sizeof r), memset(&paths, 0, sizeof paths);
     ca_options run;
     int rc = cli_run_options(&run, o->device);
     run.gpu.cache = o->cache;
     if (seam) run.before_step = seam->before_step, run.before_step_context = seam->before_step_context;
     if (!rc) rc = run_prepare(&r, o, run.assets);
-    if (!rc) default_paths(o, &r, out, log_path, sizeof out);
+    if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     if (!rc) rc = ca_memory_check_training(&r.model, backend, &vk, &run, o->max_memory);
     if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, &run);
     if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
-    if (!rc) rc = train_log_open(&log, log_path, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
+    if (!rc) rc = train_log_open(&log, paths.log, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
     if (!rc) {
         const ca_config *c = &r.model.config;
         train_log_message(&log, "training %s: %zu gates, %dx%d grid, T=%d, batch %d, %d steps on %s -> %s",
                           c->preset, r.model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
-                          ca_backend_name(backend, &vk), out);
-        rc = train_loop(&trainer, &r, o, out, &log);
-        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? out : NULL);
+                          ca_backend_name(backend, &vk), paths.out);
+        rc = train_loop(&trainer, &r, o, &paths, &log);
+        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? paths.out : NULL);
     }
     train_log_close(&log);
     ca_trainer_free(&trainer);
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     run_free(&r);
+    paths_free(&paths);
     return rc;
 }
 
@@ -285,5 +375,8 @@ int cli_train(int argc, char **argv, const ca_options *seam)
     action.sa_handler = on_signal;
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
+    /* A closed terminal or ssh session: save, as for Ctrl-C; but nohup's "ignore it" stands. */
+    struct sigaction hangup;
+    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
     return train(&options, seam) ? cli_fail("train", 0) : 0;
 }

@@ -4,7 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char error_text[1024];
+/* Room for two paths of ATOMIC_FILE_PATH_MAX characters and the words around them. */
+static _Thread_local char error_text[12288];
 
 int err_set(int status, const char *fmt, ...)
 {

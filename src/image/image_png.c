@@ -5,6 +5,7 @@
  * own locals, so a longjmp cannot leave it stale and the caller always frees what was made. */
 #include "image_png.h"
 
+#include "atomic_file.h"
 #include "ca_config.h"
 #include "error.h"
 
@@ -252,48 +253,16 @@ static int writer_encode(image_writer *w, const unsigned char *rgb, int width, i
     return DLCA_OK;
 }
 
-/* Flushes to disk and closes; the file is closed whatever happens. */
-static int writer_close(image_writer *w, const char *temp)
-{
-    int failed = fflush(w->file) != 0 || fsync(fileno(w->file)) != 0;
-    int saved = errno;
-    if (fclose(w->file) != 0 && !failed) {
-        failed = 1;
-        saved = errno;
-    }
-    w->file = NULL;
-    if (failed) return err_set(DLCA_ERR, "cannot write %s: %s", temp, strerror(saved));
-    return DLCA_OK;
-}
-
-/* Writes through a temporary file in the same folder, then renames it over `path`. */
+/* Writes through atomic_file.h's exclusive temp file beside `path`, then renames it over it. */
 static int write_atomically(const char *path, const unsigned char *rgb, int width, int height)
 {
     image_writer w = {.path = path};
-    size_t temp_size = strlen(path) + 32;
-    char *temp = malloc(temp_size);
-    int fd, status;
-    if (!temp) return err_set(DLCA_ERR_NOMEM, "cannot write %s: out of memory", path);
-    snprintf(temp, temp_size, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0 || !(w.file = fdopen(fd, "wb"))) {
-        status = err_set(DLCA_ERR, "cannot create %s: %s", temp, strerror(errno));
-        if (fd >= 0) close(fd);
-        if (fd >= 0) unlink(temp);
-        free(temp);
-        return status;
-    }
-    status = writer_encode(&w, rgb, width, height);
+    atomic_file out;
+    if (atomic_file_begin(&out, path)) return DLCA_ERR;
+    int status = (w.file = atomic_file_stream(&out)) ? writer_encode(&w, rgb, width, height) : DLCA_ERR;
     if (w.png) png_destroy_write_struct(&w.png, w.info ? &w.info : NULL);
-    if (status == DLCA_OK) {
-        status = writer_close(&w, temp);
-    } else {
-        fclose(w.file);
-    }
-    if (status == DLCA_OK && rename(temp, path) != 0)
-        status = err_set(DLCA_ERR, "cannot rename %s to %s: %s", temp, path, strerror(errno));
-    if (status != DLCA_OK) unlink(temp);
-    free(temp);
+    if (status == DLCA_OK) status = atomic_file_commit(&out);
+    if (status != DLCA_OK) atomic_file_abort(&out);
     return status;
 }
 

@@ -1,14 +1,19 @@
-/* train_log.c: progress line, CSV log and loss-curve plot of a training run. */
+/* train_log.c: progress line, CSV log and loss-curve plot of a training run (the log replaced
+ * atomically by its first row, then appended to; see train_log.h). */
 #include "train_log.h"
 
+#include "atomic_file.h"
 #include "error.h"
 #include "image_png.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static double wall_seconds(void)
 {
@@ -35,53 +40,74 @@ static int remember(train_log *log, double step, double soft, double hard)
     return DLCA_OK;
 }
 
-/* Reads back the rows of an earlier run up to `last_step`; the file is then rewritten with them. */
-static int load_rows(train_log *log, FILE *in, uint64_t last_step, char **kept, size_t *kept_size)
+static const char header[] = "step,soft_loss,hard_loss,seconds\n";
+
+char *train_log_plot_path(const char *csv_path)
 {
-    char line[512];
-    FILE *memory = open_memstream(kept, kept_size);
-    if (!memory) return err_set(DLCA_ERR_NOMEM, "out of memory reading %s", log->csv_path);
-    while (fgets(line, sizeof line, in)) {
+    size_t n = strlen(csv_path), stem = n > 4 && strcmp(csv_path + n - 4, ".csv") == 0 ? n - 4 : n;
+    char *plot = malloc(stem + sizeof "-loss.png");
+    if (!plot) return NULL;
+    memcpy(plot, csv_path, stem);
+    memcpy(plot + stem, "-loss.png", sizeof "-loss.png");
+    return plot;
+}
+
+/* Reads back the rows of an earlier run up to `last_step` (and its header) into `kept`. */
+static int load_rows(train_log *log, FILE *in, uint64_t last_step, FILE *kept)
+{
+    char line[TRAIN_LOG_LINE_MAX + 2];
+    for (size_t number = 1; fgets(line, sizeof line, in); number++) {
+        size_t n = strlen(line);
+        if (n == sizeof line - 1 && line[n - 1] != '\n')
+            return err_set(DLCA_ERR, "%s: line %zu is longer than %d characters: not a dlca log (give another --log)",
+                           log->csv_path, number, TRAIN_LOG_LINE_MAX);
         double step, soft, hard, seconds;
         if (sscanf(line, "%lf,%lf,%lf,%lf", &step, &soft, &hard, &seconds) != 4) {
-            if (strncmp(line, "step,", 5) == 0) fputs(line, memory);
+            if (strncmp(line, "step,", 5) == 0) fputs(line, kept);
             continue;
         }
         if (step > (double)last_step) break;
-        fputs(line, memory);
-        if (remember(log, step, soft, hard)) return fclose(memory), DLCA_ERR;
+        fputs(line, kept);
+        if (remember(log, step, soft, hard)) return DLCA_ERR;
     }
-    fclose(memory);
+    if (ferror(in)) return err_set(DLCA_ERR, "%s: cannot read the log to resume it: %s", log->csv_path, strerror(errno));
     return DLCA_OK;
+}
+
+/* The earlier log, when there is one: only a regular file is read (O_NONBLOCK: a FIFO must not
+ * hang the open); a missing log is no error. */
+static int load_earlier(train_log *log, uint64_t last_step)
+{
+    int fd = open(log->csv_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return DLCA_OK;
+    if (fd < 0) return err_set(DLCA_ERR, "%s: cannot read the log to resume it: %s", log->csv_path, strerror(errno));
+    struct stat st;
+    FILE *in = NULL, *kept = NULL;
+    int rc = DLCA_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = err_set(DLCA_ERR, "%s: the log is not a regular file, so it cannot be resumed", log->csv_path);
+    else if (!(in = fdopen(fd, "r")) || !(kept = open_memstream(&log->kept, &log->kept_size)))
+        rc = err_set(DLCA_ERR_NOMEM, "out of memory reading %s", log->csv_path);
+    if (!rc) rc = load_rows(log, in, last_step, kept);
+    if (kept && fclose(kept) != 0 && !rc) rc = err_set(DLCA_ERR_NOMEM, "out of memory reading %s", log->csv_path);
+    if (in) fclose(in);
+    else close(fd);
+    return rc;
 }
 
 int train_log_open(train_log *log, const char *path, int resume, uint64_t resume_step, int tty)
 {
     memset(log, 0, sizeof *log);
-    log->tty = tty;
-    snprintf(log->csv_path, sizeof log->csv_path, "%s", path);
-    size_t n = strlen(path);
-    int is_csv = n > 4 && strcmp(path + n - 4, ".csv") == 0;
-    snprintf(log->plot_path, sizeof log->plot_path, "%.*s-loss.png", (int)(is_csv ? n - 4 : n), path);
-    char *kept = NULL;
-    size_t kept_size = 0;
-    FILE *old = resume ? fopen(path, "r") : NULL;
-    if (old) {
-        int rc = load_rows(log, old, resume_step, &kept, &kept_size);
-        fclose(old);
-        if (rc) return free(kept), DLCA_ERR;
+    log->tty = tty, log->csv_fd = -1;
+    log->csv_path = strdup(path);
+    log->plot_path = train_log_plot_path(path);
+    if (!log->csv_path || !log->plot_path) return err_set(DLCA_ERR_NOMEM, "out of memory for the log's paths");
+    if (resume && load_earlier(log, resume_step)) return DLCA_ERR;
+    if (log->kept_size == 0) {
+        free(log->kept);
+        if (!(log->kept = strdup(header))) return err_set(DLCA_ERR_NOMEM, "out of memory for the log");
+        log->kept_size = sizeof header - 1;
     }
-    log->csv = fopen(path, "w");
-    if (!log->csv) {
-        free(kept);
-        return err_set(DLCA_ERR, "%s: cannot write the log: %s", path, strerror(errno));
-    }
-    if (kept_size)
-        fwrite(kept, 1, kept_size, log->csv);
-    else
-        fputs("step,soft_loss,hard_loss,seconds\n", log->csv);
-    free(kept);
-    fflush(log->csv);
     return DLCA_OK;
 }
 
@@ -108,11 +134,46 @@ void train_log_progress(train_log *log, uint64_t step, uint64_t total, double so
     fflush(stderr);
 }
 
+static int write_all(int fd, const char *data, size_t size)
+{
+    while (size > 0) {
+        ssize_t written = write(fd, data, size);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) {
+            if (written == 0) errno = EIO;
+            return -1;
+        }
+        data += written, size -= (size_t)written;
+    }
+    return 0;
+}
+
+/* The first row: the log is replaced by the kept rows and this one, atomically, and stays open. */
+static int start_log(train_log *log, const char *row, size_t size)
+{
+    atomic_file file;
+    if (atomic_file_begin(&file, log->csv_path)) return DLCA_ERR;
+    file.keep_open = 1;
+    if (atomic_file_write_all(&file, log->kept, log->kept_size) || atomic_file_write_all(&file, row, size) ||
+        atomic_file_commit(&file)) {
+        atomic_file_abort(&file);
+        return DLCA_ERR;
+    }
+    log->csv_fd = file.fd, log->started = 1;
+    free(log->kept), log->kept = NULL, log->kept_size = 0;
+    return DLCA_OK;
+}
+
 int train_log_row(train_log *log, uint64_t step, double soft, double hard, double seconds)
 {
-    if (fprintf(log->csv, "%llu,%.9g,%.9g,%.3f\n", (unsigned long long)step, soft, hard, seconds) < 0 ||
-        fflush(log->csv) != 0)
+    char row[160];
+    int n = snprintf(row, sizeof row, "%llu,%.9g,%.9g,%.3f\n", (unsigned long long)step, soft, hard, seconds);
+    if (n < 0 || (size_t)n >= sizeof row) return err_set(DLCA_ERR, "%s: a log row of %d characters", log->csv_path, n);
+    if (!log->started) {
+        if (start_log(log, row, (size_t)n)) return DLCA_ERR;
+    } else if (write_all(log->csv_fd, row, (size_t)n) != 0) { /* one write: a kill never tears a row */
         return err_set(DLCA_ERR, "%s: cannot write the log: %s", log->csv_path, strerror(errno));
+    }
     if (remember(log, (double)step, soft, hard)) return DLCA_ERR;
     if (log->count < 2) return DLCA_OK;
     return image_write_loss_curve(log->plot_path, log->steps, log->soft, log->hard, (int)log->count, 640, 400);
@@ -131,12 +192,14 @@ void train_log_message(train_log *log, const char *format, ...)
 void train_log_finish(train_log *log, const char *model_path)
 {
     if (!model_path) return;
-    train_log_message(log, "wrote %s, %s and %s", model_path, log->csv_path, log->plot_path);
+    if (log->count < 2) train_log_message(log, "wrote %s and %s", model_path, log->csv_path);
+    else train_log_message(log, "wrote %s, %s and %s", model_path, log->csv_path, log->plot_path);
 }
 
 void train_log_close(train_log *log)
 {
-    if (log->csv) fclose(log->csv);
+    if (log->started) close(log->csv_fd);
+    free(log->csv_path), free(log->plot_path), free(log->kept);
     free(log->steps), free(log->soft), free(log->hard);
     memset(log, 0, sizeof *log);
 }
