@@ -36,6 +36,7 @@ layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };
 layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[]; }; // [gates]
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
 layout(push_constant) uniform push_block { fused_push pc; };
+#include "fused_clocks.glsl"
 
 // Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
 // defines TILE_CELLS as its own before including this file. Shared rows are TILE_CELLS floats:

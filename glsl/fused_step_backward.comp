@@ -21,6 +21,10 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
+#if defined(FUSED_CLOCKS) && !defined(FUSED_PERSISTENT)
+#define PROBE_BINDING 8 // fused_clocks.glsl
+#define PROBE_KERNEL 1u
+#endif
 // Shared rows (of `tile` floats): act_rows of activations (update input, then every update
 // layer; reused for the perception scratch), two gradient buffers of max_width rows, the kept
 // part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
@@ -227,6 +231,7 @@ void recompute_forward(uint first, uint width)
         STORE_OUTPUTS(at)
     }
     barrier();
+    PROBE_MARK()
     // The update layers as in fused_step_forward.comp, each into its own rows.
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, in_at = 0;
 #define OUT_AT(u) UPDATE_ROWS_AT(u)
@@ -426,21 +431,26 @@ void perception_units_backward(uint width)
         uint k = unit / pc.channels, ch = unit % pc.channels;
         bool first_lane = ch % lanes == 0u;
         perception_clear_sums();
+        PROBE_AFTER_IF(unit == 0u, smem[FUSED_NEIGHBOURS_AT] + smem[FUSED_STAGED_AT])
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             perception_forward(k);
+            PROBE_AFTER_IF(unit == 0u, pv[2][1])
             uint at = grad_at(0) + (pc.channels + unit * bits) * TILE_CELLS + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
+            PROBE_AFTER_IF(unit == 0u, dv[0][7] + dv[0][0])
         }
         SUM_LANES(SHUFFLE_SUMS(1) SHUFFLE_SUMS(2) SHUFFLE_SUMS(3))
         LOAD_SUMS(1) LOAD_SUMS(2) LOAD_SUMS(3)
         STORE_SUMS(1) STORE_SUMS(2) STORE_SUMS(3)
+        PROBE_MARK_IF(unit == 0u)
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             moore_backward(k, unit, c);
         }
+        PROBE_AFTER_IF(unit == 0u, smem[(8 * units + unit) * TILE_CELLS + 1])
         if (TILE_CELLS == 1u) { // on tiles of two it took the backward past 128 registers
             add_moore_sums(unit, lanes, base);
         } else {
@@ -449,7 +459,9 @@ void perception_units_backward(uint width)
             STORE_SUMS(0)
         }
     }
+    PROBE_MARK()
     barrier();
+    PROBE_MARK()
 }
 
 // One invocation per (cell, channel, sum): sums 0-7 the moore gradients of direction i over the
@@ -485,6 +497,7 @@ void tile_backward(uint first)
 #else
     stage_tile(first, width);
     barrier();
+    PROBE_MARK()
     recompute_forward(first, width); // ends with a barrier
 #endif
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, db_at = grad_at(1);
@@ -535,8 +548,10 @@ void main()
 // the same invocation, so program order is all they need.
 void main()
 {
+    PROBE_START()
     if (!SHARED_SLOTS) {
         tile_backward(gl_WorkGroupID.x * TILE_CELLS);
+        PROBE_END()
         return;
     }
     uint tiles = (pc.cells + TILE_CELLS - 1u) / TILE_CELLS;

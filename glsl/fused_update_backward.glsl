@@ -98,9 +98,11 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         barrier();                                                                                       \
+        PROBE_MARK()                                                                                     \
         gather_inputs(n_in, update_fanout_##u, update_reverse_##u, entries##u, more##u,                  \
                       UPDATE_OWN_EIGHT(u) ? 8u : 4u, width, da_at, db_at);     \
         barrier();                                                                                       \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layers 31 to 8, only in the kernels compiled for deep models (FUSED_UPDATE_SLOTS, CMakeLists.txt).
@@ -200,6 +202,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         LAYER_SYNC(update_n_out_##u, next_width)                                                         \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layer u's gather and layer l = u - 1's gate pass in one phase: invocation lid sums input lid's
@@ -218,6 +221,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         LAYER_SYNC(update_n_out_##l, next_width)                                                         \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layer u (l = u - 1 below it, whose inputs, l_inputs of them, are at l_in_at) in the merged
@@ -275,6 +279,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     gather_inputs(pc.update_inputs, update_fanout_0, update_reverse_0, entries0, more0, UPDATE_OWN_EIGHT(0) ? 8u : 4u, \
                   width, UPDATE_ROWS_AT(0), MERGED_DB_AT(0));                                            \
     barrier();                                                                                           \
+    PROBE_MARK()                                                                                         \
     }
 #endif
 

@@ -104,6 +104,7 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
             for (uint g = lid + size; g < update_n_out_##u; g += size)                               \
                 update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                    \
         LAYER_SYNC(update_n_out_##u, v < UPDATE_DEPTH ? update_n_out_##v : UPDATE_LAST_NEXT_WIDTH)   \
+        PROBE_MARK()                                                                                 \
         in_at = out_at;                                                                              \
     }
 

@@ -192,8 +192,8 @@ int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t);
     vk_view views[] = {gpu_grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), gpu_table_view(e),
-                       gpu_grid_view(e, t + 1)};
-    return fused_dispatch(e, cmd, 0, views, 5, &push, e->plan.tiles, 1);
+                       gpu_grid_view(e, t + 1) GPU_CLOCKS_VIEW(e)};
+    return fused_dispatch(e, cmd, 0, views, 5 + VK_CLOCK_BINDINGS, &push, e->plan.tiles, 1);
 }
 
 /* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
@@ -245,8 +245,8 @@ int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
     push.gather = gather != 0;
     vk_view views[] = {gpu_grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        gpu_table_view(e), vk_view_all(&e->dgrid), gpu_moore_view(e, t + 1),
-                       gpu_moore_view(e, t),    vk_view_all(&e->sum_partials)};
-    return fused_dispatch(e, cmd, 1, views, 8, &push, e->plan.slots, 1);
+                       gpu_moore_view(e, t),    vk_view_all(&e->sum_partials) GPU_CLOCKS_VIEW(e)};
+    return fused_dispatch(e, cmd, 1, views, 8 + VK_CLOCK_BINDINGS, &push, e->plan.slots, 1);
 }
 
 /* Completes dL/dgrid_t after gpu_fused_backward(t): the neighbours' moore gradients of step t (from

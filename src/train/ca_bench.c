@@ -110,6 +110,32 @@ static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result 
 
 enum { BENCH_GPU_WARMUP_MS = 1000 };
 
+#ifdef DLCA_CLOCKS
+/* A DLCA_CLOCKS build: the clock records of the last measured step (glsl/fused_clocks.glsl) into
+ * CLOCKS_FILE in the working directory, for tools/fused_clocks.py. Only the fused step kernels
+ * have probes: the persistent and the per-layer ones leave the records zero. */
+#define CLOCKS_FILE "fused_clocks.bin"
+static int write_clocks(ca_trainer *t)
+{
+    void *data = malloc(CA_GPU_CLOCK_BYTES);
+    if (!data) return err_set(DLCA_ERR_NOMEM, "out of memory for the clock records");
+    int rc = ca_gpu_download_clocks(&t->gpu, data);
+    FILE *f = rc ? NULL : fopen(CLOCKS_FILE, "wb");
+    if (!rc && (!f || fwrite(data, 1, CA_GPU_CLOCK_BYTES, f) != CA_GPU_CLOCK_BYTES))
+        rc = err_set(DLCA_ERR, "cannot write %s", CLOCKS_FILE);
+    if (f && fclose(f) && !rc) rc = err_set(DLCA_ERR, "cannot write %s", CLOCKS_FILE);
+    free(data);
+    if (rc) return rc;
+    int probed = t->gpu.plan.fused && !t->gpu.plan.persistent_groups;
+    fprintf(stderr, "clocks (DLCA_CLOCKS build): %s written; python3 tools/fused_clocks.py %s%s\n", CLOCKS_FILE,
+            CLOCKS_FILE,
+            probed ? ""
+                   : " (it holds none: only the fused step kernels have probes, not the persistent or per-layer "
+                     "ones; DLCA_PERSISTENT=0 runs them where they fit)");
+    return DLCA_OK;
+}
+#endif
+
 int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -138,6 +164,9 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
         r->persistent = t->gpu.plan.fused && t->gpu.plan.persistent_groups;
         r->persistent_gave_up = t->gpu.persistent_gave_up;
         ca_gpu_plan_describe(&t->gpu.plan, r->plan, sizeof r->plan);
+#ifdef DLCA_CLOCKS
+        if (!rc) rc = write_clocks(t);
+#endif
     }
     t->gpu.profile = 0;
     free(block);

@@ -23,6 +23,14 @@
 #include "vk_buffer.h"
 #include "vk_push.h"
 
+/* The fused step kernels' clock buffer, one binding after their others, in builds with
+ * -DDLCA_CLOCKS=ON only (glsl/fused_clocks.glsl). */
+#ifdef DLCA_CLOCKS
+#define VK_CLOCK_BINDINGS 1
+#else
+#define VK_CLOCK_BINDINGS 0
+#endif
+
 /* One row per kernel: ID, shader (glsl/<shader>.comp), push struct, storage-buffer bindings,
  * local_size_x. Every kernel takes a push struct (at least its element count). */
 #define VK_PIPELINE_LIST(X) \
@@ -38,12 +46,12 @@
     X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 7, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 1, 256)                   \
-    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
-    X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
-    X(FUSED_STEP_FORWARD_8, fused_step_forward_8, vk_push_fused, 5, 256)       \
-    X(FUSED_STEP_BACKWARD_8, fused_step_backward_8, vk_push_fused, 8, 256)     \
-    X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8, 256) \
-    X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8, 256) \
+    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_FORWARD_8, fused_step_forward_8, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_8, fused_step_backward_8, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
     X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 8, 256) \
     X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 8, 256) \
