@@ -64,7 +64,7 @@ bool rng_fires(uint stream, uint t, uint cell, uint threshold)
 // The cell at offset (dy, dx) from `cell` in a batch of height x width planes, or -1 outside a
 // zero boundary; as shifted_cell in src/ca_cpu_layer.c. The offsets are neighbours' (-1, 0 or
 // 1), so a periodic boundary wraps once at most: a compare, not a %, whose division sequence by
-// a value known only at run time the fused kernels ran 9 times a cell.
+// a value known only at run time the fused kernels would run 9 times a cell.
 int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int dx)
 {
     uint plane = height * width;
@@ -81,8 +81,9 @@ int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int 
 
 // The cells of `cell`'s 3x3 neighbourhood, row-major (4: the cell itself), -1 outside a zero
 // boundary: shifted_cell's 9 offsets from one division of the cell into (batch, row, column).
-// Called per offset, shifted_cell's branches and divisions made the fused backward's first
-// phase ~1000 instructions long, ~2 us of an H100 step (tools/BENCH_NOTES.md, twelfth round).
+// Use it wherever several neighbours are needed: shifted_cell per offset repeats the division
+// and the boundary branches each time, enough code to be most of the fused backward's first
+// phase (docs/bench-notes.md, round 12).
 int[9] neighbourhood_cells(uint cell, uint height, uint width, uint periodic)
 {
     uint plane = height * width, b = cell / plane, yx = cell - b * plane, y = yx / width, x = yx - y * width;

@@ -5,8 +5,8 @@
 // cell, so their shape and wiring are specialisation constants (src/ca_gpu.c fused_constants)
 // and the code below is unrolled by macros: every array index is a literal and every wiring
 // choice a comparison of constants the driver folds, so the circuit's values, gradients and S
-// sums stay in registers. (Wiring read from a buffer made them private arrays indexed at run
-// time: local memory, 816 bytes a thread, tools/BENCH_NOTES.md.)
+// sums stay in registers. (With wiring read from a buffer they would be private arrays indexed at
+// run time, which the driver keeps in local memory, not registers; docs/bench-notes.md, round 3.)
 // Needs, declared before: pc (fused_push), grid, perception_coeff (ca_fused.glsl).
 #ifndef DLCA_FUSED_PERCEPTION_GLSL
 #define DLCA_FUSED_PERCEPTION_GLSL

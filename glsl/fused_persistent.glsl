@@ -4,8 +4,9 @@
 //
 // A value is its own flag: the host fills what will be written with FUSED_EMPTY first, and a
 // reader polls a value (coherent loads, past the non-coherent caches) until it is something
-// else. No fence, no counter, no barrier across workgroups: a dispatch boundary costs ~2 us on
-// an H100, such a wait ~0.8 (tools/BENCH_NOTES.md, fifteenth round).
+// else. No fence, no counter, no barrier across workgroups: a flag behind a fence, or a counter
+// every workgroup updates, costs about what a dispatch boundary does, and a polled value well
+// under half of it (docs/bench-notes.md, round 15).
 //
 // Waiting on another workgroup is safe only while it runs. Every workgroup takes a ticket when
 // it starts and none polls before all P have theirs; if they do not all come within ROLL_POLLS

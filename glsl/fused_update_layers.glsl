@@ -1,10 +1,10 @@
 // fused_update_layers.glsl: the update layers' forward in the fused kernels, unrolled, with
 // each layer's shape and offsets as specialisation constants (src/ca_gpu.c fused_constants).
 //
-// Read from the uniform layer table instead, every layer began with a constant-cache load the
-// rest of the layer waited on (~100 cycles a layer on an H100, tools/BENCH_NOTES.md, eighth
-// round); as constants they are immediates, and each layer's parameters are loaded into a
-// register set of its own, a batch of 4 layers at a time (see UPDATE_LAYERS_FORWARD).
+// As constants they are immediates; read from the uniform layer table, every layer would start
+// with a load that the rest of the layer waits on (docs/bench-notes.md, round 8). Each layer's
+// parameters are loaded into a register set of its own, a batch of 4 layers at a time (see
+// UPDATE_LAYERS_FORWARD).
 // Needs, declared before: pc, smem, wiring, coeffs, gate_params, update_gate_forward.
 #ifndef DLCA_FUSED_UPDATE_LAYERS_GLSL
 #define DLCA_FUSED_UPDATE_LAYERS_GLSL
@@ -143,10 +143,10 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
 // declares, with lid, size and width); each layer ends with a barrier.
 //
 // The parameters come in batches of 4 layers, each batch's loads started in the first layer of
-// the batch before, after that layer's own parameters are in. The driver gives every global load
-// one scoreboard, and waiting for one load waits for all in flight, so a load issued a layer
-// ahead made every layer wait a whole load latency (~600 cycles on an H100; its SASS,
-// tools/BENCH_NOTES.md, tenth round); this way a wait covers only loads issued 4 layers before.
+// the batch before, after that layer's own parameters are in. NVIDIA's compiler counts every
+// global load on one scoreboard, so waiting for one load waits for all in flight: a load issued
+// one layer ahead would make every layer wait a whole load latency, while this way a wait covers
+// only loads issued 4 layers before (the driver's code: docs/bench-notes.md, round 10).
 #define UPDATE_LAYERS_FORWARD()                                                                         \
     {                                                                                                \
         const gate_params none = gate_params(0u, 0u, vec4(0.0));                                     \

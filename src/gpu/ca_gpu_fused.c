@@ -295,8 +295,9 @@ int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 }
 
 /* The fused backward's end: S summed and dL/dgrid_0 completed (from step 0's moore rows), one
- * barrier for both. In that order: the gather dispatched first, and no barrier between, made
- * lizard's backward 20% slower on an H100, image's 16% (tools/BENCH_NOTES.md, sixteenth round). */
+ * barrier for both. Keep that order, the reduction before the gather: the other order, with no
+ * barrier between, made the backward of one-cell-tile models (lizard, image) markedly slower on an
+ * H100, for reasons not understood; the two share no buffer (docs/bench-notes.md, round 16). */
 int gpu_fused_backward_end(ca_gpu *e, VkCommandBuffer cmd)
 {
     size_t moore_bytes = 8 * (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);

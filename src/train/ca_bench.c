@@ -152,9 +152,9 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     if (!block) return err_set(DLCA_ERR_NOMEM, "out of memory for %d samples", steps);
     for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
     int rc = DLCA_OK, done = 0;
-    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: runs of a few ms measured
-     * an H100 still at its idle clock, 4-5 times slower, and 0.3 s was not always enough for gol's
-     * small steps on a machine just started (tools/BENCH_NOTES.md, fifteenth and sixteenth rounds). */
+    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
+     * idle clock, several times slower, until it has been busy for about a second, so shorter
+     * runs measure the clock, not the kernels (docs/bench-notes.md, rounds 15 and 16). */
     double start = now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
     for (; !rc && (done < warmup || now_ms() - start < least) && done < 1000000; done++) rc = one_step(t);
     r->warmup = done;

@@ -120,8 +120,9 @@ const vk_shader_code *vk_shader_at(size_t i);
 int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out);
 
 /* Shared memory a kernel may use at most (what NVIDIA allows without opting in), and the bytes
- * of it kept back for small fixed arrays beside the one large array (none in the fused kernels
- * since their layer table became a uniform block; kept so that the tiles stay as measured). */
+ * of it kept back for small fixed arrays beside the one large array. The fused kernels declare
+ * none now (their layer table is a uniform block), but the reserve stays: the fused tiles and
+ * S partial slots are planned from what is left, so changing it changes every plan. */
 enum { VK_SHARED_MAX_BYTES = 49152, VK_SHARED_RESERVED_BYTES = 4096 };
 
 /* Floats of workgroup shared memory every pipeline gets as specialization constant 1, for one
