@@ -8,7 +8,7 @@
 #ifndef DLCA_CA_FUSED_GLSL
 #define DLCA_CA_FUSED_GLSL
 
-// One row of the layer table (src/ca_gpu_step.c writes it, in forward order): the moore
+// One row of the layer table (src/gpu/ca_gpu_fused.c writes it, in forward order): the moore
 // layer (kind 0), the later perception layers, then the update layers (kind 1). The kernels
 // know a row's kind by its place and read only what they need. An update layer's reverse
 // wiring is a table of `fanout` entries an input (gate * 2 + slot, or FUSED_NO_ENTRY), from a

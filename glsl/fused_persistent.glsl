@@ -12,7 +12,7 @@
 // it starts and none polls before all P have theirs; if they do not all come within ROLL_POLLS
 // reads (the device cannot hold them at once), the roll closes, every workgroup stops, AdamW
 // (adamw.comp, ADAMW_GUARDED) skips the step, and the trainer runs it again one dispatch a CA
-// step (src/ca_train_gpu.c).
+// step (src/train/ca_train_gpu.c).
 // Needs, declared before: ROLL_BINDING, the binding of the roll counters (zeroed by the host).
 #ifndef DLCA_FUSED_PERSISTENT_GLSL
 #define DLCA_FUSED_PERSISTENT_GLSL

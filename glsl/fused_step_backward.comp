@@ -39,7 +39,7 @@
 #define UPDATE_LAST_NEXT_WIDTH 0u // see tile_backward
 // The persistent kernel's steps use two neighbourhood buffers in turn, the second after the
 // coefficients: step t - 1's are loaded into one while step t reads the other (see
-// prefetch_neighbourhoods; src/ca_gpu.c plans the room).
+// prefetch_neighbourhoods; src/gpu/ca_gpu_plan.c plans the room).
 uint step_now = 0u;
 #define FUSED_NEIGHBOURS_ALT (FUSED_STAGED_AT + 4u * pc.kernels * PERCEPTION_GATES_PER_KERNEL)
 #define FUSED_NEIGHBOURS_OF(t) (((t) & 1u) != 0u ? FUSED_NEIGHBOURS_ALT : FUSED_NEIGHBOURS_BASE)

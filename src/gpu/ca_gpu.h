@@ -66,7 +66,7 @@ typedef struct {
                                        backward: specialised to the model (fused_perception.glsl,
                                        fused_update_layers.glsl), made when the engine first
                                        runs them */
-    vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu.c) */
+    vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu_fused.c) */
     int cleared_forward, cleared_backward; /* what the next persistent forward / backward polls is
                                             * cleared already (ca_gpu_coefficients) */
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the

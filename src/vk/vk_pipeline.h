@@ -150,7 +150,7 @@ int vk_groups_1d(const vk_context *vk, vk_pipeline_id id, uint64_t count, uint32
 int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
                    const void *push, uint32_t push_size, uint64_t count);
 
-/* ---- pipelines from SPIR-V made at run time (src/hard_spirv.c) ----
+/* ---- pipelines from SPIR-V made at run time (src/hard/hard_spirv.c) ----
  * The table's shape, with `desc` in place of a table row (bindings 0..n-1 in set 0, the push
  * range, local_size_x): checked against the device and the SPIR-V as the embedded ones are. The
  * caller owns the pipeline and destroys it with vk_pipeline_destroy before the context. */
