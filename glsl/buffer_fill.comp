@@ -1,7 +1,7 @@
 #version 450
 // buffer_fill.comp: words [first, first + count) of a buffer set to `value`, 4 words an
 // invocation: vkCmdFillBuffer as a compute dispatch, so that it needs no transfer barriers and
-// shares a barrier interval with other dispatches (src/ca_gpu_step.c: the persistent kernels'
+// shares a barrier interval with other dispatches (src/gpu/ca_gpu_step.c: the persistent kernels'
 // clears beside the gate coefficients).
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"

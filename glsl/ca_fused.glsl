@@ -8,7 +8,7 @@
 #ifndef DLCA_CA_FUSED_GLSL
 #define DLCA_CA_FUSED_GLSL
 
-// One row of the layer table (src/ca_gpu_step.c writes it, in forward order): the moore
+// One row of the layer table (src/gpu/ca_gpu_fused.c writes it, in forward order): the moore
 // layer (kind 0), the later perception layers, then the update layers (kind 1). The kernels
 // know a row's kind by its place and read only what they need. An update layer's reverse
 // wiring is a table of `fanout` entries an input (gate * 2 + slot, or FUSED_NO_ENTRY), from a
@@ -36,11 +36,13 @@ layout(std430, binding = 0) restrict readonly buffer grid_buf { float grid[]; };
 layout(std430, binding = 1) restrict readonly buffer coeffs_buf { vec4 coeffs[]; }; // [gates]
 layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[]; };
 layout(push_constant) uniform push_block { fused_push pc; };
+#include "fused_clocks.glsl"
 
-// Cells a tile in the forward and in the backward (src/ca_gpu.c fused_constants); each kernel
-// defines TILE_CELLS as its own before including this file. Shared rows are TILE_CELLS floats:
-// a constant, so that row offsets fold into immediates (the backward's registers 128 -> 105 on an
-// H100 against a push constant; tools/BENCH_NOTES.md, thirteenth round).
+// Cells a tile in the forward and in the backward (src/gpu/ca_gpu_fused.c fused_constants); each
+// kernel defines TILE_CELLS as its own before including this file. Shared rows are TILE_CELLS
+// floats. Keep it a constant, not a push constant: then row offsets fold into immediates, and
+// the address arithmetic does not cost the backward the registers it needs to stay at or under
+// 128 (docs/bench-notes.md, round 13).
 layout(constant_id = 232) const uint FORWARD_TILE = 0;
 layout(constant_id = 233) const uint BACKWARD_TILE = 0;
 
@@ -51,8 +53,9 @@ shared float smem[SHARED_FLOATS];
 
 // Coefficients of perception gate i (the model's first gates). A kernel that defines
 // FUSED_STAGED_AT, the shared float where they start (4 a gate, from FUSED_STAGED_QUAD: a
-// multiple of 4), reads the copy it staged there:
-// a global load round costs 0.5-2 us inside these kernels (tools/BENCH_NOTES.md, fifth round).
+// multiple of 4), reads the copy it staged there: inside these kernels every round of global
+// loads is a long wait, and the circuits would otherwise pay one per layer (docs/bench-notes.md,
+// round 5).
 #ifdef FUSED_STAGED_AT
 vec4 perception_coeff(uint i)
 {
@@ -79,8 +82,8 @@ float[9] staged_neighbours(uint ch, uint c)
 #endif
 
 // The layer table as a uniform block: every invocation reads the same row at once, which the
-// constant cache serves without a per-workgroup copy in shared memory (that copy, a load round
-// and a barrier at each dispatch, cost ~2 us a dispatch on an H100; tools/BENCH_NOTES.md).
+// constant cache serves without a per-workgroup copy in shared memory (a copy costs every
+// dispatch a load round and a barrier; docs/bench-notes.md, round 4).
 // std140 lays a row out as std430 does, 16 words at a stride of 64 bytes.
 const uint FUSED_TABLE_MAX = FUSED_PERCEPTION_MAX + 32; // + CA_MAX_LAYERS update layers; CA_GPU_TABLE_ROWS
 layout(std140, binding = 3) uniform layers_block { fused_layer table[FUSED_TABLE_MAX]; };
@@ -97,13 +100,12 @@ gate_params gate_params_of(fused_layer L, uint g)
 }
 
 // Gate g on the tile's cells: inputs from the rows at in_at, outputs to the rows at out_at. A
-// tile of two (the default) loads all four inputs before either store: in the loop the compiler
+// tile of two (the default) loads all four inputs before either store: in a loop the compiler
 // cannot tell a store from the next cell's loads apart, so it waits out each cell's loads in
-// turn (the forward 0.225 -> 0.204 ms on an H100). The tile is a constant so that the loop's
-// code is not compiled beside every unrolled layer: it made the forward's code 3 times as long
-// (70 -> 22 KB; time -0.6%) and, on one-cell tiles, the backward's registers 124 instead of 85
-// (tools/BENCH_NOTES.md, tenth round). The last tile may have one cell only; its second column
-// is then scratch, computed and never read.
+// turn (docs/bench-notes.md, round 4). The tile is a constant so that the general loop is
+// compiled only for tiles that run it, not beside every unrolled layer, where it triples the
+// code and costs one-cell tiles' backward dozens of registers (round 10). The last tile may have
+// one cell only; its second column is then scratch, computed and never read.
 void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out_at)
 {
     if (TILE_CELLS == 2u) {

@@ -1,7 +1,7 @@
 // common.glsl: shared by every kernel (#include "common.glsl" after #version 450).
 // Holds the gate op matrix and the push-constant structs; both mirror C definitions that
-// tests pin: GATE_OP_MATRIX == gate_op_matrix (src/gates.c), <kernel>_push ==
-// vk_push_<kernel> (src/vk_push.h, with _Static_assert on the size).
+// tests pin: GATE_OP_MATRIX == gate_op_matrix (src/core/gates.c), <kernel>_push ==
+// vk_push_<kernel> (src/vk/vk_push.h, with _Static_assert on the size).
 #ifndef DLCA_COMMON_GLSL
 #define DLCA_COMMON_GLSL
 
@@ -34,7 +34,7 @@ uint global_index()
     return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 }
 
-// ---- push-constant structs (mirrors of src/vk_push.h) ----
+// ---- push-constant structs (mirrors of src/vk/vk_push.h) ----
 
 struct gate_coefficients_push {
     uint gate_count;
@@ -42,9 +42,9 @@ struct gate_coefficients_push {
 };
 
 
-// ---- the CA engine's shared pieces (mirrors of src/rng.h and src/ca_cpu_layer.c) ----
+// ---- the CA engine's shared pieces (mirrors of src/core/rng.h and src/core/ca_shape.c) ----
 
-// lowbias32, as rng_hash32 in src/rng.h.
+// lowbias32, as rng_hash32 in src/core/rng.h.
 uint rng_hash32(uint x)
 {
     x ^= x >> 16;
@@ -55,16 +55,16 @@ uint rng_hash32(uint x)
     return x;
 }
 
-// As rng_fires in src/rng.h: does `cell` fire at step t? threshold >= 2^24: always.
+// As rng_fires in src/core/rng.h: does `cell` fire at step t? threshold >= 2^24: always.
 bool rng_fires(uint stream, uint t, uint cell, uint threshold)
 {
     return (rng_hash32(rng_hash32(stream ^ rng_hash32(t)) ^ cell) >> 8) < threshold;
 }
 
 // The cell at offset (dy, dx) from `cell` in a batch of height x width planes, or -1 outside a
-// zero boundary; as shifted_cell in src/ca_cpu_layer.c. The offsets are neighbours' (-1, 0 or
+// zero boundary; as ca_shifted_cell in src/core/ca_shape.c. The offsets are neighbours' (-1, 0 or
 // 1), so a periodic boundary wraps once at most: a compare, not a %, whose division sequence by
-// a value known only at run time the fused kernels ran 9 times a cell.
+// a value known only at run time the fused kernels would run 9 times a cell.
 int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int dx)
 {
     uint plane = height * width;
@@ -81,8 +81,9 @@ int shifted_cell(uint cell, uint height, uint width, uint periodic, int dy, int 
 
 // The cells of `cell`'s 3x3 neighbourhood, row-major (4: the cell itself), -1 outside a zero
 // boundary: shifted_cell's 9 offsets from one division of the cell into (batch, row, column).
-// Called per offset, shifted_cell's branches and divisions made the fused backward's first
-// phase ~1000 instructions long, ~2 us of an H100 step (tools/BENCH_NOTES.md, twelfth round).
+// Use it wherever several neighbours are needed: shifted_cell per offset repeats the division
+// and the boundary branches each time, enough code to be most of the fused backward's first
+// phase (docs/bench-notes.md, round 12).
 int[9] neighbourhood_cells(uint cell, uint height, uint width, uint periodic)
 {
     uint plane = height * width, b = cell / plane, yx = cell - b * plane, y = yx / width, x = yx - y * width;
@@ -101,7 +102,7 @@ int[9] neighbourhood_cells(uint cell, uint height, uint width, uint periodic)
 }
 
 // y = c0 + c1 a + c2 b + c3 ab
-// Clamped to [0, 1] as src/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
+// Clamped to [0, 1] as src/core/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
 // relaxed ops; gradients treat the clamp as the identity. Comparisons, not clamp(): a NaN
 // stays NaN, so a poisoned logit still shows as a non-finite loss.
 float gate_eval(vec4 c, float a, float b)
@@ -169,7 +170,7 @@ struct adamw_push {
     float beta1, beta2, eps, weight_decay, clip;
 };
 
-// glsl/hard_step.comp (src/hard_gpu.c)
+// glsl/hard_step.comp (src/hard/hard_gpu.c)
 struct hard_step_push {
     uint invocations, words, rows, height;
     uint width, channels, n_instr, periodic;

@@ -2,16 +2,16 @@
 // cell: the moore gates, then the later perception layers), specialised per model.
 //
 // The circuits are tiny (width <= 8, depth <= FUSED_PERCEPTION_MAX) and the same for every
-// cell, so their shape and wiring are specialisation constants (src/ca_gpu.c fused_constants)
-// and the code below is unrolled by macros: every array index is a literal and every wiring
-// choice a comparison of constants the driver folds, so the circuit's values, gradients and S
-// sums stay in registers. (Wiring read from a buffer made them private arrays indexed at run
-// time: local memory, 816 bytes a thread, tools/BENCH_NOTES.md.)
+// cell, so their shape and wiring are specialisation constants (src/gpu/ca_gpu_fused.c
+// fused_constants) and the code below is unrolled by macros: every array index is a literal and
+// every wiring choice a comparison of constants the driver folds, so the circuit's values,
+// gradients and S sums stay in registers. (With wiring read from a buffer they would be private arrays indexed at
+// run time, which the driver keeps in local memory, not registers; docs/bench-notes.md, round 3.)
 // Needs, declared before: pc (fused_push), grid, perception_coeff (ca_fused.glsl).
 #ifndef DLCA_FUSED_PERCEPTION_GLSL
 #define DLCA_FUSED_PERCEPTION_GLSL
 
-const uint FUSED_PERCEPTION_MAX = 4; // perception layers; src/ca_gpu.c falls back beyond it
+const uint FUSED_PERCEPTION_MAX = 4; // perception layers; src/gpu/ca_gpu_plan.c falls back beyond it
 
 // wire_L_S_G: input a (S = 0) or b (S = 1) of gate G of perception layer L; for the moore layer
 // (L = 0) a is a neighbour j = 3 (dy + 1) + (dx + 1) and b the centre, 4. Ids 2.. as in

@@ -4,14 +4,15 @@
 //
 // A value is its own flag: the host fills what will be written with FUSED_EMPTY first, and a
 // reader polls a value (coherent loads, past the non-coherent caches) until it is something
-// else. No fence, no counter, no barrier across workgroups: a dispatch boundary costs ~2 us on
-// an H100, such a wait ~0.8 (tools/BENCH_NOTES.md, fifteenth round).
+// else. No fence, no counter, no barrier across workgroups: a flag behind a fence, or a counter
+// every workgroup updates, costs about what a dispatch boundary does, and a polled value well
+// under half of it (docs/bench-notes.md, round 15).
 //
 // Waiting on another workgroup is safe only while it runs. Every workgroup takes a ticket when
 // it starts and none polls before all P have theirs; if they do not all come within ROLL_POLLS
 // reads (the device cannot hold them at once), the roll closes, every workgroup stops, AdamW
 // (adamw.comp, ADAMW_GUARDED) skips the step, and the trainer runs it again one dispatch a CA
-// step (src/ca_train_gpu.c).
+// step (src/train/ca_train_gpu.c).
 // Needs, declared before: ROLL_BINDING, the binding of the roll counters (zeroed by the host).
 #ifndef DLCA_FUSED_PERSISTENT_GLSL
 #define DLCA_FUSED_PERSISTENT_GLSL

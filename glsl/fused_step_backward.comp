@@ -21,6 +21,10 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #define FUSED_GRADIENT_BINDINGS
+#if defined(FUSED_CLOCKS) && !defined(FUSED_PERSISTENT)
+#define PROBE_BINDING 8 // fused_clocks.glsl
+#define PROBE_KERNEL 1u
+#endif
 // Shared rows (of `tile` floats): act_rows of activations (update input, then every update
 // layer; reused for the perception scratch), two gradient buffers of max_width rows, the kept
 // part of dgrid (C rows), and the tile's 3x3 neighbourhoods (9 C rows); then, staged once, the
@@ -35,7 +39,7 @@
 #define UPDATE_LAST_NEXT_WIDTH 0u // see tile_backward
 // The persistent kernel's steps use two neighbourhood buffers in turn, the second after the
 // coefficients: step t - 1's are loaded into one while step t reads the other (see
-// prefetch_neighbourhoods; src/ca_gpu.c plans the room).
+// prefetch_neighbourhoods; src/gpu/ca_gpu_plan.c plans the room).
 uint step_now = 0u;
 #define FUSED_NEIGHBOURS_ALT (FUSED_STAGED_AT + 4u * pc.kernels * PERCEPTION_GATES_PER_KERNEL)
 #define FUSED_NEIGHBOURS_OF(t) (((t) & 1u) != 0u ? FUSED_NEIGHBOURS_ALT : FUSED_NEIGHBOURS_BASE)
@@ -70,11 +74,12 @@ layout(std430, binding = 6) writeonly buffer moore_out_buf { float moore_out[]; 
 layout(std430, binding = 7) buffer partial_buf { vec4 partial[]; };               // [workgroups][partial_rows]
 #ifdef FUSED_PERSISTENT
 // BPTT's first step (t = T - 1) stores its S partials instead of adding to them, so that nothing
-// zeroes them first (19 MB at checkerboard b2: ~13 us on an H100, tools/BENCH_NOTES.md, sixteenth
-// round). The rows that no workgroup writes (perception rows past a cluster's first lane) stay
-// zero from when the buffer was made (src/ca_gpu.c). A select on a loaded value, not a load
-// under a condition (see UPDATE_PREFETCH_GATE). An index to a zero row instead left checkerboard
-// b2's 256 workgroups unable to run at once on an H100.
+// zeroes them first: a fill of the whole buffer costs every training step its size in memory
+// traffic (docs/bench-notes.md, round 16). The rows that no workgroup writes (perception rows
+// past a cluster's first lane) stay zero from when the buffer was made (src/gpu/ca_gpu.c). A
+// select on a loaded value, not a load under a condition (see UPDATE_PREFETCH_GATE) nor a load
+// from a zero row: the zero row cost the backward the registers that let two of its workgroups
+// share an SM, and checkerboard's persistent kernels no longer fit (round 16).
 bool sums_started = false;
 vec4 sums_so_far(vec4 loaded) { return sums_started ? loaded : vec4(0.0); }
 #else
@@ -83,9 +88,10 @@ vec4 sums_so_far(vec4 loaded) { return loaded; }
 // The wiring buffer again, 4 words a load: the update layers' padded reverse tables.
 layout(std430, binding = 2) restrict readonly buffer reverse_table_buf { uvec4 reverse_table[]; };
 
-// Whether there are fewer workgroups (S partial slots) than tiles (src/ca_gpu.c caps them so
-// that the partials stay bounded). A constant, so that a workgroup a tile compiles without the
-// loop: its registers sit at the 128 that let two workgroups share an SM (tools/BENCH_NOTES.md).
+// Whether there are fewer workgroups (S partial slots) than tiles (src/gpu/ca_gpu_plan.c caps
+// them so that the partials stay bounded). A constant, so that a workgroup a tile compiles
+// without the loop: with it the backward needs more than the 128 registers at which two of its
+// workgroups still share an SM (docs/bench-notes.md, round 9).
 layout(constant_id = 231) const bool SHARED_SLOTS = false;
 
 uint grad_at(uint which) { return (pc.act_rows + which * pc.max_width) * TILE_CELLS; }
@@ -141,8 +147,8 @@ void stage_coefficients(uint i, vec4 k)
 // tile's neighbourhoods in grid_t, the perception gates' coefficients), and splits the tile's
 // incoming gradient. An invocation's first item of each issues every load before its first
 // store (those past the items load the last one's, unused): as loops one after the other they
-// waited four load latencies, ~2.6 us of a checkerboard step (tools/BENCH_NOTES.md, eleventh
-// round). The barrier that makes them visible is the caller's.
+// would wait four load latencies in a row (docs/bench-notes.md, round 11). The barrier that makes
+// them visible is the caller's.
 void stage_tile(uint first, uint width)
 {
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x;
@@ -227,6 +233,7 @@ void recompute_forward(uint first, uint width)
         STORE_OUTPUTS(at)
     }
     barrier();
+    PROBE_MARK()
     // The update layers as in fused_step_forward.comp, each into its own rows.
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, in_at = 0;
 #define OUT_AT(u) UPDATE_ROWS_AT(u)
@@ -303,8 +310,9 @@ void input_gradient(uint i, uint fanout, uint table_at, bool own, uvec4 own0, uv
 // Every input of an update layer (n_in of them) its gradient. On a tile of two, this
 // invocation's input lid from the `owned` entries prefetched with its layer (no load for up to 8
 // readers, so no wait that would also cover the next layer's prefetch, issued just before), any
-// further input (past the workgroup's size) loading its own. Other tiles as before (one-cell
-// tiles, image and lizard, ran 4% slower on the path above).
+// further input (past the workgroup's size) loading its own. Other tiles take the plain loop
+// below, which measured faster on one-cell tiles than the path above (docs/bench-notes.md,
+// round 10).
 void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 own0, uvec4 own1, uint owned, uint width, uint da_at,
                    uint db_at)
 {
@@ -361,17 +369,17 @@ void moore_backward(uint k, uint unit, uint c)
 
 // S of the unit's gates of layer l summed over `lanes` units in a row (channels of one kernel,
 // neighbours in a subgroup), so that only the first of them adds it into its partial rows (the
-// others stay 0 for gate_sums_reduce.comp): the rows' read-modify-write was most of the
-// perception backward's time, L2 traffic of 16 MB a checkerboard step (tools/BENCH_NOTES.md,
-// eleventh round). A butterfly of shuffles: the same sums in the same order every run. One
-// step of it for every gate of the layers at hand at a time (SUM_LANES(SHUFFLE_SUMS(1) ...)),
-// so that a step's shuffles go out together: a loop per gate waited out each shuffle in turn.
+// others stay 0 for gate_sums_reduce.comp): a read-modify-write of every unit's own rows would be
+// most of the perception backward's time, in latency and L2 traffic (docs/bench-notes.md, round
+// 11). A butterfly of shuffles: the same sums in the same order every run. One step of it for
+// every gate of the layers at hand at a time (SUM_LANES(SHUFFLE_SUMS(1) ...)), so that a step's
+// shuffles go out together: a loop per gate waits out each shuffle in turn (round 12).
 #define SHUFFLE_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += subgroupShuffleXor(sacc[l][g], o);
 #define SHUFFLE_SUMS(l) EACH_GATE(SHUFFLE_SUM, l)
 #define SUM_LANES(LAYERS) for (uint o = 1u; o < lanes; o *= 2u) { LAYERS }
 // Every row of the layers at hand loaded (LOAD_SUMS) before the first is stored (STORE_SUMS):
-// added one row at a time, each load waited for the store before it (the compiler cannot tell
-// the rows apart), a whole load latency a gate.
+// added one row at a time, each load would wait for the store before it (the compiler cannot
+// tell the rows apart), a whole load latency a gate.
 #define LOAD_SUM(l, g) if (HAS_GATE(l, g)) sacc[l][g] += sums_so_far(partial[base + UNIT_ROW(l, unit, g)]);
 #define STORE_SUM(l, g) if (HAS_GATE(l, g)) partial[base + UNIT_ROW(l, unit, g)] = sacc[l][g];
 #define LOAD_SUMS(l) if (first_lane) { EACH_GATE(LOAD_SUM, l) }
@@ -392,8 +400,9 @@ void moore_backward(uint k, uint unit, uint c)
 // The moore gates' S (sacc[0]) summed over the `lanes` units of this one's cluster, then added
 // into the partial rows of the cluster's first unit. By recursive halving, not a butterfly: a
 // lane ends with the sums of 8 / lanes of the 8 gates (1 from 8 lanes on, whose 8-lane groups
-// are then summed), 28 shuffles instead of 96 at 8 lanes, and the lanes store a row each (H100:
-// image 0.878 -> 0.848 ms, lizard 1.755 -> 1.659; checkerboard went past 128 registers).
+// are then summed), 28 shuffles instead of 96 at 8 lanes, and the lanes store a row each. Only
+// on one-cell tiles (image, lizard): on tiles of two it takes the backward past 128 registers
+// (docs/bench-notes.md, rounds 11-13).
 void add_moore_sums(uint unit, uint lanes, uint base)
 {
     uint gate = 0u, count = 8u;
@@ -418,30 +427,35 @@ void perception_units_backward(uint width)
     // The largest power of two that divides C, within a subgroup: whole clusters of a kernel's
     // channels, all active together (units is a multiple of it). Subgroups are assumed to be
     // runs of consecutive invocations, as on every driver this has met. Not where workgroups of
-    // two-cell tiles share slots: the sums took that loop past 128 registers (checkerboard
-    // batch 16 ran 5.4 -> 7.3 ms on an H100).
+    // two-cell tiles share slots: there the sums take the tile loop past 128 registers
+    // (docs/bench-notes.md, round 11).
     bool sum_over_lanes = !(SHARED_SLOTS && TILE_CELLS != 1u);
     uint lanes = sum_over_lanes ? min(pc.channels & (0u - pc.channels), gl_SubgroupSize) : 1u;
     for (uint unit = gl_LocalInvocationID.x; unit < units; unit += gl_WorkGroupSize.x) {
         uint k = unit / pc.channels, ch = unit % pc.channels;
         bool first_lane = ch % lanes == 0u;
         perception_clear_sums();
+        PROBE_AFTER_IF(unit == 0u, smem[FUSED_NEIGHBOURS_AT] + smem[FUSED_STAGED_AT])
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             perception_forward(k);
+            PROBE_AFTER_IF(unit == 0u, pv[2][1])
             uint at = grad_at(0) + (pc.channels + unit * bits) * TILE_CELLS + c;
             EACH_LAYER(OUTPUT_GRADIENTS)
             perception_layers_backward(k);
             EACH_GATE(MOORE_GRADIENT, 0)
+            PROBE_AFTER_IF(unit == 0u, dv[0][7] + dv[0][0])
         }
         SUM_LANES(SHUFFLE_SUMS(1) SHUFFLE_SUMS(2) SHUFFLE_SUMS(3))
         LOAD_SUMS(1) LOAD_SUMS(2) LOAD_SUMS(3)
         STORE_SUMS(1) STORE_SUMS(2) STORE_SUMS(3)
+        PROBE_MARK_IF(unit == 0u)
         for (uint c = 0; c < width; c++) {
             nbr = staged_neighbours(ch, c);
             moore_backward(k, unit, c);
         }
-        if (TILE_CELLS == 1u) { // on tiles of two it took the backward past 128 registers
+        PROBE_AFTER_IF(unit == 0u, smem[(8 * units + unit) * TILE_CELLS + 1])
+        if (TILE_CELLS == 1u) { // on tiles of two it takes the backward past 128 registers
             add_moore_sums(unit, lanes, base);
         } else {
             SUM_LANES(SHUFFLE_SUMS(0))
@@ -449,7 +463,9 @@ void perception_units_backward(uint width)
             STORE_SUMS(0)
         }
     }
+    PROBE_MARK()
     barrier();
+    PROBE_MARK()
 }
 
 // One invocation per (cell, channel, sum): sums 0-7 the moore gradients of direction i over the
@@ -485,6 +501,7 @@ void tile_backward(uint first)
 #else
     stage_tile(first, width);
     barrier();
+    PROBE_MARK()
     recompute_forward(first, width); // ends with a barrier
 #endif
     uint lid = gl_LocalInvocationID.x, size = gl_WorkGroupSize.x, db_at = grad_at(1);
@@ -535,8 +552,10 @@ void main()
 // the same invocation, so program order is all they need.
 void main()
 {
+    PROBE_START()
     if (!SHARED_SLOTS) {
         tile_backward(gl_WorkGroupID.x * TILE_CELLS);
+        PROBE_END()
         return;
     }
     uint tiles = (pc.cells + TILE_CELLS - 1u) / TILE_CELLS;

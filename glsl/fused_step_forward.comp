@@ -8,6 +8,10 @@
 #extension GL_GOOGLE_include_directive : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #include "common.glsl"
+#ifdef FUSED_CLOCKS
+#define PROBE_BINDING 5 // fused_clocks.glsl
+#define PROBE_KERNEL 0u
+#endif
 #define TILE_CELLS FORWARD_TILE
 #include "ca_fused.glsl"
 #include "fused_update_layers.glsl"
@@ -22,12 +26,14 @@ void main()
     // A one-cell tile as a constant, so that the cell loops compile to straight code (as in
     // fused_step_backward.comp, where the unrolled layers otherwise carried them all).
     uint width = TILE_CELLS == 1u ? 1u : min(TILE_CELLS, pc.cells - first);
+    PROBE_START()
     uint units = pc.kernels * pc.channels, bits = perception_bits();
     // Update input: the cell's C channels, then every unit's perception outputs.
     for (uint item = lid; item < pc.channels * width; item += size) {
         uint c = item % width, ch = item / width;
         smem[ch * TILE_CELLS + c] = grid[ch * pc.pitch + first + c];
     }
+    PROBE_AFTER(smem[0])
     for (uint item = lid; item < units * width; item += size) {
         uint c = item % width, unit = item / width, k = unit / pc.channels;
         load_neighbours(unit % pc.channels, first + c);
@@ -35,7 +41,9 @@ void main()
         uint at = (pc.channels + unit * bits) * TILE_CELLS + c;
         STORE_OUTPUTS(at)
     }
+    PROBE_AFTER(smem[pc.channels * TILE_CELLS])
     barrier();
+    PROBE_MARK()
     // The update layers, one invocation a gate, between two shared buffers.
     uint in_at = 0;
 #define OUT_AT(u) ((u) % 2u == 0u ? pc.max_width * TILE_CELLS : 0u)
@@ -46,4 +54,5 @@ void main()
         bool fire = rng_fires(pc.stream, pc.step, cell, pc.threshold);
         next_grid[ch * pc.pitch + cell] = fire ? smem[in_at + ch * TILE_CELLS + c] : grid[ch * pc.pitch + cell];
     }
+    PROBE_END()
 }

@@ -1,11 +1,11 @@
 // fused_update_backward.glsl: the update layers' backward in fused_step_backward.comp, unrolled
 // as fused_update_layers.glsl unrolls their forward, with each layer's reverse table and fanout
-// as specialisation constants too (src/ca_gpu.c fused_constants).
+// as specialisation constants too (src/gpu/ca_gpu_fused.c fused_constants).
 //
 // A layer's loads (its gate's parameters and S partial, its input's first reverse entries) are
 // issued in the layer above it, once that layer's own parameters are in: the driver counts every
-// global load on one scoreboard, so a wait for one load waits for all in flight, and the loop this
-// replaces waited for each prefetch right after issuing it (tools/BENCH_NOTES.md, tenth round).
+// global load on one scoreboard, so a wait for one load waits for all in flight, and a prefetch
+// issued before a wait is waited for at once (docs/bench-notes.md, round 10).
 // Needs, declared before: fused_update_layers.glsl, gate_backward, gather_inputs, partial,
 // reverse_table; the includer declares lid, size, width, slot, db_at.
 #ifndef DLCA_FUSED_UPDATE_BACKWARD_GLSL
@@ -60,8 +60,9 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 // (the gather then loads nothing for an input of up to 8 readers: its wait would cover the
 // prefetch issued just before it). On tiles of two, invocations past the layer's gates or
 // inputs load the last one's, unused: loads under a condition need a merge with the default
-// afterwards, which the compiler put right after the next barrier, waiting there for every load
-// in flight (one-cell tiles, image and lizard, ran 2-3% slower that way).
+// afterwards, which the compiler puts right after the next barrier, waiting there for every load
+// in flight. One-cell tiles keep the condition, which measured faster there
+// (docs/bench-notes.md, round 11).
 #define UPDATE_PREFETCH_GATE(v)                                                                          \
     if (TILE_CELLS == 2u || lid < update_n_out_##v) {                                                    \
         uint g = min(lid, update_n_out_##v - 1u);                                                        \
@@ -98,9 +99,11 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         barrier();                                                                                       \
+        PROBE_MARK()                                                                                     \
         gather_inputs(n_in, update_fanout_##u, update_reverse_##u, entries##u, more##u,                  \
                       UPDATE_OWN_EIGHT(u) ? 8u : 4u, width, da_at, db_at);     \
         barrier();                                                                                       \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layers 31 to 8, only in the kernels compiled for deep models (FUSED_UPDATE_SLOTS, CMakeLists.txt).
@@ -172,10 +175,10 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
 
 #ifdef FUSED_MERGED_BACKWARD
 // One phase a layer instead of two, for tiles of two whose update layers all fit the workgroup
-// (src/ca_gpu.c fused_ids): invocation i gathers the gradient of input i of layer u, which is
-// the dy of gate i of layer u - 1, and runs that gate's backward at once, with dy in registers
-// (no gradient round trip through shared memory, no second barrier). On an H100 checkerboard's
-// backward went 0.538 -> 0.519 ms a training step (tools/BENCH_NOTES.md, twelfth round).
+// (src/gpu/ca_gpu_fused.c fused_ids): invocation i gathers the gradient of input i of layer u,
+// which is the dy of gate i of layer u - 1, and runs that gate's backward at once, with dy in
+// registers: no gradient round trip through shared memory and one barrier a layer instead of two
+// (docs/bench-notes.md, round 12).
 
 // Where layer u's gradients into its inputs b go: gradient buffers 1 and 0 in turn, so that a
 // phase reads one layer's while it writes the next one's (layer 0's in buffer 1, since its
@@ -200,6 +203,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         LAYER_SYNC(update_n_out_##u, next_width)                                                         \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layer u's gather and layer l = u - 1's gate pass in one phase: invocation lid sums input lid's
@@ -218,6 +222,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
             PREFETCH                                                                                     \
         }                                                                                                \
         LAYER_SYNC(update_n_out_##l, next_width)                                                         \
+        PROBE_MARK()                                                                                     \
     }
 
 // Layer u (l = u - 1 below it, whose inputs, l_inputs of them, are at l_in_at) in the merged
@@ -275,6 +280,7 @@ UPDATE_REVERSE_CONSTANTS(31, 296, 297)
     gather_inputs(pc.update_inputs, update_fanout_0, update_reverse_0, entries0, more0, UPDATE_OWN_EIGHT(0) ? 8u : 4u, \
                   width, UPDATE_ROWS_AT(0), MERGED_DB_AT(0));                                            \
     barrier();                                                                                           \
+    PROBE_MARK()                                                                                         \
     }
 #endif
 

@@ -1,10 +1,11 @@
 // fused_update_layers.glsl: the update layers' forward in the fused kernels, unrolled, with
-// each layer's shape and offsets as specialisation constants (src/ca_gpu.c fused_constants).
+// each layer's shape and offsets as specialisation constants (src/gpu/ca_gpu_fused.c
+// fused_constants).
 //
-// Read from the uniform layer table instead, every layer began with a constant-cache load the
-// rest of the layer waited on (~100 cycles a layer on an H100, tools/BENCH_NOTES.md, eighth
-// round); as constants they are immediates, and each layer's parameters are loaded into a
-// register set of its own, a batch of 4 layers at a time (see UPDATE_LAYERS_FORWARD).
+// As constants they are immediates; read from the uniform layer table, every layer would start
+// with a load that the rest of the layer waits on (docs/bench-notes.md, round 8). Each layer's
+// parameters are loaded into a register set of its own, a batch of 4 layers at a time (see
+// UPDATE_LAYERS_FORWARD).
 // Needs, declared before: pc, smem, wiring, coeffs, gate_params, update_gate_forward.
 #ifndef DLCA_FUSED_UPDATE_LAYERS_GLSL
 #define DLCA_FUSED_UPDATE_LAYERS_GLSL
@@ -104,6 +105,7 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
             for (uint g = lid + size; g < update_n_out_##u; g += size)                               \
                 update_gate_forward(UPDATE_PARAMS(u, g), g, width, in_at, out_at);                    \
         LAYER_SYNC(update_n_out_##u, v < UPDATE_DEPTH ? update_n_out_##v : UPDATE_LAST_NEXT_WIDTH)   \
+        PROBE_MARK()                                                                                 \
         in_at = out_at;                                                                              \
     }
 
@@ -142,10 +144,10 @@ NO_LAYER_CONSTANTS(32) NO_LAYER_CONSTANTS(33) NO_LAYER_CONSTANTS(34) NO_LAYER_CO
 // declares, with lid, size and width); each layer ends with a barrier.
 //
 // The parameters come in batches of 4 layers, each batch's loads started in the first layer of
-// the batch before, after that layer's own parameters are in. The driver gives every global load
-// one scoreboard, and waiting for one load waits for all in flight, so a load issued a layer
-// ahead made every layer wait a whole load latency (~600 cycles on an H100; its SASS,
-// tools/BENCH_NOTES.md, tenth round); this way a wait covers only loads issued 4 layers before.
+// the batch before, after that layer's own parameters are in. NVIDIA's compiler counts every
+// global load on one scoreboard, so waiting for one load waits for all in flight: a load issued
+// one layer ahead would make every layer wait a whole load latency, while this way a wait covers
+// only loads issued 4 layers before (the driver's code: docs/bench-notes.md, round 10).
 #define UPDATE_LAYERS_FORWARD()                                                                         \
     {                                                                                                \
         const gate_params none = gate_params(0u, 0u, vec4(0.0));                                     \

@@ -1,5 +1,5 @@
 #version 450
-// hard_step.comp: one step of the bit-packed hard engine (src/hard_cpu.c) on 32-bit words.
+// hard_step.comp: one step of the bit-packed hard engine (src/hard/hard_cpu.c) on 32-bit words.
 // Invocation = word w of row `row` (row = b * height + y): gathers the 9 neighbour words of
 // every channel (the left and right columns shifted by one cell, wrapping or zero at the edges),
 // runs the pruned circuit's slot program on them and applies the async fire mask.

@@ -4,7 +4,7 @@ scheduling fields of each instruction, to see what a kernel waits for.
 
 The Vulkan driver offers no internal representations (vkGetPipelineExecutableInternal-
 RepresentationsKHR returns none on the 580 driver), but its shader disk cache keeps every
-compiled pipeline. Three steps (tools/BENCH_NOTES.md, tenth round):
+compiled pipeline. Three steps (docs/bench-notes.md, round 10):
 
   1. on the GPU machine, run dlca with the cache in a folder of your own:
        __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH=/tmp/glc \\

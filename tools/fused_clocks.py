@@ -1,7 +1,19 @@
 #!/usr/bin/env python3
-"""Reads the clock dump of a build with tools/fused_clocks.patch (DLCA_CLOCKS=FILE) and prints,
-per fused kernel, the median SM cycles between consecutive marks over every workgroup and CA
-step, and per dispatch the spread of workgroup start times and the gap between dispatches."""
+"""Reads the clock records of the fused step kernels and prints, per kernel (forward, backward),
+the median SM cycles between consecutive marks over every workgroup and CA step, and per
+dispatch the spread of workgroup start times and the gap between dispatches.
+
+Usage:
+    cmake -S . -B build-clocks -DCMAKE_BUILD_TYPE=Release -DDLCA_CLOCKS=ON && cmake --build build-clocks -j
+    DLCA_PERSISTENT=0 build-clocks/dlca bench --preset checkerboard --device 0   # writes fused_clocks.bin
+    python3 tools/fused_clocks.py fused_clocks.bin
+
+A DLCA_CLOCKS build compiles probes into fused_step_forward.comp and fused_step_backward.comp
+(glsl/fused_clocks.glsl: where the marks are, and the record layout read below); `dlca bench`
+writes the last measured step's records to fused_clocks.bin in the working directory. The
+persistent kernels (the default on a GPU where they fit) have no probes: DLCA_PERSISTENT=0 runs
+the one-dispatch-a-step kernels that do. The marks cost registers, so a kernel near the 128 that
+let two workgroups share an SM may run in two waves in this build (docs/bench-notes.md)."""
 import array, statistics as st, sys
 
 STEPS, GROUPS, WORDS = 64, 512, 128

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make_lizard_target.sh: builds assets/lizard20.png, the lizard preset's target (DESIGN.md section 2).
+# make_lizard_target.sh: builds assets/lizard20.png, the lizard preset's target (docs/design.md section 4).
 #
 # How the target is made, exactly:
 #   1. Debian's fonts-noto-color-emoji provides NotoColorEmoji.ttf, a CBDT font whose only strike is

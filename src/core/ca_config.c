@@ -43,10 +43,10 @@ int ca_config_preset(ca_config *c, const char *name)
         static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
         c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
         set_perception(c, 16, 4);
-        /* DESIGN.md's table reads "17 x 128"; 17 is the input width (1 + 16 kernels): the
-         * notebook's list is [17, 128 x 10, 64, ..., 1]. With 17 layers of 128 the hard loss
-         * stalled at 99-477 wrong cells of 4608 after 3000-6000 steps (seeds 1, 2); with 10 it
-         * reached 0 by step 3000 for seeds 1, 2 and 3. */
+        /* 10 layers of 128: the paper's notebook lists [17, 128 x 10, 64, ..., 1], where 17 is
+         * the input width (1 + 16 kernels), not 17 layers (docs/design.md section 4). With 17
+         * layers of 128 the hard loss stalled at 99-477 wrong cells of 4608 after 3000-6000 steps
+         * (seeds 1, 2); with 10 it reached 0 by step 3000 for seeds 1, 2 and 3. */
         repeat_width(c, 10, 128), set_tail(c, tail, 7);
         c->steps = 1, c->batch = 20, c->train_steps = 3000, c->learning_rate = 0.05;
         c->start = CA_START_BOARDS, c->target = CA_TARGET_LIFE;

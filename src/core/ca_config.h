@@ -1,5 +1,5 @@
 /* ca_config.h: everything that defines a DiffLogic CA experiment, and the paper's five
- * presets (DESIGN.md section 2). A config plus its seed determines the model exactly. */
+ * presets (docs/design.md section 4). A config plus its seed determines the model exactly. */
 #ifndef DLCA_CA_CONFIG_H
 #define DLCA_CA_CONFIG_H
 

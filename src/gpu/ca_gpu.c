@@ -233,15 +233,26 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
      * writes (fused_step_backward.comp, sums_so_far). */
     vk_buffer *const sums[] = {&e->sum_partials};
     if (!rc) rc = gpu_zero_now(e, sums, 1);
+#ifdef DLCA_CLOCKS
+    /* Zeroed: tools/fused_clocks.py takes a record whose count is 0 for one never written. */
+    vk_buffer *const clocks[] = {&e->clocks};
+    if (!rc) rc = vk_buffer_create(vk, &e->clocks, CA_GPU_CLOCK_BYTES, VK_BUFFER_DEVICE);
+    if (!rc) rc = gpu_zero_now(e, clocks, 1);
+#endif
     if (rc) ca_gpu_free(e);
     return rc;
 }
 
 /* The engine's buffers but the step blocks (e->act), for what is done to each of them. */
+#ifdef DLCA_CLOCKS
+#define CLOCK_BUFFERS(X) X(clocks)
+#else
+#define CLOCK_BUFFERS(X)
+#endif
 #define ENGINE_BUFFERS(X)                                                                                        \
     X(logits) X(coeffs) X(coeff_grad) X(dlogits) X(moment1) X(moment2) X(step_values) X(wiring) X(grids) X(scratch) \
     X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials) X(roll) \
-    X(moore_steps) X(roll_host)
+    X(moore_steps) X(roll_host) CLOCK_BUFFERS(X)
 
 size_t ca_gpu_buffer_bytes(const ca_gpu *e)
 {

@@ -66,7 +66,7 @@ typedef struct {
                                        backward: specialised to the model (fused_perception.glsl,
                                        fused_update_layers.glsl), made when the engine first
                                        runs them */
-    vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu.c) */
+    vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu_fused.c) */
     int cleared_forward, cleared_backward; /* what the next persistent forward / backward polls is
                                             * cleared already (ca_gpu_coefficients) */
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
@@ -80,6 +80,10 @@ typedef struct {
     vk_buffer sum_partials; /* S partials [chunks or slots][step_rows] vec4 (gate_backward.comp or
                                fused_step_backward.comp), summed by gate_sums_reduce.comp */
     uint32_t fire_stream, fire_threshold;
+#ifdef DLCA_CLOCKS
+    vk_buffer clocks;       /* the fused step kernels' clock records (glsl/fused_clocks.glsl),
+                               [2 kernels][64 steps][512 workgroups][128] uints */
+#endif
     int profile;            /* instrumentation (dlca bench): write the ca_gpu_mark timestamps */
     uint32_t profile_first; /* ... at vk->timestamps queries profile_first + mark */
 } ca_gpu;
@@ -219,5 +223,12 @@ int ca_gpu_read_losses(ca_gpu *engine, float *losses, uint32_t count);
 
 /* Reads a [gates][width] float buffer (coeffs, coeff_grad, dlogits) as doubles. */
 int ca_gpu_read_gate_values(ca_gpu *engine, vk_buffer *buffer, int width, double *values);
+
+#ifdef DLCA_CLOCKS
+/* Bytes of the clock records (glsl/fused_clocks.glsl), and a copy of them (from the last
+ * training step's fused dispatches; zero where none ran) into `data`. */
+enum { CA_GPU_CLOCK_BYTES = 2 * 64 * 512 * 128 * 4 };
+int ca_gpu_download_clocks(ca_gpu *engine, void *data);
+#endif
 
 #endif

@@ -192,8 +192,8 @@ int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t);
     vk_view views[] = {gpu_grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), gpu_table_view(e),
-                       gpu_grid_view(e, t + 1)};
-    return fused_dispatch(e, cmd, 0, views, 5, &push, e->plan.tiles, 1);
+                       gpu_grid_view(e, t + 1) GPU_CLOCKS_VIEW(e)};
+    return fused_dispatch(e, cmd, 0, views, 5 + VK_CLOCK_BINDINGS, &push, e->plan.tiles, 1);
 }
 
 /* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
@@ -245,8 +245,8 @@ int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
     push.gather = gather != 0;
     vk_view views[] = {gpu_grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
                        gpu_table_view(e), vk_view_all(&e->dgrid), gpu_moore_view(e, t + 1),
-                       gpu_moore_view(e, t),    vk_view_all(&e->sum_partials)};
-    return fused_dispatch(e, cmd, 1, views, 8, &push, e->plan.slots, 1);
+                       gpu_moore_view(e, t),    vk_view_all(&e->sum_partials) GPU_CLOCKS_VIEW(e)};
+    return fused_dispatch(e, cmd, 1, views, 8 + VK_CLOCK_BINDINGS, &push, e->plan.slots, 1);
 }
 
 /* Completes dL/dgrid_t after gpu_fused_backward(t): the neighbours' moore gradients of step t (from
@@ -295,8 +295,9 @@ int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 }
 
 /* The fused backward's end: S summed and dL/dgrid_0 completed (from step 0's moore rows), one
- * barrier for both. In that order: the gather dispatched first, and no barrier between, made
- * lizard's backward 20% slower on an H100, image's 16% (tools/BENCH_NOTES.md, sixteenth round). */
+ * barrier for both. Keep that order, the reduction before the gather: the other order, with no
+ * barrier between, made the backward of one-cell-tile models (lizard, image) markedly slower on an
+ * H100, for reasons not understood; the two share no buffer (docs/bench-notes.md, round 16). */
 int gpu_fused_backward_end(ca_gpu *e, VkCommandBuffer cmd)
 {
     size_t moore_bytes = 8 * (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);

@@ -59,6 +59,14 @@ int gpu_layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t);
 
 /* ---- ca_gpu_fused.c ---- */
 
+/* The clock buffer as the fused step kernels' last binding, in DLCA_CLOCKS builds (after a
+ * view list's last entry, with no comma before it: `{a, b GPU_CLOCKS_VIEW(e)}`). */
+#ifdef DLCA_CLOCKS
+#define GPU_CLOCKS_VIEW(e) , vk_view_all(&(e)->clocks)
+#else
+#define GPU_CLOCKS_VIEW(e)
+#endif
+
 /* The layer table into the layers buffer (after the wiring: it names the reverse tables). */
 int gpu_upload_layers(ca_gpu *e);
 

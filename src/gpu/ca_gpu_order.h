@@ -2,7 +2,7 @@
  *
  * The fused kernels run gate g of a layer on invocation g, which reads its two inputs from
  * shared-memory rows at random (the wiring), so the 16 invocations of a half-warp collide in the
- * same banks and wait for each other (tools/BENCH_NOTES.md, fourteenth round). Gates of a layer
+ * same banks and wait for each other (docs/bench-notes.md, round 14). Gates of a layer
  * may be listed in any order without changing the model, so the engine lists them in one where a
  * half-warp's inputs fall in distinct banks where it can, and converts gate-indexed data (logits,
  * moments, gradients) between that order and the model's at its boundary. */

@@ -144,3 +144,10 @@ int ca_gpu_read_gate_values(ca_gpu *e, vk_buffer *buffer, int width, double *val
     free(staged);
     return rc;
 }
+
+#ifdef DLCA_CLOCKS
+int ca_gpu_download_clocks(ca_gpu *e, void *data)
+{
+    return vk_buffer_download(e->vk, &e->clocks, 0, data, CA_GPU_CLOCK_BYTES);
+}
+#endif

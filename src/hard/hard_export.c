@@ -146,7 +146,7 @@ static void write_c_cell(FILE *out, const hard_netlist *net)
     fputs("    }\n}\n\n", out);
 }
 
-/* The grid walk: the same gather, mask and select as src/hard_cpu.c. */
+/* The grid walk: the same gather, mask and select as src/hard/hard_cpu.c. */
 static const char c_step_body[] =
     "static uint32_t dlca_hash32(uint32_t x)\n"
     "{\n"

@@ -193,7 +193,7 @@ static uint32_t push_load(spv_builder *b, uint32_t member)
     return load(b, pointer);
 }
 
-/* rng_hash32 (lowbias32) of src/rng.h, op for op. */
+/* rng_hash32 (lowbias32) of src/core/rng.h, op for op. */
 static uint32_t hash32(spv_builder *b, uint32_t x)
 {
     x = bxor(b, x, shr(b, x, 16));

@@ -6,7 +6,7 @@
  * glsl/hard_step.comp: invocation i = row * words + w (row = b * height + y) gathers the 9
  * neighbour words of every channel the circuit reads (the left and right columns shifted by one
  * cell, wrapping on a periodic boundary, zero on a zero one), evaluates the gates with
- * OpBitwiseAnd/Or/Xor and OpNot, applies the async fire mask (rng_fires of src/rng.h, drawn for
+ * OpBitwiseAnd/Or/Xor and OpNot, applies the async fire mask (rng_fires of src/core/rng.h, drawn for
  * cell row * width + x at push-constant step `step` and stream `stream`) and stores the new words.
  *
  * Interface (the table shape of vk_pipeline.h): SPIR-V 1.3 (Vulkan 1.1+), set 0 binding 0 the

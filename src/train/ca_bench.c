@@ -110,6 +110,32 @@ static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result 
 
 enum { BENCH_GPU_WARMUP_MS = 1000 };
 
+#ifdef DLCA_CLOCKS
+/* A DLCA_CLOCKS build: the clock records of the last measured step (glsl/fused_clocks.glsl) into
+ * CLOCKS_FILE in the working directory, for tools/fused_clocks.py. Only the fused step kernels
+ * have probes: the persistent and the per-layer ones leave the records zero. */
+#define CLOCKS_FILE "fused_clocks.bin"
+static int write_clocks(ca_trainer *t)
+{
+    void *data = malloc(CA_GPU_CLOCK_BYTES);
+    if (!data) return err_set(DLCA_ERR_NOMEM, "out of memory for the clock records");
+    int rc = ca_gpu_download_clocks(&t->gpu, data);
+    FILE *f = rc ? NULL : fopen(CLOCKS_FILE, "wb");
+    if (!rc && (!f || fwrite(data, 1, CA_GPU_CLOCK_BYTES, f) != CA_GPU_CLOCK_BYTES))
+        rc = err_set(DLCA_ERR, "cannot write %s", CLOCKS_FILE);
+    if (f && fclose(f) && !rc) rc = err_set(DLCA_ERR, "cannot write %s", CLOCKS_FILE);
+    free(data);
+    if (rc) return rc;
+    int probed = t->gpu.plan.fused && !t->gpu.plan.persistent_groups;
+    fprintf(stderr, "clocks (DLCA_CLOCKS build): %s written; python3 tools/fused_clocks.py %s%s\n", CLOCKS_FILE,
+            CLOCKS_FILE,
+            probed ? ""
+                   : " (it holds none: only the fused step kernels have probes, not the persistent or per-layer "
+                     "ones; DLCA_PERSISTENT=0 runs them where they fit)");
+    return DLCA_OK;
+}
+#endif
+
 int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -126,9 +152,9 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     if (!block) return err_set(DLCA_ERR_NOMEM, "out of memory for %d samples", steps);
     for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
     int rc = DLCA_OK, done = 0;
-    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: runs of a few ms measured
-     * an H100 still at its idle clock, 4-5 times slower, and 0.3 s was not always enough for gol's
-     * small steps on a machine just started (tools/BENCH_NOTES.md, fifteenth and sixteenth rounds). */
+    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
+     * idle clock, several times slower, until it has been busy for about a second, so shorter
+     * runs measure the clock, not the kernels (docs/bench-notes.md, rounds 15 and 16). */
     double start = now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
     for (; !rc && (done < warmup || now_ms() - start < least) && done < 1000000; done++) rc = one_step(t);
     r->warmup = done;
@@ -138,6 +164,9 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
         r->persistent = t->gpu.plan.fused && t->gpu.plan.persistent_groups;
         r->persistent_gave_up = t->gpu.persistent_gave_up;
         ca_gpu_plan_describe(&t->gpu.plan, r->plan, sizeof r->plan);
+#ifdef DLCA_CLOCKS
+        if (!rc) rc = write_clocks(t);
+#endif
     }
     t->gpu.profile = 0;
     free(block);

@@ -1,5 +1,5 @@
 /* ca_eval.h: how good a trained model is: its losses on its own task, Game of Life accuracy,
- * gate statistics, and the generalisation checks the paper reports (DESIGN.md section 2). */
+ * gate statistics, and the generalisation checks the paper reports (docs/design.md section 4). */
 #ifndef DLCA_CA_EVAL_H
 #define DLCA_CA_EVAL_H
 

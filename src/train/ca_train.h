@@ -1,7 +1,7 @@
 /* ca_train.h: one training loop for both engines. Step s (0-based) trains on round s: its
  * start states and fire mask are drawn from (seed, s), so a run resumed at step s sees
  * exactly what an uninterrupted run would. The loss is the sum of squared errors; the update
- * clips each gradient element, then applies AdamW (DESIGN.md section 1). */
+ * clips each gradient element, then applies AdamW (docs/design.md section 3). */
 #ifndef DLCA_CA_TRAIN_H
 #define DLCA_CA_TRAIN_H
 

@@ -1,5 +1,5 @@
 /* vk_check.h: every VkResult goes through VK_CHECK / VK_STATUS, which name the call, the
- * result as text, file and line in the error channel (src/error.h). */
+ * result as text, file and line in the error channel (src/core/error.h). */
 #ifndef DLCA_VK_CHECK_H
 #define DLCA_VK_CHECK_H
 

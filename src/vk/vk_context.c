@@ -314,7 +314,7 @@ static int device_create(vk_context *vk, const vk_context_options *o)
     if (!device_extension_available(vk->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
         return err_set(DLCA_ERR, "Vulkan device %s lacks %s, which dlca needs (hint: update the driver)",
                        vk->props.deviceName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    const char *extensions[3] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    const char *extensions[3 + VK_CLOCK_BINDINGS] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME}; /* + clocks */
     uint32_t extension_count = 1;
     const void *chain = NULL;
     /* Diagnostics: registers, spills and the like of each compiled kernel, where the driver tells. */
@@ -342,6 +342,19 @@ static int device_create(vk_context *vk, const vk_context_options *o)
         vk->unchecked_buffers = 1;
         extensions[extension_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, chain = &robustness;
     }
+#ifdef DLCA_CLOCKS
+    /* The fused kernels' clock probes (glsl/fused_clocks.glsl) read the SM and the device clock. */
+    VkPhysicalDeviceShaderClockFeaturesKHR clocks = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR,
+        .pNext = (void *)chain,
+        .shaderSubgroupClock = VK_TRUE,
+        .shaderDeviceClock = VK_TRUE,
+    };
+    if (!device_extension_available(vk->physical, VK_KHR_SHADER_CLOCK_EXTENSION_NAME))
+        return err_set(DLCA_ERR, "Vulkan device %s lacks %s, which a DLCA_CLOCKS build needs", vk->props.deviceName,
+                       VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+    extensions[extension_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME, chain = &clocks;
+#endif
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

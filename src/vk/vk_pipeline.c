@@ -273,7 +273,7 @@ int vk_pipelines_create_all(vk_context *vk)
 }
 
 /* A specialised pipeline and who holds it: engines of one model ask for the same constants, and
- * each compile takes lavapipe seconds (the CI's GPU tests made two engines a model). */
+ * each compile takes lavapipe seconds (the GPU tests make up to five engines of one model). */
 typedef struct vk_specialized {
     struct vk_specialized *next;
     vk_pipeline_id id;

@@ -23,6 +23,14 @@
 #include "vk_buffer.h"
 #include "vk_push.h"
 
+/* The fused step kernels' clock buffer, one binding after their others, in builds with
+ * -DDLCA_CLOCKS=ON only (glsl/fused_clocks.glsl). */
+#ifdef DLCA_CLOCKS
+#define VK_CLOCK_BINDINGS 1
+#else
+#define VK_CLOCK_BINDINGS 0
+#endif
+
 /* One row per kernel: ID, shader (glsl/<shader>.comp), push struct, storage-buffer bindings,
  * local_size_x. Every kernel takes a push struct (at least its element count). */
 #define VK_PIPELINE_LIST(X) \
@@ -38,12 +46,12 @@
     X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 8, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 1, 256)                   \
-    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5, 256)           \
-    X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8, 256)         \
-    X(FUSED_STEP_FORWARD_8, fused_step_forward_8, vk_push_fused, 5, 256)       \
-    X(FUSED_STEP_BACKWARD_8, fused_step_backward_8, vk_push_fused, 8, 256)     \
-    X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8, 256) \
-    X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8, 256) \
+    X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_FORWARD_8, fused_step_forward_8, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_8, fused_step_backward_8, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
+    X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
     X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 8, 256) \
     X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 8, 256) \
@@ -112,8 +120,9 @@ const vk_shader_code *vk_shader_at(size_t i);
 int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out);
 
 /* Shared memory a kernel may use at most (what NVIDIA allows without opting in), and the bytes
- * of it kept back for small fixed arrays beside the one large array (none in the fused kernels
- * since their layer table became a uniform block; kept so that the tiles stay as measured). */
+ * of it kept back for small fixed arrays beside the one large array. The fused kernels declare
+ * none now (their layer table is a uniform block), but the reserve stays: the fused tiles and
+ * S partial slots are planned from what is left, so changing it changes every plan. */
 enum { VK_SHARED_MAX_BYTES = 49152, VK_SHARED_RESERVED_BYTES = 4096 };
 
 /* Floats of workgroup shared memory every pipeline gets as specialization constant 1, for one
@@ -141,7 +150,7 @@ int vk_groups_1d(const vk_context *vk, vk_pipeline_id id, uint64_t count, uint32
 int vk_dispatch_1d(vk_context *vk, VkCommandBuffer cmd, vk_pipeline_id id, const vk_view *views, uint32_t n_views,
                    const void *push, uint32_t push_size, uint64_t count);
 
-/* ---- pipelines from SPIR-V made at run time (src/hard_spirv.c) ----
+/* ---- pipelines from SPIR-V made at run time (src/hard/hard_spirv.c) ----
  * The table's shape, with `desc` in place of a table row (bindings 0..n-1 in set 0, the push
  * range, local_size_x): checked against the device and the SPIR-V as the embedded ones are. The
  * caller owns the pipeline and destroys it with vk_pipeline_destroy before the context. */

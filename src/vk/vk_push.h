@@ -70,7 +70,7 @@ typedef struct {
 } vk_push_adamw;
 _Static_assert(sizeof(vk_push_adamw) == 24, "mirror of adamw_push in glsl/common.glsl");
 
-/* glsl/hard_step.comp: one step of the bit-packed hard engine (src/hard_gpu.h), one invocation
+/* glsl/hard_step.comp: one step of the bit-packed hard engine (src/hard/hard_gpu.h), one invocation
  * per 32-bit word of a row */
 typedef struct {
     uint32_t invocations, words, rows, height; /* invocations = rows * words; rows = batch * height */
@@ -105,10 +105,10 @@ typedef struct {
 } vk_push_task;
 _Static_assert(sizeof(vk_push_task) == 40, "mirror of task_push in glsl/common.glsl");
 
-/* ---- tn tensors on the device (src/tn_vk_kernels.c, src/tn_vk_optim.c); shapes and strides
+/* ---- tn tensors on the device (src/tensor/tn_vk_kernels.c, tn_vk_optim.c); shapes and strides
  * travel in a metadata buffer, see glsl/tn_common.glsl ---- */
 
-/* glsl/tn_unary.comp, glsl/tn_binary.comp: op is a tn_ufn / tn_bfn (src/tn_internal.h) or
+/* glsl/tn_unary.comp, glsl/tn_binary.comp: op is a tn_ufn / tn_bfn (src/tensor/tn_internal.h) or
  * TN_VK_FILL; count elements */
 typedef struct {
     uint32_t op, count;
