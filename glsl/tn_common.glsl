@@ -1,5 +1,6 @@
-// tn_common.glsl: shared by the tn_*.comp kernels (src/tn_vk_kernels.c). Include it after
-// common.glsl and after declaring the metadata buffer `int meta[]`.
+// tn_common.glsl: shared by the tn_*.comp kernels (src/tensor_vk). Include it after
+// common.glsl and after declaring the metadata buffer `int meta[]`; a kernel without one
+// defines TN_NO_ITER first.
 //
 // Holds the op codes (mirrors of tn_ufn / tn_bfn in src/tn_internal.h, pinned there by
 // _Static_assert on the counts), the strided iterator read from the metadata buffer, and
@@ -26,6 +27,7 @@ const uint TN_B_ADD = 0, TN_B_SUB = 1, TN_B_MUL = 2, TN_B_DIV = 3, TN_B_POW = 4,
 // Element i in C order of the shape sits at offset + sum(coord[d] * stride[d]) of operand k.
 const uint TN_ITER_WORDS = 36;
 
+#ifndef TN_NO_ITER
 ivec3 tn_iter_offsets(uint base, uint i)
 {
     int nd = meta[base];
@@ -38,6 +40,7 @@ ivec3 tn_iter_offsets(uint base, uint i)
     }
     return off;
 }
+#endif
 
 // ---- float functions ----
 
@@ -179,5 +182,13 @@ float tn_binary_fn(uint op, float a, float b, float s0, float s1)
     }
     return tn_nan();
 }
+
+// ---- counter-based noise: tn__noise_bits / tn__noise_value of src/tensor/tn_cpu_fused.c ----
+
+// 32 random bits of element `index` of the stream keyed `key` (rng_hash32: common.glsl).
+uint tn_noise_bits(uint key, uint index) { return rng_hash32(key ^ rng_hash32(index)); }
+
+// Uniform in (0, 1) from the top 24 bits (exact: the CPU draws the same float).
+float tn_noise_uniform(uint bits) { return (float(bits >> 8) + 0.5) * (1.0 / 16777216.0); }
 
 #endif

@@ -20,6 +20,7 @@
 
 static const char *test_name = "test_tn_vk_optim";
 static vk_context vk;
+static tn_vk *tdev;
 
 /* Compares a CPU and a device tensor of one shape; prints the first mismatches. */
 static void compare(const char *what, tn_tensor *cpu, tn_tensor *dev)
@@ -68,7 +69,7 @@ static void run_optimizer(const char *name, tn_optim config)
     tn_rng_seed(&rng, 11);
     make_params(&pc);
     make_params(&pd);
-    int rc = tn_params_to_device(&pd, &vk);
+    int rc = tn_params_to_device(&pd, tdev);
     CHECK(rc == DLCA_OK && pd.values->device == TN_VULKAN && pd.params[0]->grad->device == TN_VULKAN,
           "tn_params_to_device: %s", err_message());
     tn_optim oc = config, od = config;
@@ -79,7 +80,8 @@ static void run_optimizer(const char *name, tn_optim config)
         snprintf(what, sizeof what, "%s step %d", name, step);
         compare(what, pc.values, pd.values);
     }
-    CHECK(od.step == 5 && od.device_state[0] && !od.state, "%s: state on the device, %ld steps", name, od.step);
+    CHECK(od.step == 5 && od.state[0] && tn_vk_of(od.state[0]) == tdev, "%s: state on the device, %ld steps", name,
+          od.step);
     /* an optimizer whose state is on the device cannot step a CPU buffer */
     CHECK(tn_optim_step(&od, &pc) == DLCA_ERR && strstr(err_message(), "device"), "%s: state mix-up: %s", name,
           err_message());
@@ -103,7 +105,7 @@ static void test_optimizers(void)
     tn_optim bad = tn_optim_sgd(0.1, 0.0, 0.0, 1);
     tn_params pd;
     make_params(&pd);
-    tn_params_to_device(&pd, &vk);
+    tn_params_to_device(&pd, tdev);
     CHECK(tn_optim_step(&bad, &pd) == DLCA_ERR && strstr(err_message(), "nesterov"), "nesterov without momentum: %s",
           err_message());
     tn_optim_free(&bad);
@@ -117,7 +119,7 @@ static void test_clipping(void)
     tn_rng_seed(&rng, 3);
     make_params(&pc);
     make_params(&pd);
-    tn_params_to_device(&pd, &vk);
+    tn_params_to_device(&pd, tdev);
 
     set_grads(&pc, &pd, &rng, 1.0);
     CHECK(tn_params_clip_grad_value(&pc, 0.3) == DLCA_OK && tn_params_clip_grad_value(&pd, 0.3) == DLCA_OK,
@@ -151,11 +153,11 @@ static void test_move_errors(void)
     tn_params p;
     make_params(&p);
     tn_tensor *view = tn_transpose(p.params[0], 0, 1);
-    CHECK(tn_params_to_device(&p, &vk) == DLCA_ERR && strstr(err_message(), "other tensors"), "stray view: %s",
+    CHECK(tn_params_to_device(&p, tdev) == DLCA_ERR && strstr(err_message(), "other tensors"), "stray view: %s",
           err_message());
     tn_free(view);
     double first = tn_get(p.params[0], 3), last = tn_get(p.params[2], 999);
-    CHECK(tn_params_to_device(&p, &vk) == DLCA_OK && p.params[2]->device == TN_VULKAN, "move after the view is gone");
+    CHECK(tn_params_to_device(&p, tdev) == DLCA_OK && p.params[2]->device == TN_VULKAN, "move after the view is gone");
     CHECK(tn_get(p.params[0], 3) == first && tn_get(p.params[2], 999) == last, "values survive the move");
     /* adding after the move grows the device blocks: old values kept, the new parameter zeroed */
     tn_tensor *extra = tn_params_add(&p, TN_SHAPE(2, 3));
@@ -169,7 +171,7 @@ static void test_move_errors(void)
     tn_params p64;
     tn_params_init(&p64, TN_F64);
     tn_params_add(&p64, TN_SHAPE(3));
-    CHECK(tn_params_to_device(&p64, &vk) == DLCA_ERR && strstr(err_message(), "float32"), "float64: %s",
+    CHECK(tn_params_to_device(&p64, tdev) == DLCA_ERR && strstr(err_message(), "float32"), "float64: %s",
           err_message());
     tn_params_free(&p64);
 }
@@ -181,11 +183,16 @@ int main(void)
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);
     printf("%s: %s, validation %s\n", test_name, vk.props.deviceName, vk.validate ? "on" : "off");
+    rc = tn_vk_open(&tdev, &vk, NULL);
+    CHECK(rc == DLCA_OK, "tn_vk_open: %s", err_message());
+    if (rc) return test_finish(test_name);
     test_optimizers();
     test_clipping();
     test_move_errors();
-    CHECK(tn_vk_live_storages() == 0, "%ld device storages leaked", tn_vk_live_storages());
-    CHECK(tn_vk_free() == DLCA_OK, "tn_vk_free: %s", err_message());
+    tn_vk_stats stats;
+    tn_vk_stats_get(tdev, &stats);
+    CHECK(stats.live_storages == 0, "%ld device storages leaked", stats.live_storages);
+    CHECK(tn_vk_close(tdev) == DLCA_OK, "tn_vk_close: %s", err_message());
     vk_context_free(&vk);
     CHECK(vk.validation_errors == 0, "%d validation messages", vk.validation_errors);
     return test_finish(test_name);
