@@ -188,7 +188,8 @@ float tn_binary_fn(uint op, float a, float b, float s0, float s1)
 // 32 random bits of element `index` of the stream keyed `key` (rng_hash32: common.glsl).
 uint tn_noise_bits(uint key, uint index) { return rng_hash32(key ^ rng_hash32(index)); }
 
-// Uniform in (0, 1) from the top 24 bits (exact: the CPU draws the same float).
-float tn_noise_uniform(uint bits) { return (float(bits >> 8) + 0.5) * (1.0 / 16777216.0); }
+// Uniform in (0, 1) from the top 23 bits and a half: 24 significant bits, exact in float, the
+// CPU's value.
+float tn_noise_uniform(uint bits) { return (float(bits >> 9) + 0.5) * (1.0 / 8388608.0); }
 
 #endif

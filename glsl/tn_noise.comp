@@ -1,6 +1,6 @@
 #version 450
 // tn_noise.comp: out[offset + i] = the noise of element i (tn__noise_value in
-// src/tensor/tn_cpu_fused.c): uniform in (0, 1) from the top 24 bits of tn_noise_bits(key, i),
+// src/tensor/tn_cpu_fused.c): uniform in (0, 1) from the top 23 bits of tn_noise_bits(key, i),
 // the same float as the CPU's, or Gumbel -log(-log(u)) of it (kind 1).
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"

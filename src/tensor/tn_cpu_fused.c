@@ -138,8 +138,9 @@ uint32_t tn__noise_bits(uint32_t key, uint32_t index) { return rng_hash32(key ^ 
 
 double tn__noise_value(tn_noise_kind kind, uint32_t bits)
 {
-    /* the top 24 bits and a half: uniform in (0, 1), never 0 or 1, exact in float */
-    double u = ((double)(bits >> 8) + 0.5) * 0x1.0p-24;
+    /* the top 23 bits and a half: uniform in (0, 1), never 0 or 1, and 24 significant bits, so
+     * exact in float: every device computes the Gumbel value from the same u */
+    double u = ((double)(bits >> 9) + 0.5) * 0x1.0p-23;
     return kind == TN_NOISE_GUMBEL ? -log(-log(u)) : u;
 }
 

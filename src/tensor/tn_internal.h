@@ -190,7 +190,7 @@ uint32_t tn__noise_key(uint64_t seed, uint32_t stream);
 /* 32 random bits for element `index` of the stream keyed `key`. */
 uint32_t tn__noise_bits(uint32_t key, uint32_t index);
 
-/* The value of one draw: uniform in (0, 1) from the top 24 bits (exact in float), or Gumbel
+/* The value of one draw: uniform in (0, 1) from the top 23 bits (exact in float), or Gumbel
  * -log(-log(u)), computed in double. */
 double tn__noise_value(tn_noise_kind kind, uint32_t bits);
 

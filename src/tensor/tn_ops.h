@@ -119,9 +119,9 @@ tn_tensor *tn_straight_through(tn_tensor *hard, tn_tensor *soft);
 tn_tensor *tn_sse_loss(tn_tensor *pred, tn_tensor *target);
 
 /* Noise tensors on `dev` (NULL: the CPU) from a counter-based hash of (seed, stream, element
- * index in C order), so every device draws the same values: uniform in (0, 1) from 24 random
- * bits (the same bits everywhere), and Gumbel -log(-log(u)) of the same u (within rounding of
- * the log). Not recorded. */
+ * index in C order), so every device draws the same values: uniform in (0, 1) from 23 random
+ * bits (exact in float: the same bits everywhere), and Gumbel -log(-log(u)) of the same u
+ * (within rounding of the logs). Not recorded. */
 tn_tensor *tn_uniform_noise(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape, uint64_t seed,
                             uint32_t stream);
 tn_tensor *tn_gumbel_noise(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape, uint64_t seed,

@@ -134,6 +134,11 @@ static int accumulate(tn_tensor *t, tn_tensor *g, const char *op)
     if (g->ndim != t->ndim || memcmp(g->shape, t->shape, sizeof(size_t) * (size_t)t->ndim) != 0 || g->dtype != t->dtype) {
         status = err_set(DLCA_ERR, "backward: %s gave a gradient of shape %s for an input of shape %s", op,
                          tn_shape_str(g, a, sizeof a), tn_shape_str(t, b, sizeof b));
+    } else if (!t->node && !t->grad && g->refs == 1 && g->storage->refs == 1 && g->offset == 0 && !g->node &&
+               tn_is_contiguous(g) && g->storage->dev == t->storage->dev) {
+        /* a leaf's first gradient that nothing else holds becomes its buffer: no copy, no kernel */
+        t->grad = g;
+        return DLCA_OK;
     } else if (!t->node) {
         /* leaves keep their buffer (it may be a view into a flat parameter block) and add in place */
         if (!t->grad) t->grad = tn__zeros_like(t, t->ndim, t->shape);

@@ -59,13 +59,11 @@ int tn_vk_close(tn_vk *dev)
         return err_set(DLCA_ERR, "tn_vk_close: recorded work is not retired (tn_vk_record_end, submit, wait, "
                                  "tn_vk_retire first)");
     int rc = tn_vk_sync(dev);
-    /* the SSE scratch is the device's own tensor: it goes first, then nothing may be alive */
-    tn_free(d->sse_work);
-    d->sse_work = NULL;
     if (d->stats.live_storages > 0)
         return err_set(DLCA_ERR, "tn_vk_close: %ld device storages are still alive (tn_free them first)",
                        d->stats.live_storages);
     tn_vk__recycle(d);
+    if (d->sse_work) tn_vk__block_release(d, d->sse_work);
     tn_vk__free_all(d);
     vk_buffer_free(d->vk, &d->host_scratch);
     for (int i = 0; i < TN_VK_PIPE_COUNT; i++) vk_pipeline_destroy(d->vk, &d->pipes[i]);

@@ -45,14 +45,17 @@ int tn_vk__argmax_onehot(tn_tensor *out, const tn_tensor *z) { return smm_dispat
 
 /* The device's SSE scratch: partial sums and the ticket, zero before first use; tn_sse.comp
  * leaves the ticket zero again. Ops run one after another (a barrier each), so one serves all. */
-static int sse_work(tn_vk_device *d, tn_tensor **out)
+static int sse_work(tn_vk_device *d, vk_view *out)
 {
     if (!d->sse_work) {
-        size_t n = TN_VK_SSE_GROUPS + 1;
-        d->sse_work = tn__alloc(&d->base, TN_F32, 1, &n, 1);
-        if (!d->sse_work) return DLCA_ERR;
+        VkCommandBuffer cmd;
+        int rc = tn_vk__cmd(d, &cmd);
+        if (!rc) rc = tn_vk__block_make(d, (TN_VK_SSE_GROUPS + 1) * sizeof(uint32_t), 0, &d->sse_work);
+        if (rc) return rc;
+        vkCmdFillBuffer(cmd, d->sse_work->buf.buffer, 0, VK_WHOLE_SIZE, 0);
+        if ((rc = tn_vk__recorded(d))) return rc;
     }
-    *out = d->sse_work;
+    *out = vk_view_all(&d->sse_work->buf);
     return DLCA_OK;
 }
 
@@ -60,8 +63,7 @@ int tn_vk__sse(tn_tensor *loss, tn_tensor *diff, const tn_tensor *pred, const tn
 {
     tn_vk_device *d = tn_vk__dev(loss->storage);
     size_t n = tn_numel(pred), local = 256;
-    tn_tensor *work;
-    vk_view meta;
+    vk_view work, meta;
     if (!fits_u32(n)) return err_set(DLCA_ERR, "sse_loss: too large for the device");
     size_t groups = (n + local - 1) / local;
     if (groups > TN_VK_SSE_GROUPS) groups = TN_VK_SSE_GROUPS;
@@ -70,8 +72,7 @@ int tn_vk__sse(tn_tensor *loss, tn_tensor *diff, const tn_tensor *pred, const tn
     if (!rc) rc = tn_vk__iter_meta(d, pred->ndim, pred->shape, 3, (const tn_tensor *[]){diff, pred, target}, &meta);
     if (rc) return rc;
     tn_vk_push_sse push = {(uint32_t)n, (uint32_t)groups, (uint32_t)loss->offset};
-    vk_view views[6] = {tn_vk__view(diff), tn_vk__view(pred), tn_vk__view(target), meta, tn_vk__view(work),
-                        tn_vk__view(loss)};
+    vk_view views[6] = {tn_vk__view(diff), tn_vk__view(pred), tn_vk__view(target), meta, work, tn_vk__view(loss)};
     return tn_vk__dispatch(d, TN_VK_PIPE_SSE, views, 6, &push, sizeof push, (uint32_t)groups, 1, 1);
 }
 

@@ -89,7 +89,7 @@ typedef struct tn_vk_device {
     tn_vk_stats stats;
     /* per-device scratch */
     vk_buffer host_scratch; /* host-visible: argmax indices read right after a sync */
-    tn_tensor *sse_work;    /* TN_VK_SSE_GROUPS partial sums + the ticket, zero between uses */
+    tn_vk_block *sse_work;  /* TN_VK_SSE_GROUPS partial sums + the ticket, zero between uses */
     vk_pipeline pipes[TN_VK_PIPE_COUNT];
 } tn_vk_device;
 
