@@ -4,13 +4,18 @@
  * dampening, Nesterov with weight decay; Adam with and without weight decay; AdamW, which runs
  * glsl/adamw.comp) the parameters agree within |gpu - cpu| <= 1e-5 |cpu| + 1e-6. Also clipping
  * by value and by global norm (the norm itself too), zero_grad, and the errors of
- * tn_params_to_device and of mixing CPU and device optimizer state. With DLCA_VALIDATE=1 any
- * validation message fails the test. */
+ * tn_params_to_device and of mixing CPU and device optimizer state. The step options against
+ * the CPU's: clip_value fused into the update, float32 state, skipping on a non-finite gradient
+ * and on a masked flag word in a caller's buffer (nothing changes, the counters in host-visible
+ * memory say so, the bias correction does not advance), one dispatch a step (two with a skip
+ * check), and a device state initialised from a CPU run's moments that continues it. With
+ * DLCA_VALIDATE=1 any validation message fails the test. */
 #include "check.h"
 #include "error.h"
 #include "tn_ops.h"
 #include "tn_optim.h"
 #include "tn_vk.h"
+#include "vk_buffer.h"
 #include "vk_context.h"
 
 #include <string.h>
@@ -176,6 +181,98 @@ static void test_move_errors(void)
     tn_params_free(&p64);
 }
 
+/* Sets every gradient of both buffers from g, with `poison` (NaN) at element 7 when asked. */
+static void put_grads(tn_params *pc, tn_params *pd, const double *g, int poison)
+{
+    double *h = malloc(pc->numel * sizeof *h);
+    memcpy(h, g, pc->numel * sizeof *h);
+    if (poison) h[7] = NAN;
+    tn_write(pc->grads, h);
+    tn_write(pd->grads, h);
+    free(h);
+}
+
+static void test_options(void)
+{
+    tn_params pc, pd;
+    tn_rng rng;
+    tn_rng_seed(&rng, 9);
+    make_params(&pc);
+    make_params(&pd);
+    tn_params_to_device(&pd, tdev);
+    size_t n = pc.numel;
+    double *g = malloc(n * sizeof *g);
+    tn_optim oc = tn_optim_adamw(0.01, 0.9, 0.999, 1e-8, 0.05), od;
+    oc.clip_value = 0.4;
+    oc.skip_nonfinite = 1;
+    oc.state_dtype = TN_F32;
+    od = oc;
+    /* the external flag: two uint32 words in a caller's buffer, read through a wrap */
+    uint32_t words[2] = {0, 0};
+    vk_buffer flag_buf;
+    vk_buffer_create(&vk, &flag_buf, sizeof words, VK_BUFFER_DEVICE);
+    vk_buffer_upload(&vk, &flag_buf, 0, words, sizeof words);
+    tn_tensor *flag_cpu = tn_zeros(TN_F32, TN_SHAPE(2)), *flag_dev = tn_vk_wrap(tdev, &flag_buf, 0, TN_SHAPE(2));
+    oc.skip_flag = flag_cpu;
+    od.skip_flag = flag_dev;
+    oc.skip_mask = od.skip_mask = 0x80000000u;
+    for (int step = 0; step < 8; step++) {
+        for (size_t i = 0; i < n; i++) g[i] = 2.0 * tn_rng_uniform(&rng) - 1.0;
+        int poison = step == 3, flagged = step == 5;
+        words[1] = flagged ? 0x80000001u : 1u; /* bit 0 is outside the mask */
+        memcpy(tn_data(flag_cpu), words, sizeof words);
+        vk_buffer_upload(&vk, &flag_buf, 0, words, sizeof words);
+        put_grads(&pc, &pd, g, poison);
+        tn_vk_sync(tdev);
+        uint64_t d0 = vk.dispatches;
+        CHECK(tn_optim_step(&oc, &pc) == DLCA_OK && tn_optim_step(&od, &pd) == DLCA_OK, "step %d: %s", step,
+              err_message());
+        CHECK(vk.dispatches - d0 == 2, "a guarded step is two dispatches (%llu)", (unsigned long long)(vk.dispatches - d0));
+        char what[64];
+        snprintf(what, sizeof what, "options step %d", step);
+        compare(what, pc.values, pd.values);
+        tn_optim_status sc, sd;
+        CHECK(tn_optim_status_read(&oc, &sc) == DLCA_OK && tn_optim_status_read(&od, &sd) == DLCA_OK, "status");
+        CHECK(sd.applied == sc.applied && sd.skipped == sc.skipped && sd.last_skipped == (poison || flagged) &&
+              sc.last_skipped == sd.last_skipped, "step %d: device applied %ld skipped %ld last %d, cpu %ld %ld %d",
+              step, sd.applied, sd.skipped, sd.last_skipped, sc.applied, sc.skipped, sc.last_skipped);
+    }
+    compare("float32 moments m", oc.state[0], od.state[0]);
+    compare("float32 moments v", oc.state[1], od.state[1]);
+    /* an unguarded step is one dispatch */
+    od.skip_nonfinite = 0, od.skip_flag = NULL;
+    tn_vk_sync(tdev);
+    uint64_t d0 = vk.dispatches;
+    tn_optim_step(&od, &pd);
+    CHECK(vk.dispatches - d0 == 1, "an unguarded step is one dispatch (%llu)", (unsigned long long)(vk.dispatches - d0));
+
+    /* resume on the device from the CPU run's moments and counters */
+    tn_optim r = tn_optim_adamw(0.01, 0.9, 0.999, 1e-8, 0.05);
+    r.clip_value = 0.4;
+    tn_params pr;
+    make_params(&pr);
+    double *vals = malloc(n * sizeof *vals), *mom = malloc(n * sizeof *mom);
+    tn_read(pc.values, vals);
+    tn_write(pr.values, vals);
+    tn_params_to_device(&pr, tdev);
+    CHECK(tn_optim_state_init(&r, &pr, oc.status.applied) == DLCA_OK, "state init: %s", err_message());
+    tn_read(oc.state[0], mom), tn_write(r.state[0], mom);
+    tn_read(oc.state[1], mom), tn_write(r.state[1], mom);
+    oc.skip_nonfinite = 0, oc.skip_flag = NULL;
+    for (int step = 0; step < 3; step++) {
+        for (size_t i = 0; i < n; i++) g[i] = 2.0 * tn_rng_uniform(&rng) - 1.0;
+        put_grads(&pc, &pr, g, 0);
+        CHECK(tn_optim_step(&oc, &pc) == DLCA_OK && tn_optim_step(&r, &pr) == DLCA_OK, "resumed step: %s", err_message());
+        compare("resumed on the device", pc.values, pr.values);
+    }
+    free(vals), free(mom), free(g);
+    tn_optim_free(&oc), tn_optim_free(&od), tn_optim_free(&r);
+    tn_params_free(&pc), tn_params_free(&pd), tn_params_free(&pr);
+    tn_free(flag_cpu), tn_free(flag_dev);
+    tn_vk_sync(tdev);
+    vk_buffer_free(&vk, &flag_buf);
+}
+
 int main(void)
 {
     int rc = vk_context_init(&vk, -1);
@@ -189,6 +286,7 @@ int main(void)
     test_optimizers();
     test_clipping();
     test_move_errors();
+    test_options();
     tn_vk_stats stats;
     tn_vk_stats_get(tdev, &stats);
     CHECK(stats.live_storages == 0, "%ld device storages leaked", stats.live_storages);
