@@ -22,7 +22,7 @@ typedef struct {
 } mlp;
 
 /* PyTorch's Linear init: weights and biases uniform in +-1/sqrt(fan_in). */
-static int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t seed)
+static inline int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t seed)
 {
     tn_rng rng;
     tn_rng_seed(&rng, seed);
@@ -40,7 +40,7 @@ static int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t s
     return tn_fill_uniform(m->b2, &rng, -r2, r2);
 }
 
-static void mlp_free(mlp *m) { tn_params_free(&m->params); }
+static inline void mlp_free(mlp *m) { tn_params_free(&m->params); }
 
 /* Moves the parameters to `dev`; batches follow them there. */
 static inline int mlp_to_device(mlp *m, tn_dev *dev)
@@ -51,7 +51,7 @@ static inline int mlp_to_device(mlp *m, tn_dev *dev)
 }
 
 /* logits [n, classes] for x [n, in] */
-static tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
+static inline tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
 {
     tn_tensor *xw = tn_matmul(x, m->w1);
     tn_tensor *h = tn_add(xw, m->b1);
@@ -72,7 +72,7 @@ static tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
 
 /* Rows items[0..n) of the images as x [n, pixels], standardised, on the model's device; labels
  * into y[n]. */
-static tn_tensor *mlp_batch(const mlp *m, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n,
+static inline tn_tensor *mlp_batch(const mlp *m, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n,
                             int64_t *y)
 {
     size_t pixels = images->count / images->dims[0];
@@ -93,7 +93,7 @@ static tn_tensor *mlp_batch(const mlp *m, const tn_idx *images, const tn_idx *la
 }
 
 /* One step on one batch: forward, loss, backward, Adam. Returns the loss or NAN. */
-static double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n)
+static inline double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n)
 {
     int64_t y[1024];
     if (n > 1024) return err_set(DLCA_ERR, "mlp: batch above 1024"), NAN;
@@ -110,7 +110,7 @@ static double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx
 
 /* One pass over order[0..n) shuffled with rng, in batches, the learning rate set from `lr`
  * (NULL: keep opt->lr) at every step; returns the mean loss or NAN. */
-static double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const tn_idx *images, const tn_idx *labels,
+static inline double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const tn_idx *images, const tn_idx *labels,
                         size_t *order, size_t n, size_t batch, tn_rng *rng)
 {
     double total = 0.0;
@@ -126,7 +126,7 @@ static double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const t
 }
 
 /* Fraction of the first n items classified correctly (no-grad, batches of 500), or -1. */
-static double mlp_accuracy(mlp *m, const tn_idx *images, const tn_idx *labels, size_t n)
+static inline double mlp_accuracy(mlp *m, const tn_idx *images, const tn_idx *labels, size_t n)
 {
     size_t items[500], correct = 0;
     int64_t y[500], pred[500];
