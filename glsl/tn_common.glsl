@@ -2,7 +2,7 @@
 // common.glsl and after declaring the metadata buffer `int meta[]`; a kernel without one
 // defines TN_NO_ITER first.
 //
-// Holds the op codes (mirrors of tn_ufn / tn_bfn in src/tn_internal.h, pinned there by
+// Holds the op codes (mirrors of tn_ufn / tn_bfn in src/tensor/tn_internal.h, pinned there by
 // _Static_assert on the counts), the strided iterator read from the metadata buffer, and
 // float exp / log / tanh / pow with a few ulp of error over their whole range: builtins may be
 // far worse (Vulkan allows log an absolute error of 2^-21 near 1, and tanh inherits the
@@ -22,7 +22,7 @@ const uint TN_B_ADD = 0, TN_B_SUB = 1, TN_B_MUL = 2, TN_B_DIV = 3, TN_B_POW = 4,
            TN_B_ABS_BWD = 6, TN_B_CLAMP_BWD = 7, TN_B_SIGMOID_BWD = 8, TN_B_TANH_BWD = 9,
            TN_B_SQRT_BWD = 10, TN_B_POWS_BWD = 11;
 
-// ---- the strided iterator (written by iter_write in src/tn_vk_kernels.c) ----
+// ---- the strided iterator (written by iter_write in src/tensor_vk/tn_vk_kernels.c) ----
 // At meta[base]: ndim, shape[8], then per operand k < 3: offset, stride[8] (in elements).
 // Element i in C order of the shape sits at offset + sum(coord[d] * stride[d]) of operand k.
 const uint TN_ITER_WORDS = 36;

@@ -1,9 +1,9 @@
 /* test_tn_vk_optim.c: optimizer steps and clipping on Vulkan against the CPU. The same
  * parameter buffer (three parameters, 1190 elements) lives on both devices and gets the same
  * random gradients; after each of five steps of every optimizer (SGD plain, with momentum, with
- * dampening, Nesterov with weight decay; Adam with and without weight decay; AdamW, which runs
- * glsl/adamw.comp) the parameters agree within |gpu - cpu| <= 1e-5 |cpu| + 1e-6. Also clipping
- * by value and by global norm (the norm itself too), zero_grad, and the errors of
+ * dampening, Nesterov with weight decay; Adam with and without weight decay; AdamW: all of them
+ * glsl/tn_optim.comp) the parameters agree within |gpu - cpu| <= 1e-5 |cpu| + 1e-6. Also clipping
+ * by value (one dispatch) and by global norm (the norm itself too), zero_grad, and the errors of
  * tn_params_to_device and of mixing CPU and device optimizer state. The step options against
  * the CPU's: clip_value fused into the update, float32 state, skipping on a non-finite gradient
  * and on a masked flag word in a caller's buffer (nothing changes, the counters in host-visible
@@ -127,8 +127,11 @@ static void test_clipping(void)
     tn_params_to_device(&pd, tdev);
 
     set_grads(&pc, &pd, &rng, 1.0);
+    tn_vk_sync(tdev);
+    uint64_t d0 = vk.dispatches;
     CHECK(tn_params_clip_grad_value(&pc, 0.3) == DLCA_OK && tn_params_clip_grad_value(&pd, 0.3) == DLCA_OK,
           "clip by value: %s", err_message());
+    CHECK(vk.dispatches - d0 == 1, "clip by value is one dispatch (%llu)", (unsigned long long)(vk.dispatches - d0));
     compare("clip by value", pc.grads, pd.grads);
 
     double nc = 0, nd = 0;
