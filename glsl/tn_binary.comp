@@ -1,5 +1,5 @@
 #version 450
-// tn_binary.comp: out = f(a, b; s0, s1) elementwise over strided views (src/tn_vk_kernels.c),
+// tn_binary.comp: out = f(a, b; s0, s1) elementwise over strided views (src/tensor_vk/tn_vk_kernels.c),
 // f by op code (tn_bfn). a and b are already broadcast to out's shape (stride 0 on broadcast
 // dims). Iterator operands: 0 out, 1 a, 2 b. out may alias a or b element for element.
 #extension GL_GOOGLE_include_directive : enable

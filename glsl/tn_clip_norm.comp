@@ -1,6 +1,6 @@
 #version 450
 // tn_clip_norm.comp: scales grads[0..count) by max_norm / (norm + 1e-6) when that is below 1,
-// norm = sqrt(sumsq[0]) from tn_reduce.comp (mode 2), as tn_clip_grad_norm in src/tn_optim.c.
+// norm = sqrt(sumsq[0]) from tn_reduce.comp (mode 2), as tn_clip_grad_norm in src/tensor/tn_params.c.
 // The norm never leaves the GPU, so clipping needs no host read.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"

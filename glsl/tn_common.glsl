@@ -1,7 +1,8 @@
-// tn_common.glsl: shared by the tn_*.comp kernels (src/tn_vk_kernels.c). Include it after
-// common.glsl and after declaring the metadata buffer `int meta[]`.
+// tn_common.glsl: shared by the tn_*.comp kernels (src/tensor_vk). Include it after
+// common.glsl and after declaring the metadata buffer `int meta[]`; a kernel without one
+// defines TN_NO_ITER first.
 //
-// Holds the op codes (mirrors of tn_ufn / tn_bfn in src/tn_internal.h, pinned there by
+// Holds the op codes (mirrors of tn_ufn / tn_bfn in src/tensor/tn_internal.h, pinned there by
 // _Static_assert on the counts), the strided iterator read from the metadata buffer, and
 // float exp / log / tanh / pow with a few ulp of error over their whole range: builtins may be
 // far worse (Vulkan allows log an absolute error of 2^-21 near 1, and tanh inherits the
@@ -21,11 +22,12 @@ const uint TN_B_ADD = 0, TN_B_SUB = 1, TN_B_MUL = 2, TN_B_DIV = 3, TN_B_POW = 4,
            TN_B_ABS_BWD = 6, TN_B_CLAMP_BWD = 7, TN_B_SIGMOID_BWD = 8, TN_B_TANH_BWD = 9,
            TN_B_SQRT_BWD = 10, TN_B_POWS_BWD = 11;
 
-// ---- the strided iterator (written by iter_write in src/tn_vk_kernels.c) ----
+// ---- the strided iterator (written by iter_write in src/tensor_vk/tn_vk_kernels.c) ----
 // At meta[base]: ndim, shape[8], then per operand k < 3: offset, stride[8] (in elements).
 // Element i in C order of the shape sits at offset + sum(coord[d] * stride[d]) of operand k.
 const uint TN_ITER_WORDS = 36;
 
+#ifndef TN_NO_ITER
 ivec3 tn_iter_offsets(uint base, uint i)
 {
     int nd = meta[base];
@@ -38,6 +40,7 @@ ivec3 tn_iter_offsets(uint base, uint i)
     }
     return off;
 }
+#endif
 
 // ---- float functions ----
 
@@ -179,5 +182,14 @@ float tn_binary_fn(uint op, float a, float b, float s0, float s1)
     }
     return tn_nan();
 }
+
+// ---- counter-based noise: tn__noise_bits / tn__noise_value of src/tensor/tn_cpu_fused.c ----
+
+// 32 random bits of element `index` of the stream keyed `key` (rng_hash32: common.glsl).
+uint tn_noise_bits(uint key, uint index) { return rng_hash32(key ^ rng_hash32(index)); }
+
+// Uniform in (0, 1) from the top 23 bits and a half: 24 significant bits, exact in float, the
+// CPU's value.
+float tn_noise_uniform(uint bits) { return (float(bits >> 9) + 0.5) * (1.0 / 8388608.0); }
 
 #endif

@@ -1,6 +1,6 @@
 #version 450
 // tn_take.comp: out[dst_offset + p] = a[src_offset + idx[p]] for p < count, on dense storage
-// (gather, index_select; src/tn_vk_kernels.c). idx comes from the host per call.
+// (gather, index_select; src/tensor_vk/tn_vk_kernels.c). idx comes from the host per call.
 #extension GL_GOOGLE_include_directive : enable
 #include "common.glsl"
 

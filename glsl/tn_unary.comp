@@ -1,5 +1,5 @@
 #version 450
-// tn_unary.comp: out = f(a; s0, s1) elementwise over strided views (src/tn_vk_kernels.c), f by
+// tn_unary.comp: out = f(a; s0, s1) elementwise over strided views (src/tensor_vk/tn_vk_kernels.c), f by
 // op code (tn_ufn, or TN_VK_FILL which ignores a). Iterator operands: 0 out, 1 a. out may
 // alias a element for element (in-place scaling).
 #extension GL_GOOGLE_include_directive : enable

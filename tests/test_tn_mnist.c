@@ -1,4 +1,4 @@
-/* test_tn_mnist.c: integration. A 784-128-10 MLP (tools/tn_mlp.h) trained with Adam and a
+/* test_tn_mnist.c: integration. A 784-128-10 MLP (src/tensor/tn_mlp.h) trained with Adam and a
  * cosine learning rate on Fashion-MNIST (Debian package dataset-fashion-mnist, gzip'd IDX
  * files) reaches at least 85% on the 10000-image test set. Two epochs over the 60000 training
  * images take about 10 s on 2 cores (RelWithDebInfo); TRAIN_ITEMS selects a seeded random

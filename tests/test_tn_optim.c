@@ -1,6 +1,9 @@
 /* test_tn_optim.c: optimizers against hand-computed steps (SGD, momentum, Nesterov, weight
  * decay; Adam bias correction at steps 1 and 2; AdamW decay decoupled from the gradient),
- * clipping by value and by global norm, and the four learning-rate schedules. */
+ * clipping by value and by global norm, the learning-rate schedules and their warm-up, and the
+ * step options: clip_value inside the update, skipping on a non-finite gradient or a flag word
+ * (nothing changes, the bias correction does not advance), float32 state, and a run resumed
+ * from saved state and step that continues the uninterrupted one bit for bit. */
 #include "check.h"
 #include "error.h"
 #include "tn_optim.h"
@@ -151,8 +154,146 @@ static void test_params_step(void)
     tn_params_free(&p);
 }
 
+/* clip_value inside the step = clipping first, then the step */
+static void test_clip_value(void)
+{
+    double p1[3] = {1, 2, 3}, p2[3] = {1, 2, 3}, g[3] = {-5, 0.1, 7}, gc[3] = {-0.5, 0.1, 0.5};
+    tn_optim a = tn_optim_adamw(0.01, 0.9, 0.999, 1e-8, 0.1), b = a;
+    a.clip_value = 0.5;
+    for (int k = 0; k < 3; k++) {
+        tn_optim_step_flat(&a, TN_F64, p1, g, 3);
+        tn_optim_step_flat(&b, TN_F64, p2, gc, 3);
+    }
+    CHECK(memcmp(p1, p2, sizeof p1) == 0 && g[0] == -5, "fused clip equals clipping first, gradients untouched");
+    tn_optim_free(&a), tn_optim_free(&b);
+}
+
+/* A skipped step changes nothing and does not advance the bias correction (GradScaler). */
+static void test_skip(void)
+{
+    double p[2] = {1, 2}, ref[2] = {1, 2};
+    const double g[2] = {0.5, -0.25}, bad[2] = {0.5, NAN}, inf[2] = {INFINITY, 0};
+    tn_optim o = tn_optim_adam(0.1, 0.9, 0.999, 1e-8, 0.0), r = o;
+    o.skip_nonfinite = 1;
+    tn_optim_status st;
+    tn_optim_step_flat(&o, TN_F64, p, g, 2);
+    tn_optim_step_flat(&r, TN_F64, ref, g, 2);
+    double m0 = tn_get(o.state[0], 0);
+    CHECK(tn_optim_step_flat(&o, TN_F64, p, bad, 2) == DLCA_OK && tn_optim_step_flat(&o, TN_F64, p, inf, 2) == DLCA_OK,
+          "skipped steps succeed");
+    CHECK(tn_optim_status_read(&o, &st) == DLCA_OK && st.applied == 1 && st.skipped == 2 && st.last_skipped,
+          "status: applied %ld skipped %ld last %d", st.applied, st.skipped, st.last_skipped);
+    CHECK(p[0] == ref[0] && p[1] == ref[1] && tn_get(o.state[0], 0) == m0 && o.step == 3, "nothing changed");
+    tn_optim_step_flat(&o, TN_F64, p, g, 2);
+    tn_optim_step_flat(&r, TN_F64, ref, g, 2);
+    CHECK(p[0] == ref[0] && p[1] == ref[1] && !o.status.last_skipped, "the next step is step 2 of the unskipped run");
+    tn_optim_free(&o), tn_optim_free(&r);
+
+    /* the external flag: float32 storage holding uint32 words, masked */
+    float fp[1] = {1.0f};
+    const float fg[1] = {0.5f};
+    tn_tensor *flag = tn_zeros(TN_F32, TN_SHAPE(2));
+    uint32_t *words = tn_data(flag);
+    o = tn_optim_sgd(0.1, 0.0, 0.0, 0);
+    o.skip_flag = flag;
+    o.skip_mask = 0x80000000u;
+    words[1] = 0x80000000u; /* -0.0 as a float: the words are read as bits, not as values */
+    tn_optim_step_flat(&o, TN_F32, fp, fg, 1);
+    CHECK(fp[0] == 1.0f && o.status.skipped == 1, "flag set: skipped");
+    words[1] = 0x7fffffffu; /* bits outside the mask */
+    tn_optim_step_flat(&o, TN_F32, fp, fg, 1);
+    CHECK(fp[0] == 0.95f && o.status.applied == 1, "flag clear under the mask: applied");
+    tn_optim_free(&o);
+    tn_free(flag);
+}
+
+/* float32 state rounds each moment on store, as a device and the CA model file keep them */
+static void test_f32_state(void)
+{
+    double p64[4] = {1, -1, 0.5, 2}, p32[4] = {1, -1, 0.5, 2};
+    const double g[4] = {0.3, -0.7, 1e-3, 2.5};
+    tn_optim a = tn_optim_adamw(0.01, 0.9, 0.999, 1e-8, 0.01), b = a;
+    b.state_dtype = TN_F32;
+    for (int k = 0; k < 4; k++) {
+        tn_optim_step_flat(&a, TN_F64, p64, g, 4);
+        tn_optim_step_flat(&b, TN_F64, p32, g, 4);
+    }
+    CHECK(b.state[1]->dtype == TN_F32 && tn_get(b.state[1], 3) == (double)(float)tn_get(b.state[1], 3), "f32 moments");
+    CHECK(fabs(p64[2] - p32[2]) < 1e-6 && p64[2] != p32[2], "close to the double-state run, not equal");
+    tn_optim_free(&a), tn_optim_free(&b);
+}
+
+static void test_warmup(void)
+{
+    tn_lr_schedule s = tn_lr_with_warmup(tn_lr_cosine(0.1, 100, 0.0), 9);
+    CHECK_CLOSE(tn_lr_at(&s, 0), 0.01, 1e-15, 0, "warm-up starts at f(0) / (warmup + 1)");
+    CHECK_CLOSE(tn_lr_at(&s, 4), 0.05, 1e-15, 0, "warm-up is linear");
+    CHECK_CLOSE(tn_lr_at(&s, 8), 0.09, 1e-15, 0, "last warm-up step");
+    CHECK_CLOSE(tn_lr_at(&s, 9), 0.1, 1e-15, 0, "then the schedule from its step 0");
+    CHECK_CLOSE(tn_lr_at(&s, 59), 0.05, 1e-15, 0, "cosine middle after the warm-up");
+    s = tn_lr_with_warmup(tn_lr_constant(0.2), 3);
+    CHECK(tn_lr_at(&s, 0) == 0.05 && tn_lr_at(&s, 3) == 0.2 && tn_lr_at(&s, 1000) == 0.2, "constant with warm-up");
+    tn_lr_schedule all[5] = {tn_lr_constant(0.1), tn_lr_step(0.1, 7, 0.5), tn_lr_exponential(0.1, 0.97),
+                             tn_lr_cosine(0.1, 40, 0.001), tn_lr_one_cycle(0.1, 40, 0.3, 25, 1e4)};
+    for (int k = 0; k < 5; k++) {
+        all[k] = tn_lr_with_warmup(all[k], 5);
+        for (long t = 1; t < 50; t++) CHECK(isfinite(tn_lr_at(&all[k], t)) && tn_lr_at(&all[k], t) > 0, "lr %d", k);
+    }
+}
+
+/* N steps in one run, and k steps + saved state + a fresh optimizer for the rest: the same bits. */
+static void test_resume(void)
+{
+    enum { N = 20, K = 8, P = 5 };
+    tn_lr_schedule lr = tn_lr_with_warmup(tn_lr_one_cycle(0.05, N, 0.3, 10, 100), 4);
+    double full[P], part[P], g[P], saved_m[P], saved_v[P];
+    tn_rng rng;
+    for (int i = 0; i < P; i++) full[i] = part[i] = 0.1 * i - 0.2;
+    tn_optim a = tn_optim_adamw(0, 0.9, 0.99, 1e-8, 0.01), b = a;
+    a.clip_value = b.clip_value = 0.3;
+    tn_rng_seed(&rng, 4);
+    for (int t = 0; t < N; t++) {
+        for (int i = 0; i < P; i++) g[i] = tn_rng_uniform(&rng) - 0.5 + (t == 11 && i == 2 ? INFINITY : 0);
+        a.skip_nonfinite = 1;
+        a.lr = tn_lr_at(&lr, a.step);
+        tn_optim_step_flat(&a, TN_F64, full, g, P);
+        if (t < K) {
+            b.skip_nonfinite = 1;
+            b.lr = tn_lr_at(&lr, b.step);
+            tn_optim_step_flat(&b, TN_F64, part, g, P);
+        }
+        if (t == K - 1) { /* save, drop the optimizer, restore into a new one */
+            tn_read(b.state[0], saved_m), tn_read(b.state[1], saved_v);
+            long step = b.step, applied = b.status.applied;
+            tn_optim_free(&b);
+            b = tn_optim_adamw(0, 0.9, 0.99, 1e-8, 0.01);
+            b.clip_value = 0.3;
+            tn_params p; /* tn_optim_state_init wants a buffer: a CPU one of P elements */
+            tn_params_init(&p, TN_F64);
+            tn_params_add(&p, TN_SHAPE(P));
+            CHECK(tn_optim_state_init(&b, &p, applied) == DLCA_OK, "state init: %s", err_message());
+            tn_write(b.state[0], saved_m), tn_write(b.state[1], saved_v);
+            b.step = step;
+            tn_params_free(&p);
+        }
+        if (t >= K) {
+            b.skip_nonfinite = 1;
+            b.lr = tn_lr_at(&lr, b.step);
+            tn_optim_step_flat(&b, TN_F64, part, g, P);
+        }
+    }
+    CHECK(memcmp(full, part, sizeof full) == 0 && a.status.skipped == 1 && b.status.applied == a.status.applied,
+          "resumed run equals the uninterrupted one (skipped %ld)", a.status.skipped);
+    tn_optim_free(&a), tn_optim_free(&b);
+}
+
 int main(void)
 {
+    test_clip_value();
+    test_skip();
+    test_f32_state();
+    test_warmup();
+    test_resume();
     test_sgd();
     test_adam();
     test_adamw_decoupled();

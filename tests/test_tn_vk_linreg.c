@@ -23,8 +23,8 @@ typedef struct {
     double w, b;
 } run_result;
 
-/* Trains on the CPU (vk NULL) or on the device; returns DLCA_OK or the first error. */
-static int train(vk_context *vk, run_result *r)
+/* Trains on the CPU (dev NULL) or on the device; returns DLCA_OK or the first error. */
+static int train(tn_vk *vk, run_result *r)
 {
     tn_rng rng;
     double xs[SAMPLES], ys[SAMPLES];
@@ -76,9 +76,12 @@ int main(void)
     if (rc == DLCA_ERR_NODEV) return test_no_vulkan(test_name, err_message());
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);
-    rc = train(&vk, &gpu);
+    tn_vk *dev = NULL;
+    rc = tn_vk_open(&dev, &vk, NULL);
+    CHECK(rc == DLCA_OK, "tn_vk_open: %s", err_message());
+    rc = rc ? rc : train(dev, &gpu);
     CHECK(rc == DLCA_OK, "vulkan training: %s", err_message());
-    CHECK(train(&vk, &again) == DLCA_OK, "second vulkan training: %s", err_message());
+    CHECK(train(dev, &again) == DLCA_OK, "second vulkan training: %s", err_message());
     printf("%s: %s: cpu w = %.4f b = %.4f mse %.5f; vulkan w = %.4f b = %.4f mse %.5f\n", test_name,
            vk.props.deviceName, cpu.w, cpu.b, cpu.loss[STEPS - 1], gpu.w, gpu.b, gpu.loss[STEPS - 1]);
     CHECK(fabs(gpu.w - 2.0) < 0.05, "vulkan weight %.4f", gpu.w);
@@ -94,7 +97,7 @@ int main(void)
     CHECK(worst <= 1e-4, "loss curves differ by %.3g relative at step %d (cpu %.9g, vulkan %.9g)", worst, worst_step,
           cpu.loss[worst_step], gpu.loss[worst_step]);
     CHECK(memcmp(gpu.loss, again.loss, sizeof gpu.loss) == 0, "two vulkan runs give the same losses bit for bit");
-    CHECK(tn_vk_free() == DLCA_OK, "tn_vk_free: %s", err_message());
+    CHECK(tn_vk_close(dev) == DLCA_OK, "tn_vk_close: %s", err_message());
     vk_context_free(&vk);
     CHECK(vk.validation_errors == 0, "%d validation messages", vk.validation_errors);
     return test_finish(test_name);

@@ -23,6 +23,7 @@
 
 static const char *test_name = "test_tn_vk_ops";
 static vk_context vk;
+static tn_vk *tdev;
 static tn_rng rng;
 static double worst_seen; /* largest |gpu - cpu| / (RTOL |cpu| + ATOL) over all checks */
 
@@ -281,7 +282,7 @@ static void run_case(const op_case *c)
     for (int i = 0; i < c->n_in; i++) {
         cin[i] = tn_zeros(TN_F32, c->ndim[i], c->shape[i]);
         tn_fill_uniform(cin[i], &rng, c->lo, c->hi);
-        din[i] = tn_to_device(cin[i], &vk);
+        din[i] = tn_to_device(cin[i], tdev);
         tn_set_requires_grad(cin[i], 1);
         tn_set_requires_grad(din[i], 1);
     }
@@ -291,7 +292,7 @@ static void run_case(const op_case *c)
     if (yc && yd) {
         tn_tensor *gc = tn_zeros(TN_F32, yc->ndim, yc->shape);
         tn_fill_uniform(gc, &rng, -1, 1);
-        tn_tensor *gd = tn_to_device(gc, &vk);
+        tn_tensor *gd = tn_to_device(gc, tdev);
         int rc = tn_backward_grad(yc, gc);
         CHECK(rc == DLCA_OK, "%s: cpu backward: %s", c->name, err_message());
         rc = tn_backward_grad(yd, gd);
@@ -316,7 +317,7 @@ static void run_case(const op_case *c)
 static void lab(const char *name, op_fn f, const double *x, size_t n)
 {
     tn_tensor *c = tn_from_f64(TN_F32, 1, &n, x);
-    tn_tensor *d = tn_to_device(c, &vk);
+    tn_tensor *d = tn_to_device(c, tdev);
     tn_tensor *yc = f(&c), *yd = f(&d);
     /* 1e-37: exp and sigmoid results below the smallest normal float may flush to zero */
     compare_tol(name, yc, yd, RTOL, 1e-37);
@@ -351,7 +352,7 @@ static void test_copies_and_errors(void)
 {
     double v[6] = {1, -2, 3.5, 4, -5, 6.25}, back[6] = {0};
     tn_tensor *c = tn_from_f64(TN_F32, TN_SHAPE(2, 3), v);
-    tn_tensor *d = tn_to_device(c, &vk);
+    tn_tensor *d = tn_to_device(c, tdev);
     CHECK(d && d->device == TN_VULKAN && d->storage->data == NULL, "tn_to_device makes a device tensor");
     tn_tensor *t = tn_transpose(d, 0, 1);
     tn_tensor *h = tn_to_cpu(t); /* strided device view -> dense CPU copy */
@@ -366,19 +367,19 @@ static void test_copies_and_errors(void)
     tn_tensor *m2 = tn_matmul(c, d);
     CHECK(m2 == NULL && strstr(err_message(), "different devices"), "matmul across devices: %s", err_message());
     tn_tensor *c64 = tn_zeros(TN_F64, TN_SHAPE(2));
-    tn_tensor *d64 = tn_to_device(c64, &vk);
+    tn_tensor *d64 = tn_to_device(c64, tdev);
     CHECK(d64 == NULL && strstr(err_message(), "float32"), "float64 stays on the CPU: %s", err_message());
 
     /* the copies are differentiable: d/dx sum(to_cpu(to_device(x) * 2)) = 2 on the CPU leaf */
     tn_tensor *x = tn_from_f64(TN_F32, TN_SHAPE(2, 3), v);
     tn_set_requires_grad(x, 1);
-    tn_tensor *xd = tn_to_device(x, &vk);
+    tn_tensor *xd = tn_to_device(x, tdev);
     tn_tensor *y = tn_mul_scalar(xd, 2.0);
     tn_tensor *yh = tn_to_cpu(y);
     tn_tensor *s = tn_sum(yh);
     CHECK(s && tn_backward(s) == DLCA_OK, "backward through the copies: %s", err_message());
     CHECK(x->grad && x->grad->device == TN_CPU && tn_get(x->grad, 4) == 2.0, "gradient reaches the CPU leaf");
-    CHECK(tn_vk_free() == DLCA_ERR && strstr(err_message(), "still alive"), "tn_vk_free with live tensors: %s",
+    CHECK(tn_vk_close(tdev) == DLCA_ERR && strstr(err_message(), "still alive"), "tn_vk_close with live tensors: %s",
           err_message());
     tn_free(x), tn_free(xd), tn_free(y), tn_free(yh), tn_free(s), tn_free(c64), tn_free(mixed), tn_free(m2);
     tn_free(c), tn_free(d), tn_free(t), tn_free(h);
@@ -390,7 +391,7 @@ static void test_determinism(void)
 {
     tn_tensor *c = tn_zeros(TN_F32, TN_SHAPE(1000, 37));
     tn_fill_uniform(c, &rng, -1, 1);
-    tn_tensor *d = tn_to_device(c, &vk);
+    tn_tensor *d = tn_to_device(c, tdev);
     float first = 0;
     int same = 1;
     for (int run = 0; run < 3; run++) {
@@ -411,14 +412,22 @@ int main(void)
     CHECK(rc == DLCA_OK, "vk_context_init: %s", err_message());
     if (rc) return test_finish(test_name);
     printf("%s: %s, validation %s\n", test_name, vk.props.deviceName, vk.validate ? "on" : "off");
+    /* DLCA_TN_SYNC=1: submit and wait after every op, pinning a failing kernel to its op */
+    const char *sync = getenv("DLCA_TN_SYNC");
+    tn_vk_options options = {.sync_each = sync && sync[0] == '1'};
+    rc = tn_vk_open(&tdev, &vk, &options);
+    CHECK(rc == DLCA_OK, "tn_vk_open: %s", err_message());
+    if (rc) return test_finish(test_name);
     tn_rng_seed(&rng, 7);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_functions();
     test_copies_and_errors();
     test_determinism();
     printf("%s: worst error %.3f of the tolerance (RTOL %g, ATOL %g)\n", test_name, worst_seen, RTOL, ATOL);
-    CHECK(tn_vk_live_storages() == 0, "%ld device storages leaked", tn_vk_live_storages());
-    CHECK(tn_vk_free() == DLCA_OK, "tn_vk_free: %s", err_message());
+    tn_vk_stats stats;
+    tn_vk_stats_get(tdev, &stats);
+    CHECK(stats.live_storages == 0, "%ld device storages leaked", stats.live_storages);
+    CHECK(tn_vk_close(tdev) == DLCA_OK, "tn_vk_close: %s", err_message());
     CHECK(vk.device_bytes == 0, "%zu bytes of device buffers left", vk.device_bytes);
     vk_context_free(&vk);
     CHECK(vk.validation_errors == 0, "%d validation messages", vk.validation_errors);

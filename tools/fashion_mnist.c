@@ -1,10 +1,11 @@
 /* fashion_mnist.c: example program for the tn autograd module. Trains a 784-128-10 MLP
- * (tools/tn_mlp.h) with Adam and a cosine learning rate on all 60000 Fashion-MNIST training
- * images and prints the loss per epoch, the test accuracy and the time taken.
- *
- * usage: fashion_mnist [--data DIR] [--epochs N] [--batch N] [--lr X] [--hidden N] [--seed N]
- * DIR defaults to /usr/share/datasets/fashion-mnist (Debian: apt-get install dataset-fashion-mnist). */
+ * (src/tensor/tn_mlp.h) with Adam and a cosine learning rate on all 60000 Fashion-MNIST training
+ * images, on the CPU or on a Vulkan device, and prints the loss per epoch, the test accuracy and
+ * the time taken. `fashion_mnist --help` prints the usage. */
+#include "error.h"
 #include "tn_mlp.h"
+#include "tn_vk.h"
+#include "vk_context.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +15,21 @@ typedef struct {
     const char *data;
     long epochs, batch, hidden, seed;
     double lr;
+    int device; /* -1: the CPU; else a Vulkan device index (`dlca devices` lists them) */
 } options;
+
+static const char *usage_text =
+    "usage: fashion_mnist [--data DIR] [--epochs N] [--batch N] [--lr X] [--hidden N] [--seed N]\n"
+    "                     [--device cpu|N] [--help]\n"
+    "  --data DIR     the gzip'd IDX files (default /usr/share/datasets/fashion-mnist;\n"
+    "                 Debian: apt-get install dataset-fashion-mnist)\n"
+    "  --epochs N     passes over the 60000 training images (default 5)\n"
+    "  --batch N      minibatch size, 1 to 1024 (default 128)\n"
+    "  --lr X         peak learning rate of Adam's cosine schedule (default 0.002)\n"
+    "  --hidden N     hidden units (default 128)\n"
+    "  --seed N       weights and batch order (default 1)\n"
+    "  --device D     cpu (default), or the index of a Vulkan device (`dlca devices`)\n"
+    "  --help         this text\n";
 
 static double seconds(void)
 {
@@ -23,33 +38,38 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int usage(const char *why)
+static int usage(const char *why, const char *flag)
 {
-    fprintf(stderr, "fashion_mnist: %s\nusage: fashion_mnist [--data DIR] [--epochs N] [--batch N] [--lr X] "
-                    "[--hidden N] [--seed N]\n", why);
+    fprintf(stderr, "fashion_mnist: %s%s%s\n%s", why, flag ? ": " : "", flag ? flag : "", usage_text);
     return 2;
 }
 
-/* Parses the flags; returns 0, or 2 after printing usage. */
+/* Parses the flags; returns 0, 1 after printing the help (exit 0), or 2 after printing usage. */
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){"/usr/share/datasets/fashion-mnist", 5, 128, 128, 1, 2e-3};
+    *o = (options){"/usr/share/datasets/fashion-mnist", 5, 128, 128, 1, 2e-3, -1};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
-        if (!value) return usage("a flag needs a value");
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (strncmp(flag, "--", 2) != 0) return usage("not a flag", flag);
+        if (!value) return usage("a flag needs a value", flag);
         if (strcmp(flag, "--data") == 0) o->data = value;
+        else if (strcmp(flag, "--device") == 0) o->device = strcmp(value, "cpu") == 0 ? -1 : (int)strtol(value, &end, 10);
         else if (strcmp(flag, "--lr") == 0) o->lr = strtod(value, &end);
         else if (strcmp(flag, "--epochs") == 0) o->epochs = strtol(value, &end, 10);
         else if (strcmp(flag, "--batch") == 0) o->batch = strtol(value, &end, 10);
         else if (strcmp(flag, "--hidden") == 0) o->hidden = strtol(value, &end, 10);
         else if (strcmp(flag, "--seed") == 0) o->seed = strtol(value, &end, 10);
-        else return usage("unknown flag");
-        if (end && *end) return usage("not a number");
+        else return usage("unknown flag", flag);
+        if (end && (*end || end == value)) return usage("not a number", value);
         i++;
     }
-    if (o->epochs < 1 || o->batch < 1 || o->batch > 1024 || o->hidden < 1 || !(o->lr > 0))
-        return usage("epochs, hidden >= 1, batch in [1, 1024], lr > 0");
+    if (o->epochs < 1 || o->batch < 1 || o->batch > 1024 || o->hidden < 1 || !(o->lr > 0) || o->device < -1)
+        return usage("epochs, hidden >= 1, batch in [1, 1024], lr > 0, device cpu or >= 0", NULL);
     return 0;
 }
 
@@ -61,14 +81,15 @@ static int load(const char *dir, const char *set, tn_idx *images, tn_idx *labels
     return tn_idx_load_pair(ip, lp, images, labels);
 }
 
-/* Trains and evaluates; returns 0 or 1 after printing the error. */
-static int run(const options *o, tn_idx *tx, tn_idx *ty, tn_idx *vx, tn_idx *vy)
+/* Trains and evaluates on `dev` (NULL: the CPU); returns 0 or 1 after printing the error. */
+static int run(const options *o, tn_dev *dev, tn_idx *tx, tn_idx *ty, tn_idx *vx, tn_idx *vy)
 {
     size_t n = tx->dims[0], pixels = tx->count / n;
     size_t *order = malloc(n * sizeof *order);
     mlp m;
     tn_rng rng;
     int status = order ? mlp_init(&m, pixels, (size_t)o->hidden, 10, (uint64_t)o->seed) : DLCA_ERR_NOMEM;
+    if (status == DLCA_OK && dev) status = mlp_to_device(&m, dev);
     tn_optim opt = tn_optim_adam(o->lr, 0.9, 0.999, 1e-8, 0.0);
     tn_lr_schedule lr = tn_lr_cosine(o->lr, o->epochs * (long)((n + (size_t)o->batch - 1) / (size_t)o->batch), 0.0);
     tn_rng_seed(&rng, (uint64_t)o->seed + 1);
@@ -94,14 +115,32 @@ int main(int argc, char **argv)
 {
     options o;
     tn_idx tx, ty, vx, vy;
-    if (parse(argc, argv, &o)) return 2;
+    int parsed = parse(argc, argv, &o);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (load(o.data, "train", &tx, &ty) != DLCA_OK || load(o.data, "t10k", &vx, &vy) != DLCA_OK) {
         fprintf(stderr, "fashion_mnist: %s\nhint: apt-get install dataset-fashion-mnist, or pass --data DIR\n",
                 err_message());
         tn_idx_free(&tx), tn_idx_free(&ty);
         return 1;
     }
-    int rc = run(&o, &tx, &ty, &vx, &vy);
+    vk_context vk;
+    tn_vk *dev = NULL;
+    int rc = 0;
+    if (o.device >= 0) {
+        memset(&vk, 0, sizeof vk);
+        if (vk_context_init(&vk, o.device, NULL) != DLCA_OK || tn_vk_open(&dev, &vk, NULL) != DLCA_OK) {
+            fprintf(stderr, "fashion_mnist: %s\n", err_message());
+            rc = 1;
+        } else {
+            printf("device %d: %s\n", o.device, vk.props.deviceName);
+        }
+    }
+    if (!rc) rc = run(&o, dev, &tx, &ty, &vx, &vy);
+    if (dev && tn_vk_close(dev) != DLCA_OK) {
+        fprintf(stderr, "fashion_mnist: %s\n", err_message());
+        rc = 1;
+    }
+    if (o.device >= 0) vk_context_free(&vk);
     tn_idx_free(&tx), tn_idx_free(&ty), tn_idx_free(&vx), tn_idx_free(&vy);
     return rc;
 }

@@ -83,7 +83,9 @@ static inline ptrdiff_t at(const walk *w, int i, size_t j) { return w->base[i] +
 
 /* ---- memory ---- */
 
-static int cpu_alloc(tn_storage *s)
+/* Always zero-filled: host memory is cheap to clear, and a kernel that missed an element would
+ * otherwise read garbage only on some runs. */
+static int cpu_alloc(tn_storage *s, int zero)
 {
     s->data = calloc(s->numel ? s->numel : 1, tn__dtype_size(s->dtype));
     return s->data ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "tn: out of memory for %zu elements", s->numel);
@@ -422,4 +424,15 @@ const tn_backend tn_cpu_backend = {
     .softmax_bwd = cpu_softmax_bwd,
     .take = cpu_take,
     .put_add = cpu_put_add,
+    .softmax_matmul = tn__cpu_softmax_matmul,
+    .softmax_matmul_bwd = tn__cpu_softmax_matmul_bwd,
+    .argmax_onehot = tn__cpu_argmax_onehot,
+    .sse = tn__cpu_sse,
+    .sse_bwd = tn__cpu_sse_bwd,
+    .noise = tn__cpu_noise,
+    .optim_step = tn__cpu_optim_step,
+    .optim_state_init = tn__cpu_optim_state_init,
+    .optim_status = tn__cpu_optim_status,
+    .optim_free = NULL, /* the state tensors are all there is */
+    .clip_norm = tn__cpu_clip_norm,
 };

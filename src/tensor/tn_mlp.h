@@ -1,7 +1,8 @@
 /* tn_mlp.h: a two-layer MLP classifier (in -> hidden ReLU -> classes) on IDX image data,
- * trained with Adam and cross-entropy on minibatches. Header-only, shared by
- * tools/fashion_mnist.c and tests/test_tn_mnist.c so the test trains exactly what the tool
- * trains. Seeded: the same seed gives the same weights, batch order and accuracy. */
+ * trained with Adam and cross-entropy on minibatches, on the CPU or on any tn device
+ * (mlp_to_device). Header-only, shared by tools/fashion_mnist.c and the tests, so the tests
+ * train exactly what the tool trains. Seeded: the same seed gives the same weights, batch order
+ * and accuracy. */
 #ifndef DLCA_TN_MLP_H
 #define DLCA_TN_MLP_H
 
@@ -17,14 +18,15 @@ typedef struct {
     tn_params params; /* w1 [in, hidden], b1 [hidden], w2 [hidden, classes], b2 [classes] */
     tn_tensor *w1, *b1, *w2, *b2;
     size_t in, hidden, classes;
+    tn_dev *dev; /* where the parameters and batches live (NULL: the CPU) */
 } mlp;
 
 /* PyTorch's Linear init: weights and biases uniform in +-1/sqrt(fan_in). */
-static int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t seed)
+static inline int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t seed)
 {
     tn_rng rng;
     tn_rng_seed(&rng, seed);
-    m->in = in, m->hidden = hidden, m->classes = classes;
+    m->in = in, m->hidden = hidden, m->classes = classes, m->dev = NULL;
     if (tn_params_init(&m->params, TN_F32) != DLCA_OK) return DLCA_ERR;
     m->w1 = tn_params_add(&m->params, TN_SHAPE(in, hidden));
     m->b1 = tn_params_add(&m->params, TN_SHAPE(hidden));
@@ -38,10 +40,18 @@ static int mlp_init(mlp *m, size_t in, size_t hidden, size_t classes, uint64_t s
     return tn_fill_uniform(m->b2, &rng, -r2, r2);
 }
 
-static void mlp_free(mlp *m) { tn_params_free(&m->params); }
+static inline void mlp_free(mlp *m) { tn_params_free(&m->params); }
+
+/* Moves the parameters to `dev`; batches follow them there. */
+static inline int mlp_to_device(mlp *m, tn_dev *dev)
+{
+    if (tn_params_to_device(&m->params, dev) != DLCA_OK) return DLCA_ERR;
+    m->dev = dev;
+    return DLCA_OK;
+}
 
 /* logits [n, classes] for x [n, in] */
-static tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
+static inline tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
 {
     tn_tensor *xw = tn_matmul(x, m->w1);
     tn_tensor *h = tn_add(xw, m->b1);
@@ -60,8 +70,10 @@ static tn_tensor *mlp_forward(mlp *m, tn_tensor *x)
 #define MLP_PIXEL_MEAN 0.2860f
 #define MLP_PIXEL_STD 0.3530f
 
-/* Rows items[0..n) of the images as x [n, pixels], standardised; labels into y[n]. */
-static tn_tensor *mlp_batch(const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n, int64_t *y)
+/* Rows items[0..n) of the images as x [n, pixels], standardised, on the model's device; labels
+ * into y[n]. */
+static inline tn_tensor *mlp_batch(const mlp *m, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n,
+                            int64_t *y)
 {
     size_t pixels = images->count / images->dims[0];
     float *x = malloc(n * pixels * sizeof *x);
@@ -74,15 +86,18 @@ static tn_tensor *mlp_batch(const tn_idx *images, const tn_idx *labels, const si
     }
     tn_tensor *t = tn_from_f32(TN_F32, TN_SHAPE(n, pixels), x);
     free(x);
-    return t;
+    if (!t || !m->dev) return t;
+    tn_tensor *d = tn_to_device(t, m->dev);
+    tn_free(t);
+    return d;
 }
 
 /* One step on one batch: forward, loss, backward, Adam. Returns the loss or NAN. */
-static double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n)
+static inline double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx *labels, const size_t *items, size_t n)
 {
     int64_t y[1024];
     if (n > 1024) return err_set(DLCA_ERR, "mlp: batch above 1024"), NAN;
-    tn_tensor *x = mlp_batch(images, labels, items, n, y);
+    tn_tensor *x = mlp_batch(m, images, labels, items, n, y);
     tn_tensor *logits = x ? mlp_forward(m, x) : NULL;
     tn_tensor *loss = tn_cross_entropy(logits, y, TN_REDUCE_MEAN);
     tn_params_zero_grad(&m->params);
@@ -95,7 +110,7 @@ static double mlp_step(mlp *m, tn_optim *opt, const tn_idx *images, const tn_idx
 
 /* One pass over order[0..n) shuffled with rng, in batches, the learning rate set from `lr`
  * (NULL: keep opt->lr) at every step; returns the mean loss or NAN. */
-static double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const tn_idx *images, const tn_idx *labels,
+static inline double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const tn_idx *images, const tn_idx *labels,
                         size_t *order, size_t n, size_t batch, tn_rng *rng)
 {
     double total = 0.0;
@@ -111,7 +126,7 @@ static double mlp_epoch(mlp *m, tn_optim *opt, const tn_lr_schedule *lr, const t
 }
 
 /* Fraction of the first n items classified correctly (no-grad, batches of 500), or -1. */
-static double mlp_accuracy(mlp *m, const tn_idx *images, const tn_idx *labels, size_t n)
+static inline double mlp_accuracy(mlp *m, const tn_idx *images, const tn_idx *labels, size_t n)
 {
     size_t items[500], correct = 0;
     int64_t y[500], pred[500];
@@ -120,7 +135,7 @@ static double mlp_accuracy(mlp *m, const tn_idx *images, const tn_idx *labels, s
     for (size_t i = 0; ok && i < n; i += 500) {
         size_t b = n - i < 500 ? n - i : 500;
         for (size_t k = 0; k < b; k++) items[k] = i + k;
-        tn_tensor *x = mlp_batch(images, labels, items, b, y);
+        tn_tensor *x = mlp_batch(m, images, labels, items, b, y);
         tn_tensor *logits = x ? mlp_forward(m, x) : NULL;
         ok = logits && tn_argmax_dim(logits, 1, pred) == DLCA_OK;
         for (size_t k = 0; ok && k < b; k++) correct += pred[k] == y[k];

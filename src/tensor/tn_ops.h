@@ -6,6 +6,8 @@
 
 #include "tn_tensor.h"
 
+#include <stdint.h>
+
 /* ---- elementwise (tn_ops_ew.c) ---- */
 
 /* a + b, broadcasting. */
@@ -96,5 +98,33 @@ tn_tensor *tn_huber_loss(tn_tensor *pred, tn_tensor *target, double delta, tn_re
 tn_tensor *tn_cross_entropy(tn_tensor *logits, const int64_t *labels, tn_reduction red);
 /* -logp[i, labels[i]] for log-probabilities [N, C]. */
 tn_tensor *tn_nll_loss(tn_tensor *logp, const int64_t *labels, tn_reduction red);
+
+/* ---- the CA trainer's fused ops (tn_ops_fused.c): one kernel forward, one backward ---- */
+
+/* softmax(z, -1) @ m for z [..., k] and a constant m [k, c] (m must not require grad): result
+ * [..., c]. The gates' relaxed coefficients from their logits (z [gates, 16], m the [16, 4] op
+ * matrix). The backward recomputes the softmax from z instead of keeping it. */
+tn_tensor *tn_softmax_matmul(tn_tensor *z, tn_tensor *m);
+
+/* One-hot of the first maximum along the last dim (ties: the lowest index), z's shape; no
+ * gradient (the result has no history). tn_matmul(tn_argmax_onehot(z), m) gives hard gates. */
+tn_tensor *tn_argmax_onehot(tn_tensor *z);
+
+/* hard's values with soft's gradient: hard + soft - detach(soft) without the arithmetic (a view of
+ * hard, no kernel). Shapes must match; hard gets no gradient. */
+tn_tensor *tn_straight_through(tn_tensor *hard, tn_tensor *soft);
+
+/* sum((pred - target)^2), 0-d. The forward kernel keeps pred - target, so the backward is one
+ * kernel (gradients to pred and, when it requires grad, target). Shapes must match; any strides. */
+tn_tensor *tn_sse_loss(tn_tensor *pred, tn_tensor *target);
+
+/* Noise tensors on `dev` (NULL: the CPU) from a counter-based hash of (seed, stream, element
+ * index in C order), so every device draws the same values: uniform in (0, 1) from 23 random
+ * bits (exact in float: the same bits everywhere), and Gumbel -log(-log(u)) of the same u
+ * (within rounding of the logs). Not recorded. */
+tn_tensor *tn_uniform_noise(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape, uint64_t seed,
+                            uint32_t stream);
+tn_tensor *tn_gumbel_noise(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape, uint64_t seed,
+                           uint32_t stream);
 
 #endif

@@ -23,7 +23,7 @@ tn_tensor *tn__binary(const char *op, tn_bfn fn, double s0, double s1, tn_tensor
         return NULL;
     }
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *y = be ? tn__alloc(a->dtype, a->device, ndim, shape) : NULL;
+    tn_tensor *y = tn__empty_like(a, ndim, shape);
     if (!y) return NULL;
     tn_tensor av, bv;
     tn__expanded(&av, a, ndim, shape);
@@ -39,7 +39,7 @@ tn_tensor *tn__unary(const char *op, tn_ufn fn, double s0, double s1, tn_tensor 
 {
     if (!a) return tn__null(op), NULL;
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *y = be ? tn__alloc(a->dtype, a->device, a->ndim, a->shape) : NULL;
+    tn_tensor *y = tn__empty_like(a, a->ndim, a->shape);
     if (y && be->unary(fn, s0, s1, y, a) != DLCA_OK) {
         tn_free(y);
         return NULL;

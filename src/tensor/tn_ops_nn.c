@@ -21,7 +21,7 @@ static tn_tensor *reduce_keep(const char *op, tn_tensor *a, const int *mask, int
         shape[d] = mask[d] ? 1 : a->shape[d];
     }
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *y = be ? tn__alloc(a->dtype, a->device, a->ndim, shape) : NULL;
+    tn_tensor *y = tn__empty_like(a, a->ndim, shape);
     if (!y) return NULL;
     int status;
     if (is_max) {
@@ -90,7 +90,7 @@ static int sum_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn_tensor **g
 static int max_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn_tensor **gin)
 {
     tn_tensor *in = n->in[0];
-    tn_tensor *z = tn__alloc(in->dtype, in->device, in->ndim, in->shape);
+    tn_tensor *z = tn__zeros_like(in, in->ndim, in->shape);
     tn_tensor *gc = tn_contiguous(g);
     int status = z && gc ? tn__backend_of(z)->put_add(z, gc, n->idx) : DLCA_ERR;
     tn_free(gc);
@@ -188,7 +188,7 @@ static tn_tensor *matmul_nd(tn_tensor *a, tn_tensor *b)
     bshape[nb] = k, bshape[nb + 1] = m;
     shape[nb] = n, shape[nb + 1] = m;
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *y = be ? tn__alloc(a->dtype, a->device, nb + 2, shape) : NULL;
+    tn_tensor *y = tn__empty_like(a, nb + 2, shape);
     tn_tensor av, bv;
     tn__expanded(&av, a, nb + 2, ashape);
     tn__expanded(&bv, b, nb + 2, bshape);
@@ -233,7 +233,7 @@ tn_tensor *tn_matmul(tn_tensor *a, tn_tensor *b)
 /* iarg = {dim, log} */
 static int softmax_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn_tensor **gin)
 {
-    tn_tensor *z = tn__alloc(out->dtype, out->device, out->ndim, out->shape);
+    tn_tensor *z = tn__empty_like(out, out->ndim, out->shape);
     if (z && tn__backend_of(z)->softmax_bwd(n->iarg[1], n->iarg[0], z, out, g) != DLCA_OK) {
         tn_free(z);
         z = NULL;
@@ -248,7 +248,7 @@ static tn_tensor *softmax_op(const char *op, tn_tensor *a, int dim, int log)
     int d = tn__norm_dim(op, dim, a->ndim);
     if (d < 0) return NULL;
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *y = be ? tn__alloc(a->dtype, a->device, a->ndim, a->shape) : NULL;
+    tn_tensor *y = tn__empty_like(a, a->ndim, a->shape);
     if (y && be->softmax(log, d, y, a) != DLCA_OK) {
         tn_free(y);
         y = NULL;
@@ -296,8 +296,8 @@ static tn_tensor *take_op(const char *op, tn_tensor *a, const size_t *oshape, in
     tn_node proto = {.op = op, .backward = take_bwd, .n_in = 1, .in = {a}, .idx = flat};
     proto.n_idx = tn__numel(a->ndim, oshape);
     const tn_backend *be = tn__backend_of(a);
-    tn_tensor *ac = be ? tn_contiguous(a) : NULL;
-    tn_tensor *y = ac ? tn__alloc(a->dtype, a->device, a->ndim, oshape) : NULL;
+    tn_tensor *ac = tn_contiguous(a);
+    tn_tensor *y = ac ? tn__empty_like(a, a->ndim, oshape) : NULL;
     if (y && be->take(y, ac, flat) != DLCA_OK) {
         tn_free(y);
         y = NULL;

@@ -1,17 +1,14 @@
-/* tn_optim.c: the flat parameter buffer, SGD / Adam / AdamW over flat arrays, gradient
- * clipping and learning-rate schedules. Updates load each element as double and store it back
- * in the buffer's dtype; optimizer state is kept in double. */
-#include "tn_optim.h"
+/* tn_optim.c: SGD / Adam / AdamW: the one update rule in C (glsl/tn_optim.comp is its GLSL
+ * twin), the skip and clip options, and the optimizer calls that go through the parameters'
+ * backend. Updates load each element as double, compute in double and store in the buffer's
+ * dtype; the CPU state is kept in o->state_dtype. */
+#include "tn_internal.h"
 
 #include "error.h"
-#include "tn_internal.h"
-#include "tn_vk.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TN_PI 3.14159265358979323846
 
 static inline double ld(const void *p, tn_dtype dt, size_t i)
 {
@@ -24,92 +21,16 @@ static inline void st(void *p, tn_dtype dt, size_t i, double v)
     else ((double *)p)[i] = v;
 }
 
-/* ---- flat parameter buffer ---- */
-
-int tn_params_init(tn_params *p, tn_dtype dtype)
-{
-    size_t zero = 0;
-    memset(p, 0, sizeof *p);
-    p->dtype = dtype;
-    p->values = tn__alloc(dtype, TN_CPU, 1, &zero);
-    p->grads = tn__alloc(dtype, TN_CPU, 1, &zero);
-    if (!p->values || !p->grads) {
-        tn_params_free(p);
-        return DLCA_ERR_NOMEM;
-    }
-    return DLCA_OK;
-}
-
-/* Grows both blocks to `numel` elements; views keep working since they address the storage. */
-static int grow_blocks(tn_params *p, size_t numel)
-{
-    const tn_backend *be = tn__backend_of(p->values);
-    if (!be || be->grow(p->values->storage, numel) != DLCA_OK || be->grow(p->grads->storage, numel) != DLCA_OK)
-        return DLCA_ERR;
-    p->values->shape[0] = p->grads->shape[0] = numel;
-    return DLCA_OK;
-}
-
-tn_tensor *tn_params_add(tn_params *p, int ndim, const size_t *shape)
-{
-    ptrdiff_t stride[TN_MAX_DIMS], s = 1;
-    if (ndim < 0 || ndim > TN_MAX_DIMS) return err_set(DLCA_ERR, "tn_params_add: %d dims", ndim), NULL;
-    size_t n = tn__numel(ndim, shape), offset = p->numel;
-    if (p->count == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 16;
-        tn_tensor **params = realloc(p->params, (size_t)cap * sizeof *params);
-        if (!params) return err_set(DLCA_ERR_NOMEM, "tn_params_add: out of memory"), NULL;
-        p->params = params;
-        p->cap = cap;
-    }
-    if (grow_blocks(p, offset + n) != DLCA_OK) return NULL;
-    for (int d = ndim - 1; d >= 0; d--) {
-        stride[d] = s;
-        s *= (ptrdiff_t)shape[d];
-    }
-    tn_tensor *t = tn__view(p->values, ndim, shape, stride, offset);
-    tn_tensor *g = t ? tn__view(p->grads, ndim, shape, stride, offset) : NULL;
-    if (!g) {
-        tn_free(t);
-        return NULL;
-    }
-    p->numel = offset + n;
-    t->requires_grad = 1;
-    t->grad = g;
-    p->params[p->count++] = t;
-    return t;
-}
-
-void *tn_params_data(tn_params *p) { return tn_data(p->values); }
-
-void *tn_params_grad(tn_params *p) { return tn_data(p->grads); }
-
-void tn_params_zero_grad(tn_params *p)
-{
-    if (p->grads) tn__backend_of(p->grads)->fill(p->grads, 0.0);
-}
-
-void tn_params_free(tn_params *p)
-{
-    for (int i = 0; i < p->count; i++) tn_free(p->params[i]);
-    free(p->params);
-    tn_free(p->values);
-    tn_free(p->grads);
-    memset(p, 0, sizeof *p);
-}
-
-/* ---- optimizers ---- */
-
 tn_optim tn_optim_sgd(double lr, double momentum, double weight_decay, int nesterov)
 {
     return (tn_optim){.kind = TN_OPT_SGD, .lr = lr, .momentum = momentum, .weight_decay = weight_decay,
-                      .nesterov = nesterov};
+                      .nesterov = nesterov, .state_dtype = TN_F64};
 }
 
 tn_optim tn_optim_adam(double lr, double beta1, double beta2, double eps, double weight_decay)
 {
     return (tn_optim){.kind = TN_OPT_ADAM, .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps,
-                      .weight_decay = weight_decay};
+                      .weight_decay = weight_decay, .state_dtype = TN_F64};
 }
 
 tn_optim tn_optim_adamw(double lr, double beta1, double beta2, double eps, double weight_decay)
@@ -121,168 +42,155 @@ tn_optim tn_optim_adamw(double lr, double beta1, double beta2, double eps, doubl
 
 void tn_optim_free(tn_optim *o)
 {
-    tn_vk_optim_free(o);
-    free(o->state);
-    o->state = NULL;
+    if (o->backend && o->backend->optim_free) o->backend->optim_free(o);
+    for (int i = 0; i < 2; i++) {
+        tn_free(o->state[i]);
+        o->state[i] = NULL;
+    }
+    o->backend = NULL;
+    o->backend_state = NULL;
     o->n = 0;
-}
-
-static void sgd_update(tn_optim *o, tn_dtype dt, void *param, const void *grad, size_t n)
-{
-    double *buf = o->state;
-    for (size_t i = 0; i < n; i++) {
-        double p = ld(param, dt, i), g = ld(grad, dt, i) + o->weight_decay * p;
-        if (o->momentum != 0.0) {
-            /* the first step seeds the buffer with the raw gradient, as PyTorch does */
-            buf[i] = o->step == 0 ? g : o->momentum * buf[i] + (1.0 - o->dampening) * g;
-            g = o->nesterov ? g + o->momentum * buf[i] : buf[i];
-        }
-        st(param, dt, i, p - o->lr * g);
-    }
-}
-
-static void adam_update(tn_optim *o, tn_dtype dt, void *param, const void *grad, size_t n)
-{
-    double *m = o->state, *v = o->state + n;
-    double t = (double)(o->step + 1);
-    double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
-    int decoupled = o->kind == TN_OPT_ADAMW;
-    for (size_t i = 0; i < n; i++) {
-        double p = ld(param, dt, i), g = ld(grad, dt, i);
-        if (decoupled) p *= 1.0 - o->lr * o->weight_decay;
-        else g += o->weight_decay * p;
-        m[i] = o->beta1 * m[i] + (1.0 - o->beta1) * g;
-        v[i] = o->beta2 * v[i] + (1.0 - o->beta2) * g * g;
-        st(param, dt, i, p - o->lr * (m[i] / bc1) / (sqrt(v[i] / bc2) + o->eps));
-    }
-}
-
-/* Allocates zeroed state for n elements on the first step; later steps must match n. */
-static int ensure_state(tn_optim *o, size_t n)
-{
-    size_t per = o->kind == TN_OPT_SGD ? 1 : 2;
-    if (o->state && o->n == n) return DLCA_OK;
-    if (o->state) return err_set(DLCA_ERR, "optim: state is for %zu elements, step got %zu", o->n, n);
-    o->state = calloc(n * per + 1, sizeof *o->state);
-    if (!o->state) return err_set(DLCA_ERR_NOMEM, "optim: out of memory for %zu elements of state", n);
-    o->n = n;
-    return DLCA_OK;
 }
 
 static int check_config(const tn_optim *o)
 {
     if (o->kind == TN_OPT_SGD && o->nesterov && (o->momentum <= 0.0 || o->dampening != 0.0))
         return err_set(DLCA_ERR, "sgd: nesterov needs momentum > 0 and dampening 0");
+    if (o->kind != TN_OPT_SGD && o->kind != TN_OPT_ADAM && o->kind != TN_OPT_ADAMW)
+        return err_set(DLCA_ERR, "optim: unknown kind %d", (int)o->kind);
     return DLCA_OK;
 }
 
+/* ---- the CPU update ---- */
+
+/* Whether the step must be skipped: a non-finite gradient, or a flag word with a mask bit. */
+static int cpu_skip(const tn_optim *o, tn_dtype dt, const void *grad, size_t n)
+{
+    for (size_t i = 0; o->skip_nonfinite && i < n; i++)
+        if (!isfinite(ld(grad, dt, i))) return 1;
+    if (!o->skip_flag) return 0;
+    uint32_t bits = 0, mask = o->skip_mask ? o->skip_mask : UINT32_MAX;
+    const char *words = tn_data(o->skip_flag);
+    for (size_t i = 0; words && i < tn_numel(o->skip_flag); i++) {
+        uint32_t w;
+        memcpy(&w, words + i * sizeof w, sizeof w); /* float32 storage holding uint32 words */
+        bits |= w;
+    }
+    return (bits & mask) != 0;
+}
+
+/* The one update rule: param[n] from grad[n] with state s0 (momentum or m) and s1 (v). */
+static void cpu_update(tn_optim *o, tn_dtype dt, void *param, const void *grad, size_t n, void *s0, void *s1)
+{
+    tn_dtype sd = o->state_dtype;
+    double c = o->clip_value, t = (double)(o->status.applied + 1);
+    double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
+    int first = o->status.applied == 0, decoupled = o->kind == TN_OPT_ADAMW;
+    for (size_t i = 0; i < n; i++) {
+        double p = ld(param, dt, i), g = ld(grad, dt, i);
+        if (c > 0) g = g > c ? c : g < -c ? -c : g;
+        if (o->kind == TN_OPT_SGD) {
+            g += o->weight_decay * p;
+            if (o->momentum != 0.0) {
+                /* the first step seeds the buffer with the raw gradient, as PyTorch does */
+                double buf = first ? g : o->momentum * ld(s0, sd, i) + (1.0 - o->dampening) * g;
+                st(s0, sd, i, buf);
+                buf = ld(s0, sd, i); /* what the state holds, so float32 state matches a device */
+                g = o->nesterov ? g + o->momentum * buf : buf;
+            }
+            st(param, dt, i, p - o->lr * g);
+            continue;
+        }
+        if (decoupled) p *= 1.0 - o->lr * o->weight_decay;
+        else g += o->weight_decay * p;
+        st(s0, sd, i, o->beta1 * ld(s0, sd, i) + (1.0 - o->beta1) * g);
+        st(s1, sd, i, o->beta2 * ld(s1, sd, i) + (1.0 - o->beta2) * g * g);
+        st(param, dt, i, p - o->lr * (ld(s0, sd, i) / bc1) / (sqrt(ld(s1, sd, i) / bc2) + o->eps));
+    }
+}
+
+/* Zeroed CPU state for n elements, unless it exists for n already. */
+static int cpu_state(tn_optim *o, size_t n)
+{
+    if (o->backend && o->backend != &tn_cpu_backend)
+        return err_set(DLCA_ERR, "optim: the state is on a device; step that device's parameters");
+    if (o->state[0] && o->n == n) return DLCA_OK;
+    if (o->state[0]) return err_set(DLCA_ERR, "optim: state is for %zu elements, step got %zu", o->n, n);
+    if (o->state_dtype != TN_F32 && o->state_dtype != TN_F64)
+        return err_set(DLCA_ERR, "optim: unknown state dtype %d", (int)o->state_dtype);
+    for (int i = 0; i < (o->kind == TN_OPT_SGD ? 1 : 2); i++)
+        if (!(o->state[i] = tn__alloc(NULL, o->state_dtype, 1, &n, 1))) {
+            tn_optim_free(o);
+            return DLCA_ERR;
+        }
+    o->n = n;
+    o->backend = &tn_cpu_backend;
+    return DLCA_OK;
+}
+
+static int cpu_step(tn_optim *o, tn_dtype dtype, void *param, const void *grad, size_t n)
+{
+    if (check_config(o) != DLCA_OK || cpu_state(o, n) != DLCA_OK) return DLCA_ERR;
+    if (o->skip_flag && o->skip_flag->storage->dev)
+        return err_set(DLCA_ERR, "optim: the skip flag is on a device, the parameters on the CPU");
+    o->step++;
+    o->status.last_skipped = cpu_skip(o, dtype, grad, n);
+    if (o->status.last_skipped) {
+        o->status.skipped++;
+        return DLCA_OK;
+    }
+    cpu_update(o, dtype, param, grad, n, tn_data(o->state[0]), o->state[1] ? tn_data(o->state[1]) : NULL);
+    o->status.applied++;
+    return DLCA_OK;
+}
+
+int tn__cpu_optim_step(tn_optim *o, tn_tensor *values, tn_tensor *grads)
+{
+    return cpu_step(o, values->dtype, tn_data(values), tn_data(grads), tn_numel(values));
+}
+
+int tn__cpu_optim_state_init(tn_optim *o, tn_tensor *values, long applied, long skipped)
+{
+    if (cpu_state(o, tn_numel(values)) != DLCA_OK) return DLCA_ERR;
+    o->status = (tn_optim_status){.applied = applied, .skipped = skipped};
+    return DLCA_OK;
+}
+
+int tn__cpu_optim_status(tn_optim *o, tn_optim_status *st)
+{
+    *st = o->status;
+    return DLCA_OK;
+}
+
+/* ---- the public calls ---- */
+
 int tn_optim_step_flat(tn_optim *o, tn_dtype dtype, void *param, const void *grad, size_t n)
 {
-    if (check_config(o) != DLCA_OK) return DLCA_ERR;
-    if (o->device_state[0]) return err_set(DLCA_ERR, "optim: the state is on the device; step a device tn_params");
-    if (ensure_state(o, n) != DLCA_OK) return DLCA_ERR;
-    if (o->kind == TN_OPT_SGD) sgd_update(o, dtype, param, grad, n);
-    else adam_update(o, dtype, param, grad, n);
-    o->step++;
-    return DLCA_OK;
+    return cpu_step(o, dtype, param, grad, n);
 }
 
 int tn_optim_step(tn_optim *o, tn_params *p)
 {
-    if (p->values->device != TN_CPU) return check_config(o) ? DLCA_ERR : tn_vk_optim_step(o, p);
-    void *data = tn_params_data(p), *grad = tn_params_grad(p);
-    if (!data || !grad) return DLCA_ERR;
-    return tn_optim_step_flat(o, p->dtype, data, grad, p->numel);
+    if (check_config(o) != DLCA_OK) return DLCA_ERR;
+    if (o->skip_flag && o->skip_flag->storage->dev != p->values->storage->dev)
+        return err_set(DLCA_ERR, "optim: the skip flag and the parameters are on different devices");
+    return tn__backend_of(p->values)->optim_step(o, p->values, p->grads);
 }
 
-/* ---- clipping ---- */
-
-double tn_clip_grad_norm(tn_dtype dtype, void *grad, size_t n, double max_norm)
+int tn_optim_state_init(tn_optim *o, tn_params *p, long applied)
 {
-    double sq = 0.0;
-    for (size_t i = 0; i < n; i++) sq += ld(grad, dtype, i) * ld(grad, dtype, i);
-    double norm = sqrt(sq), scale = max_norm / (norm + 1e-6);
-    if (scale < 1.0)
-        for (size_t i = 0; i < n; i++) st(grad, dtype, i, ld(grad, dtype, i) * scale);
-    return norm;
+    if (check_config(o) != DLCA_OK) return DLCA_ERR;
+    if (applied < 0) return err_set(DLCA_ERR, "optim: %ld applied steps", applied);
+    return tn__backend_of(p->values)->optim_state_init(o, p->values, applied, 0);
 }
 
-void tn_clip_grad_value(tn_dtype dtype, void *grad, size_t n, double limit)
+int tn_optim_status_read(tn_optim *o, tn_optim_status *st)
 {
-    for (size_t i = 0; i < n; i++) {
-        double g = ld(grad, dtype, i);
-        st(grad, dtype, i, g > limit ? limit : g < -limit ? -limit : g);
+    tn_optim_status local;
+    if (!st) st = &local;
+    if (!o->backend) { /* no step yet */
+        *st = o->status;
+        return DLCA_OK;
     }
-}
-
-int tn_params_clip_grad_norm(tn_params *p, double max_norm, double *norm)
-{
-    if (p->grads->device != TN_CPU) return tn_vk_clip_grad_norm(p, max_norm, norm);
-    void *grad = tn_params_grad(p);
-    if (!grad) return DLCA_ERR;
-    double n = tn_clip_grad_norm(p->dtype, grad, p->numel, max_norm);
-    if (norm) *norm = n;
-    return DLCA_OK;
-}
-
-int tn_params_clip_grad_value(tn_params *p, double limit)
-{
-    /* the clamp kernel in place: the same loop as tn_clip_grad_value, on any device */
-    const tn_backend *be = tn__backend_of(p->grads);
-    return be ? be->unary(TN_U_CLAMP, -limit, limit, p->grads, p->grads) : DLCA_ERR;
-}
-
-/* ---- learning-rate schedules ---- */
-
-tn_lr_schedule tn_lr_step(double base_lr, long step_size, double gamma)
-{
-    return (tn_lr_schedule){.kind = TN_LR_STEP, .base_lr = base_lr, .step_size = step_size, .gamma = gamma};
-}
-
-tn_lr_schedule tn_lr_exponential(double base_lr, double gamma)
-{
-    return (tn_lr_schedule){.kind = TN_LR_EXPONENTIAL, .base_lr = base_lr, .gamma = gamma};
-}
-
-tn_lr_schedule tn_lr_cosine(double base_lr, long t_max, double eta_min)
-{
-    return (tn_lr_schedule){.kind = TN_LR_COSINE, .base_lr = base_lr, .total = t_max, .eta_min = eta_min};
-}
-
-tn_lr_schedule tn_lr_one_cycle(double max_lr, long total, double pct_start, double div_factor,
-                               double final_div_factor)
-{
-    return (tn_lr_schedule){.kind = TN_LR_ONE_CYCLE, .base_lr = max_lr, .total = total, .pct_start = pct_start,
-                            .div_factor = div_factor, .final_div_factor = final_div_factor};
-}
-
-/* Cosine interpolation from `from` (pct 0) to `to` (pct 1). */
-static double cos_anneal(double from, double to, double pct)
-{
-    return to + (from - to) / 2.0 * (1.0 + cos(TN_PI * pct));
-}
-
-static double one_cycle_at(const tn_lr_schedule *s, long step)
-{
-    double start = s->base_lr / s->div_factor, end = start / s->final_div_factor;
-    double peak_step = s->pct_start * (double)s->total - 1.0, last = (double)s->total - 1.0;
-    double t = (double)step;
-    if (t <= peak_step) return cos_anneal(start, s->base_lr, peak_step > 0 ? t / peak_step : 1.0);
-    if (t >= last) return end;
-    return cos_anneal(s->base_lr, end, (t - peak_step) / (last - peak_step));
-}
-
-double tn_lr_at(const tn_lr_schedule *s, long step)
-{
-    switch (s->kind) {
-    case TN_LR_CONSTANT: return s->base_lr;
-    case TN_LR_STEP: return s->base_lr * pow(s->gamma, (double)(s->step_size > 0 ? step / s->step_size : 0));
-    case TN_LR_EXPONENTIAL: return s->base_lr * pow(s->gamma, (double)step);
-    case TN_LR_COSINE: {
-        double t = step < s->total ? (double)step : (double)s->total;
-        return s->total > 0 ? cos_anneal(s->base_lr, s->eta_min, t / (double)s->total) : s->eta_min;
-    }
-    case TN_LR_ONE_CYCLE: return one_cycle_at(s, step);
-    }
-    return s->base_lr;
+    return o->backend->optim_status(o, st);
 }

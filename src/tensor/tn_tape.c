@@ -24,17 +24,24 @@ void tn_no_grad_end(void)
 
 int tn_grad_enabled(void) { return no_grad_depth == 0; }
 
+/* The parts of proto a node would own, when no node takes them. */
+static void proto_drop(const tn_node *proto)
+{
+    free(proto->idx);
+    tn_free(proto->saved);
+}
+
 tn_tensor *tn__record(tn_tensor *out, const tn_node *proto)
 {
     int needed = 0;
     for (int i = 0; out && i < proto->n_in; i++) needed |= proto->in[i]->requires_grad;
     if (!needed || !tn_grad_enabled()) {
-        free(proto->idx);
+        proto_drop(proto);
         return out;
     }
     tn_node *node = malloc(sizeof *node);
     if (!node) {
-        free(proto->idx);
+        proto_drop(proto);
         tn_free(out);
         err_set(DLCA_ERR_NOMEM, "%s: out of memory for the tape", proto->op);
         return NULL;
@@ -45,6 +52,15 @@ tn_tensor *tn__record(tn_tensor *out, const tn_node *proto)
     out->node = node;
     out->requires_grad = 1;
     return out;
+}
+
+void tn__node_free(tn_node *n, void (*drop)(tn_tensor *t, void *list), void *list)
+{
+    for (int i = 0; i < n->n_in; i++) drop(n->in[i], list);
+    drop(n->saved, list);
+    if (n->fn && n->fn->release) n->fn->release(n->ctx);
+    free(n->idx);
+    free(n);
 }
 
 int tn_set_requires_grad(tn_tensor *t, int requires_grad)
@@ -118,9 +134,14 @@ static int accumulate(tn_tensor *t, tn_tensor *g, const char *op)
     if (g->ndim != t->ndim || memcmp(g->shape, t->shape, sizeof(size_t) * (size_t)t->ndim) != 0 || g->dtype != t->dtype) {
         status = err_set(DLCA_ERR, "backward: %s gave a gradient of shape %s for an input of shape %s", op,
                          tn_shape_str(g, a, sizeof a), tn_shape_str(t, b, sizeof b));
+    } else if (!t->node && !t->grad && g->refs == 1 && g->storage->refs == 1 && g->offset == 0 && !g->node &&
+               tn_is_contiguous(g) && g->storage->dev == t->storage->dev) {
+        /* a leaf's first gradient that nothing else holds becomes its buffer: no copy, no kernel */
+        t->grad = g;
+        return DLCA_OK;
     } else if (!t->node) {
         /* leaves keep their buffer (it may be a view into a flat parameter block) and add in place */
-        if (!t->grad) t->grad = tn__alloc(t->dtype, t->device, t->ndim, t->shape);
+        if (!t->grad) t->grad = tn__zeros_like(t, t->ndim, t->shape);
         status = t->grad ? tn__backend_of(t)->binary(TN_B_ADD, 0, 0, t->grad, t->grad, g) : DLCA_ERR;
     } else if (!t->bw_grad) {
         t->bw_grad = tn_retain(g);
@@ -191,7 +212,7 @@ int tn_backward_grad(tn_tensor *y, tn_tensor *gy)
 {
     if (!y) return tn__null("backward");
     if (check_output(y, gy) != DLCA_OK) return DLCA_ERR;
-    tn_tensor *seed = gy ? tn_retain(gy) : tn__alloc(y->dtype, y->device, y->ndim, y->shape);
+    tn_tensor *seed = gy ? tn_retain(gy) : tn__empty_like(y, y->ndim, y->shape);
     if (!seed || (!gy && tn__backend_of(seed)->fill(seed, 1.0) != DLCA_OK)) {
         tn_free(seed);
         return DLCA_ERR;

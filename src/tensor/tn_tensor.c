@@ -1,5 +1,6 @@
-/* tn_tensor.c: tensor and storage lifetime, host access, broadcasting, the backend dispatch
- * point, and the seeded RNG. Views (reshape, transpose, ...) live in tn_view.c. */
+/* tn_tensor.c: tensor and storage lifetime, host access, broadcasting, argument checks and
+ * the seeded RNG. Views (reshape, transpose, ...) live in tn_view.c, device copies in
+ * tn_device.c. */
 #include "tn_internal.h"
 
 #include "error.h"
@@ -8,24 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- dispatch ---- */
-
-static const tn_backend *backend_for(tn_device device)
-{
-    if (device == TN_CPU) return &tn_cpu_backend;
-    if (device == TN_VULKAN) return &tn_vk_backend;
-    return NULL;
-}
-
-static const char *device_name(tn_device device) { return device == TN_CPU ? "cpu" : "vulkan"; }
-
-const tn_backend *tn__backend_of(const tn_tensor *t)
-{
-    const tn_backend *be = backend_for(t->device);
-    if (!be) err_set(DLCA_ERR, "tn: device %d has no backend", (int)t->device);
-    return be;
-}
 
 size_t tn__dtype_size(tn_dtype dtype) { return dtype == TN_F32 ? sizeof(float) : sizeof(double); }
 
@@ -121,29 +104,36 @@ int tn__check_pair(const char *op, const tn_tensor *a, const tn_tensor *b)
     if (a->dtype != b->dtype)
         return err_set(DLCA_ERR, "%s: dtypes differ (%s vs %s)", op, a->dtype == TN_F32 ? "f32" : "f64",
                        b->dtype == TN_F32 ? "f32" : "f64");
-    if (a->device != b->device)
-        return err_set(DLCA_ERR, "%s: tensors are on different devices (%s and %s); copy one with tn_to_device or "
-                       "tn_to_cpu", op, device_name(a->device), device_name(b->device));
+    if (a->storage->dev != b->storage->dev)
+        return err_set(DLCA_ERR, "%s: tensors are on different devices (%s and %s%s); copy one with tn_to_device or "
+                       "tn_to_cpu", op, a->storage->backend->name, b->storage->backend->name,
+                       a->device == b->device ? ", two device objects" : "");
     return DLCA_OK;
+}
+
+int tn__check_shape(const char *op, const tn_tensor *a, const tn_tensor *b)
+{
+    char sa[96], sb[96];
+    int same = a->ndim == b->ndim;
+    for (int d = 0; same && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
+    if (same) return DLCA_OK;
+    return err_set(DLCA_ERR, "%s: shapes %s and %s differ", op, tn_shape_str(a, sa, sizeof sa),
+                   tn_shape_str(b, sb, sizeof sb));
 }
 
 /* ---- lifetime ---- */
 
-static tn_storage *storage_new(tn_dtype dtype, tn_device device, size_t numel)
+static tn_storage *storage_new(tn_dev *dev, tn_dtype dtype, size_t numel, int zero)
 {
-    const tn_backend *be = backend_for(device);
+    const tn_backend *be = dev ? dev->backend : &tn_cpu_backend;
     tn_storage *s = calloc(1, sizeof *s);
-    if (!be) {
-        free(s);
-        err_set(DLCA_ERR, "tn: device %d has no backend", (int)device);
-        return NULL;
-    }
     if (!s) {
         err_set(DLCA_ERR_NOMEM, "tn: out of memory for a storage");
         return NULL;
     }
-    *s = (tn_storage){.refs = 1, .dtype = dtype, .device = device, .numel = numel};
-    if (be->alloc(s) != DLCA_OK) {
+    *s = (tn_storage){.refs = 1, .dtype = dtype, .device = dev ? dev->kind : TN_CPU, .numel = numel,
+                      .backend = be, .dev = dev};
+    if (be->alloc(s, zero) != DLCA_OK) {
         free(s);
         return NULL;
     }
@@ -153,7 +143,7 @@ static tn_storage *storage_new(tn_dtype dtype, tn_device device, size_t numel)
 static void storage_release(tn_storage *s)
 {
     if (!s || --s->refs > 0) return;
-    backend_for(s->device)->release(s);
+    s->backend->release(s);
     free(s);
 }
 
@@ -180,7 +170,7 @@ static tn_tensor *tensor_new(tn_storage *storage, int ndim, const size_t *shape)
     return t;
 }
 
-tn_tensor *tn__alloc(tn_dtype dtype, tn_device device, int ndim, const size_t *shape)
+tn_tensor *tn__alloc(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape, int zero)
 {
     if (ndim < 0 || ndim > TN_MAX_DIMS) {
         err_set(DLCA_ERR, "tn: %d dims (at most %d)", ndim, TN_MAX_DIMS);
@@ -194,11 +184,21 @@ tn_tensor *tn__alloc(tn_dtype dtype, tn_device device, int ndim, const size_t *s
         }
         numel *= shape[d];
     }
-    tn_storage *s = storage_new(dtype, device, numel);
+    tn_storage *s = storage_new(dev, dtype, numel, zero);
     if (!s) return NULL;
     tn_tensor *t = tensor_new(s, ndim, shape);
     storage_release(s); /* the tensor holds it now */
     return t;
+}
+
+tn_tensor *tn__zeros_like(const tn_tensor *t, int ndim, const size_t *shape)
+{
+    return tn__alloc(t->storage->dev, t->dtype, ndim, shape, 1);
+}
+
+tn_tensor *tn__empty_like(const tn_tensor *t, int ndim, const size_t *shape)
+{
+    return tn__alloc(t->storage->dev, t->dtype, ndim, shape, 0);
 }
 
 tn_tensor *tn__view(tn_tensor *base, int ndim, const size_t *shape, const ptrdiff_t *stride,
@@ -217,8 +217,9 @@ tn_tensor *tn_retain(tn_tensor *t)
     return t;
 }
 
-static void drop(tn_tensor *t, tn_tensor **dead)
+static void drop(tn_tensor *t, void *list)
 {
+    tn_tensor **dead = list;
     if (t && --t->refs == 0) {
         t->free_next = *dead;
         *dead = t;
@@ -234,11 +235,7 @@ void tn_free(tn_tensor *t)
     while (dead) {
         tn_tensor *x = dead;
         dead = x->free_next;
-        if (x->node) {
-            for (int i = 0; i < x->node->n_in; i++) drop(x->node->in[i], &dead);
-            free(x->node->idx);
-            free(x->node);
-        }
+        if (x->node) tn__node_free(x->node, drop, &dead);
         drop(x->grad, &dead);
         drop(x->bw_grad, &dead);
         storage_release(x->storage);
@@ -248,14 +245,16 @@ void tn_free(tn_tensor *t)
 
 /* ---- creation ---- */
 
-tn_tensor *tn_zeros(tn_dtype dtype, int ndim, const size_t *shape)
+tn_tensor *tn_zeros(tn_dtype dtype, int ndim, const size_t *shape) { return tn__alloc(NULL, dtype, ndim, shape, 1); }
+
+tn_tensor *tn_zeros_on(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape)
 {
-    return tn__alloc(dtype, TN_CPU, ndim, shape);
+    return tn__alloc(dev, dtype, ndim, shape, 1);
 }
 
 tn_tensor *tn_full(tn_dtype dtype, int ndim, const size_t *shape, double value)
 {
-    tn_tensor *t = tn__alloc(dtype, TN_CPU, ndim, shape);
+    tn_tensor *t = tn__alloc(NULL, dtype, ndim, shape, 1);
     if (t && value != 0.0 && tn__backend_of(t)->fill(t, value) != DLCA_OK) {
         tn_free(t);
         return NULL;
@@ -269,7 +268,6 @@ tn_tensor *tn_scalar(tn_dtype dtype, double value) { return tn_full(dtype, 0, NU
 static int upload_host(tn_tensor *t, const void *src, int src_f32, size_t n)
 {
     const tn_backend *be = tn__backend_of(t);
-    if (!be) return DLCA_ERR;
     if ((t->dtype == TN_F32) == (src_f32 != 0)) return be->upload(t->storage, t->offset, src, n);
     void *tmp = malloc((n ? n : 1) * tn__dtype_size(t->dtype));
     if (!tmp) return err_set(DLCA_ERR_NOMEM, "tn: out of memory converting host data");
@@ -285,7 +283,7 @@ static int upload_host(tn_tensor *t, const void *src, int src_f32, size_t n)
 
 static tn_tensor *from_host(tn_dtype dtype, int ndim, const size_t *shape, const void *src, int f32)
 {
-    tn_tensor *t = tn__alloc(dtype, TN_CPU, ndim, shape);
+    tn_tensor *t = tn__alloc(NULL, dtype, ndim, shape, 0);
     if (t && upload_host(t, src, f32, tn_numel(t)) != DLCA_OK) {
         tn_free(t);
         return NULL;
@@ -387,13 +385,23 @@ int tn_read(const tn_tensor *t, double *dst)
 int tn_write(tn_tensor *t, const double *src)
 {
     if (!t) return tn__null("tn_write");
-    tn_tensor *c = tn__alloc(t->dtype, t->device, t->ndim, t->shape);
+    tn_tensor *c = tn__empty_like(t, t->ndim, t->shape);
     int status = c ? upload_host(c, src, 0, tn_numel(t)) : DLCA_ERR;
     /* the copy kernel writes through t's strides, so views of a larger storage work too */
     if (status == DLCA_OK) status = tn__backend_of(t)->unary(TN_U_COPY, 0, 0, t, c);
     tn_free(c);
     return status;
 }
+
+int tn_assign(tn_tensor *dst, const tn_tensor *src)
+{
+    if (!dst || !src) return tn__null("tn_assign");
+    if (tn__check_pair("tn_assign", dst, src) != DLCA_OK || tn__check_shape("tn_assign", dst, src) != DLCA_OK)
+        return DLCA_ERR;
+    return tn__backend_of(dst)->unary(TN_U_COPY, 0, 0, dst, src);
+}
+
+tn_dev *tn_device_of(const tn_tensor *t) { return t ? t->storage->dev : NULL; }
 
 /* ---- RNG: splitmix64, one 64-bit state ---- */
 

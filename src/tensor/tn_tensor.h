@@ -8,7 +8,10 @@
  * input returns NULL and keeps the earlier message, so a chain can be checked once at its end.
  * Numerics: kernels load elements as double, compute in double and round once on store, so
  * float64 tensors give the precision finite-difference checks need.
- * Ops and losses are declared in tn_ops.h; the flat parameter buffer and optimizers in tn_optim.h. */
+ * Devices: a tensor lives on the CPU or on a device object a backend made (tn_vk_open in the
+ * tensor_vk module); copies between them are explicit (tn_to_device, tn_to_cpu).
+ * Ops and losses are declared in tn_ops.h; custom differentiable functions in tn_function.h;
+ * the flat parameter buffer, optimizers and schedules in tn_optim.h. */
 #ifndef DLCA_TN_TENSOR_H
 #define DLCA_TN_TENSOR_H
 
@@ -24,11 +27,19 @@
 
 typedef enum { TN_F32 = 0, TN_F64 = 1 } tn_dtype;
 
-/* Where a storage lives. TN_VULKAN is float32 only; tn_vk.h binds the device and copies
- * between devices. See tn_internal.h for the backend table. */
+/* The kind of device a storage lives on (for messages and quick checks). TN_VULKAN is float32
+ * only. Which device object, of several of one kind, is storage->dev. */
 typedef enum { TN_CPU = 0, TN_VULKAN = 1 } tn_device;
 
-/* A block of elements shared by tensors that view it. */
+/* A device object made by a backend (tn_vk_open); NULL stands for the CPU everywhere. Its
+ * contents are the backend's (tn_internal.h). */
+typedef struct tn_dev tn_dev;
+
+struct tn_backend;
+
+/* A block of elements shared by tensors that view it. It carries the backend table that owns
+ * its memory and the device object it lives on, so no code outside the backend needs to know
+ * which backends exist. */
 typedef struct tn_storage {
     int refs;
     tn_dtype dtype;
@@ -36,6 +47,8 @@ typedef struct tn_storage {
     size_t numel;  /* capacity in elements */
     void *data;    /* host memory (TN_CPU); NULL on a device */
     void *handle;  /* backend buffer (device); NULL on the CPU */
+    const struct tn_backend *backend;
+    tn_dev *dev;   /* NULL on the CPU */
 } tn_storage;
 
 typedef struct tn_node tn_node;
@@ -64,6 +77,9 @@ struct tn_tensor {
 
 /* A new zero-filled contiguous CPU tensor. */
 tn_tensor *tn_zeros(tn_dtype dtype, int ndim, const size_t *shape);
+
+/* A new zero-filled contiguous tensor on `dev` (NULL: the CPU). */
+tn_tensor *tn_zeros_on(tn_dev *dev, tn_dtype dtype, int ndim, const size_t *shape);
 
 /* A new contiguous CPU tensor with every element `value`. */
 tn_tensor *tn_full(tn_dtype dtype, int ndim, const size_t *shape, double value);
@@ -112,6 +128,23 @@ int tn_write(tn_tensor *t, const double *src);
 
 /* Host pointer to the first element of a CPU tensor (element type per t->dtype). */
 void *tn_data(const tn_tensor *t);
+
+/* Copies src's values into dst (same shape, dtype and device; any strides); bypasses autograd,
+ * so use it on leaves, gradients and buffers a custom function fills. One kernel on a device. */
+int tn_assign(tn_tensor *dst, const tn_tensor *src);
+
+/* ---- devices ---- */
+
+/* The device object t lives on (NULL for the CPU). */
+tn_dev *tn_device_of(const tn_tensor *t);
+
+/* A copy of t on `dev` (NULL: the CPU), dense in C order; differentiable (the gradient goes back
+ * to t's device). A tensor already on dev is returned as is (one more reference). A device may
+ * hold float32 only. */
+tn_tensor *tn_to_device(tn_tensor *t, tn_dev *dev);
+
+/* tn_to_device(t, NULL). */
+tn_tensor *tn_to_cpu(tn_tensor *t);
 
 /* ---- views: share storage, are differentiable, return a new reference ---- */
 

@@ -14,7 +14,7 @@ typedef tn_tensor *(*view_fn)(tn_tensor *base, const tn_node *n);
 static int scatter_into_zeros(const tn_node *n, tn_tensor *g, view_fn view, tn_tensor **gin)
 {
     tn_tensor *in = n->in[0];
-    tn_tensor *z = tn__alloc(in->dtype, in->device, in->ndim, in->shape);
+    tn_tensor *z = tn__zeros_like(in, in->ndim, in->shape);
     tn_tensor *v = z ? view(z, n) : NULL;
     int status = v ? tn__backend_of(z)->unary(TN_U_COPY, 0, 0, v, g) : DLCA_ERR;
     tn_free(v);
