@@ -30,8 +30,9 @@ build() { # build DIR: a Release build with every test
 
 if [ "$pack" = 1 ]; then
     build "$target" || { echo "gpu-tests: the build failed" >&2; exit 1; }
+    git -C "$root" describe --always --dirty > "$target/COMMIT" 2>/dev/null || echo unknown > "$target/COMMIT"
     (cd "$target" && find . -name CTestTestfile.cmake -o -name modules.txt -o -name CMakeCache.txt |
-        tar cf - -T - dlca dlca_inject_nan fashion_mnist test_* viewer/dlca-view) | xz -3 -T0 > "$target.tar.xz"
+        tar cf - -T - COMMIT dlca dlca_inject_nan fashion_mnist test_* viewer/dlca-view) | xz -3 -T0 > "$target.tar.xz"
     echo "gpu-tests: $target.tar.xz ($(du -h "$target.tar.xz" | cut -f1)); carry it and run tools/gpu-tests.sh $target.tar.xz"
     exit 0
 fi
@@ -68,7 +69,8 @@ fi
 index=${device%% *}
 device_name=$(echo "$device" | sed -E 's/^[0-9]+ +//; s/ {2,}.*//')
 driver=$(echo "$device" | sed -E 's/.*Vulkan [0-9.]+ +//')
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The commit the build was made from (--pack records it), else this tree's.
+commit=$(cat "$build_dir/COMMIT" 2>/dev/null || git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 log=$(mktemp -d /tmp/gpu-tests.XXXXXX)
 start=$(date +%s)
 export DLCA_REQUIRE_VULKAN=1 DLCA_DEVICE="$index"
@@ -79,8 +81,8 @@ tally() {
     case "$2" in
     0) passed=$((passed + 1)) ;;
     77) skipped=$((skipped + 1))
-        skips="$skips; $1: $(grep -v '^ *$' "$3" | grep -v -E '^[0-9]+/[0-9]+ Test|tests passed|Total Test|Skipped|did not run' |
-            sed 's/^[0-9]*: //' | tail -n 1 | cut -c1-120)" ;;
+        skips="$skips; $(sed -n 's/^[0-9]*: //p' "$3" | grep -v -E '^(Test command|Working Directory|Environment variables| +[A-Z_]+=|Test timeout)' |
+            tail -n 1 | cut -c1-120)" ;;
     *) failed=$((failed + 1)) failures="$failures $1" ;;
     esac
 }
