@@ -4,6 +4,7 @@
 # (default 3), alternating so that clock and temperature drift fall on both; the cell is the
 # median over the rounds of each run's GPU-time median per training step, and the last column
 # the ratio new / old. Rows: checkerboard at batch 2 and 256, lizard, image (the presets' T).
+# Both read the targets of this tree's assets/ (DLCA_ASSETS), wherever they were built.
 # Environment: BENCH_DEVICE (default 0), BENCH_STEPS (default 50), BENCH_ROWS (default
 # "checkerboard:2 checkerboard:256 lizard:1 image:1", preset:batch pairs).
 set -eu
@@ -14,6 +15,7 @@ fi
 old=$1 new=$2 rounds=${3:-3}
 device=${BENCH_DEVICE:-0} steps=${BENCH_STEPS:-50}
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "bench_compare: no executable $b" >&2; exit 1; }; done
+export DLCA_ASSETS="${DLCA_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/assets}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dlca_bench_compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

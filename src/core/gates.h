@@ -33,8 +33,10 @@ void gate_hard_coefficients(double c[GATE_COEFFS], int op);
 /* y = c0 + c1 a + c2 b + c3 ab, clamped to [0, 1]. Exact arithmetic never leaves [0, 1]; the
  * clamp removes rounding that would otherwise escape it: outside [0, 1] the relaxed ops amplify
  * (unclamped, a float rollout of a trained lizard goes from -3e-6 to NaN in 10 steps). The
- * gradients treat it as the identity, as exact arithmetic does. Every engine clamps the same way,
- * by comparisons that keep a NaN a NaN. */
+ * gradients treat it as the identity, as exact arithmetic does. The CPU engines clamp by
+ * comparisons that keep a NaN a NaN; a GPU driver may turn the same comparisons into a
+ * saturation that does not (NVIDIA's does), so training finds a NaN at the logits gradient, on
+ * every engine, not in the forward values. */
 static inline double gate_eval(const double c[GATE_COEFFS], double a, double b)
 {
     double y = c[0] + c[1] * a + c[2] * b + c[3] * a * b;
