@@ -150,8 +150,12 @@ struct loss_push {
 };
 
 // glsl/buffer_fill.comp
+struct buffer_fill_region {
+    uint first, row_words, row_pitch, rows;
+    uint value;
+};
 struct buffer_fill_push {
-    uint first, count, value;
+    buffer_fill_region region[3];
 };
 
 // glsl/reduce_sum.comp

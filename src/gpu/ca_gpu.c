@@ -222,6 +222,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
         explain_memory_failure(e);
         rc = DLCA_ERR;
     }
+    if (!rc) rc = ca_gpu_bind(e, NULL, NULL, NULL);
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = gpu_upload_layers(e);
     if (!rc && e->plan.fused) rc = gpu_create_fused_pipelines(e);
@@ -230,9 +231,11 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));
     if (!rc) rc = gpu_zero_moments(e);
     /* The S partials start zero: the persistent backward relies on it for the rows it never
-     * writes (fused_step_backward.comp, sums_so_far). */
-    vk_buffer *const sums[] = {&e->sum_partials};
-    if (!rc) rc = gpu_zero_now(e, sums, 1);
+     * writes (fused_step_backward.comp, sums_so_far). The grids' and targets' rows start zero in
+     * their pitch padding, which no kernel writes (gpu_clear fills cells only): a loss may read
+     * whole rows of both. */
+    vk_buffer *const zeroed[] = {&e->sum_partials, &e->grids, &e->target, &e->dgrid};
+    if (!rc) rc = gpu_zero_now(e, zeroed, 4);
 #ifdef DLCA_CLOCKS
     /* Zeroed: tools/fused_clocks.py takes a record whose count is 0 for one never written. */
     vk_buffer *const clocks[] = {&e->clocks};

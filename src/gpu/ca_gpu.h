@@ -61,6 +61,9 @@ typedef struct {
     vk_buffer partials;    /* per-workgroup sums of squared errors */
     vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
+    vk_view coeffs_at, dgrid_at, sums_at; /* where recordings read the coefficients, keep dL/dgrid and
+                              put S: the engine's coeffs, dgrid and coeff_grad, or a caller's
+                              (ca_gpu_bind) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_pipeline fused_pipelines[5]; /* forward, backward, grid gather, persistent forward and
                                        backward: specialised to the model (fused_perception.glsl,
@@ -114,6 +117,18 @@ int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch
                 const ca_gpu_options *options);
 
 void ca_gpu_free(ca_gpu *engine);
+
+/* Makes the recordings that follow read the gate coefficients ([gates][4] floats) from `coeffs`,
+ * keep dL/dgrid ([C][pitch]) in `dgrid` and put S ([gates][4]) in `sums`: a caller's buffers,
+ * such as the tensor library's tensors; NULL: the engine's own (coeffs, dgrid, coeff_grad).
+ * Fails when a view is smaller than what it stands for. */
+int ca_gpu_bind(ca_gpu *engine, const vk_view *coeffs, const vk_view *dgrid, const vk_view *sums);
+
+/* Grid t's region of the grids buffer: [C][pitch] floats, the pitch padding 0. */
+vk_view ca_gpu_grid_region(const ca_gpu *engine, int t);
+
+/* The round's target ([loss_channels][pitch] floats, padding 0), as ca_gpu_task_round writes it. */
+vk_view ca_gpu_target_region(const ca_gpu *engine);
 
 /* Where step block t lives: its buffer and byte offset in it. */
 vk_buffer *ca_gpu_block_buffer(ca_gpu *engine, int t, size_t *offset);

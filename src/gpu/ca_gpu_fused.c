@@ -99,31 +99,27 @@ int gpu_create_fused_pipelines(ca_gpu *e)
     return DLCA_OK;
 }
 
-/* What the persistent forward polls: grids 1..T empty (CA_GPU_EMPTY, fused_persistent.glsl), its
- * roll call zeroed. No barrier of its own. */
-int gpu_clear_forward(ca_gpu *e, VkCommandBuffer cmd)
+/* What the persistent kernels poll: for the forward the cells of grids 1..T (not the rows'
+ * padding, which stays 0), for the backward every step's moore rows, empty (CA_GPU_EMPTY,
+ * fused_persistent.glsl); and their roll calls zeroed. The backward stores its first step's S
+ * partials: no zeroing. */
+int gpu_clear(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward)
 {
     const ca_config *c = gpu_config_of(e);
-    size_t grid_words = (size_t)c->channels * e->plan.pitch;
-    e->cleared_forward = 1;
-    return gpu_fill_words(e, cmd, &e->grids, grid_words, (size_t)c->steps * grid_words, CA_GPU_EMPTY) ||
-                   gpu_fill_words(e, cmd, &e->roll, 0, 1, 0)
-               ? DLCA_ERR
-               : DLCA_OK;
+    uint32_t cells = e->plan.cells, pitch = e->plan.pitch, channels = (uint32_t)c->channels;
+    gpu_fill_region regions[3];
+    int n = 0;
+    regions[n++] = (gpu_fill_region){&e->roll, {forward ? 0u : 1u, (uint32_t)(forward + backward), 1, 1, 0}};
+    if (forward)
+        regions[n++] = (gpu_fill_region){&e->grids, {channels * pitch, cells, pitch, channels * (uint32_t)c->steps,
+                                                     CA_GPU_EMPTY}};
+    if (backward)
+        regions[n++] = (gpu_fill_region){&e->moore_steps, {0, cells, pitch, 8u * channels * (uint32_t)c->steps,
+                                                           CA_GPU_EMPTY}};
+    if (forward) e->cleared_forward = 1;
+    if (backward) e->cleared_backward = 1;
+    return gpu_fill(e, cmd, regions, n);
 }
-
-/* What the persistent backward polls: every step's moore rows empty, its roll call zeroed (it
- * stores its first step's S partials: no zeroing). No barrier of its own. */
-int gpu_clear_backward(ca_gpu *e, VkCommandBuffer cmd)
-{
-    e->cleared_backward = 1;
-    return gpu_fill_words(e, cmd, &e->moore_steps, 0, e->moore_steps.size / 4, CA_GPU_EMPTY) ||
-                   gpu_fill_words(e, cmd, &e->roll, 1, 1, 0)
-               ? DLCA_ERR
-               : DLCA_OK;
-}
-
-/* ---- the fused path: one dispatch per CA step forward, one backward ---- */
 
 static vk_push_fused fused_push(const ca_gpu *e, int t)
 {
@@ -191,8 +187,8 @@ static int fused_dispatch(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_vi
 int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     vk_push_fused push = fused_push(e, t);
-    vk_view views[] = {gpu_grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), gpu_table_view(e),
-                       gpu_grid_view(e, t + 1) GPU_CLOCKS_VIEW(e)};
+    vk_view views[] = {ca_gpu_grid_region(e, t), e->coeffs_at, vk_view_all(&e->wiring), gpu_table_view(e),
+                       ca_gpu_grid_region(e, t + 1) GPU_CLOCKS_VIEW(e)};
     return fused_dispatch(e, cmd, 0, views, 5 + VK_CLOCK_BINDINGS, &push, e->plan.tiles, 1);
 }
 
@@ -204,13 +200,13 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss)
     const ca_config *c = gpu_config_of(e);
     int rc = DLCA_OK;
     if (!e->cleared_forward) {
-        if (gpu_clear_forward(e, cmd)) return DLCA_ERR;
+        if (gpu_clear(e, cmd, 1, 0)) return DLCA_ERR;
         vk_cmd_barrier(cmd);
     }
     e->cleared_forward = 0;
-    vk_view views[] = {vk_view_all(&e->grids),  vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
+    vk_view views[] = {vk_view_all(&e->grids),  e->coeffs_at, vk_view_all(&e->wiring),
                        gpu_table_view(e),           vk_view_all(&e->roll),   vk_view_all(&e->target),
-                       vk_view_all(&e->dgrid),  vk_view_all(&e->partials)};
+                       e->dgrid_at,  vk_view_all(&e->partials)};
     int steps = e->plan.persistent_stepwise ? c->steps : 1;
     for (int t = 0; !rc && t < steps; t++) {
         vk_push_fused push = fused_push(e, t);
@@ -243,8 +239,8 @@ int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
 {
     vk_push_fused push = fused_push(e, t);
     push.gather = gather != 0;
-    vk_view views[] = {gpu_grid_view(e, t),       vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       gpu_table_view(e), vk_view_all(&e->dgrid), gpu_moore_view(e, t + 1),
+    vk_view views[] = {ca_gpu_grid_region(e, t),       e->coeffs_at, vk_view_all(&e->wiring),
+                       gpu_table_view(e), e->dgrid_at, gpu_moore_view(e, t + 1),
                        gpu_moore_view(e, t),    vk_view_all(&e->sum_partials) GPU_CLOCKS_VIEW(e)};
     return fused_dispatch(e, cmd, 1, views, 8 + VK_CLOCK_BINDINGS, &push, e->plan.slots, 1);
 }
@@ -256,8 +252,8 @@ static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view
 {
     vk_push_fused push = fused_push(e, t);
     push.gather = 1;
-    vk_view views[] = {gpu_grid_view(e, t),         vk_view_all(&e->coeffs), vk_view_all(&e->wiring),
-                       gpu_table_view(e), vk_view_all(&e->dgrid), moore};
+    vk_view views[] = {ca_gpu_grid_region(e, t),         e->coeffs_at, vk_view_all(&e->wiring),
+                       gpu_table_view(e), e->dgrid_at, moore};
     const vk_pipeline_desc *desc = &vk_pipeline_descs[e->fused_ids[2]];
     uint32_t groups[3];
     int rc = vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (uint64_t)gpu_config_of(e)->channels * e->plan.cells,
@@ -278,12 +274,12 @@ int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     const ca_config *c = gpu_config_of(e);
     if (!e->cleared_backward) {
-        if (gpu_clear_backward(e, cmd)) return DLCA_ERR;
+        if (gpu_clear(e, cmd, 0, 1)) return DLCA_ERR;
         vk_cmd_barrier(cmd);
     }
     e->cleared_backward = 0;
-    vk_view views[] = {vk_view_all(&e->grids),        vk_view_all(&e->coeffs),       vk_view_all(&e->wiring),
-                       gpu_table_view(e),                 vk_view_all(&e->dgrid),        vk_view_all(&e->moore_steps),
+    vk_view views[] = {vk_view_all(&e->grids),        e->coeffs_at,       vk_view_all(&e->wiring),
+                       gpu_table_view(e),                 e->dgrid_at,        vk_view_all(&e->moore_steps),
                        vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};
     int steps = e->plan.persistent_stepwise ? c->steps : 1;
     for (int n = 0; n < steps; n++) {

@@ -16,8 +16,7 @@ static inline uint32_t gpu_cell_groups(const ca_gpu *e) { return (e->plan.cells 
 
 /* ---- ca_gpu_record.c ---- */
 
-/* Grid t ([C][pitch]) and step block t (in its buffer). */
-vk_view gpu_grid_view(ca_gpu *e, int t);
+/* Step block t (in its buffer). */
 vk_view gpu_block_view(ca_gpu *e, int t);
 
 /* The backward scratch, as the path that runs uses it. Per-layer: the slot gradients that
@@ -34,8 +33,14 @@ int gpu_dispatch(ca_gpu *e, VkCommandBuffer cmd, vk_pipeline_id id, const vk_vie
 /* One instrumentation timestamp (dlca bench), only when the engine profiles. */
 int gpu_mark(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which);
 
-/* Words [first, first + count) of `buffer` set to `value` (buffer_fill.comp), no barrier. */
-int gpu_fill_words(ca_gpu *e, VkCommandBuffer cmd, vk_buffer *buffer, size_t first, size_t count, uint32_t value);
+/* A region of a buffer to fill: rows of words (vk_push.h's vk_fill_region). */
+typedef struct {
+    vk_buffer *buffer;
+    vk_fill_region region;
+} gpu_fill_region;
+
+/* Regions [0, count) (1 to 3) set to their values in one buffer_fill.comp dispatch, no barrier. */
+int gpu_fill(ca_gpu *e, VkCommandBuffer cmd, const gpu_fill_region *regions, int count);
 
 /* Zeroes `count` buffers now, in one submission of its own. */
 int gpu_zero_now(ca_gpu *e, vk_buffer *const *buffers, int count);
@@ -73,9 +78,9 @@ int gpu_upload_layers(ca_gpu *e);
 /* The fused pipelines specialised to this model, once. */
 int gpu_create_fused_pipelines(ca_gpu *e);
 
-/* What the persistent forward / backward polls, set to empty, without a barrier of its own. */
-int gpu_clear_forward(ca_gpu *e, VkCommandBuffer cmd);
-int gpu_clear_backward(ca_gpu *e, VkCommandBuffer cmd);
+/* What the next persistent forward and/or backward polls, set to empty, in one dispatch without
+ * a barrier of its own. */
+int gpu_clear(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward);
 
 /* One fused CA step forward; all T in one dispatch (`with_loss`: the loss gradient and the
  * squared errors at its last step). */

@@ -56,7 +56,7 @@ static vk_push_fire fire_push(const ca_gpu *e, int t)
 
 static int layer_forward(ca_gpu *e, VkCommandBuffer cmd, int t, vk_push_layer push)
 {
-    vk_view views[] = {gpu_grid_view(e, t), gpu_block_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring)};
+    vk_view views[] = {ca_gpu_grid_region(e, t), gpu_block_view(e, t), e->coeffs_at, vk_view_all(&e->wiring)};
     return gpu_dispatch(e, cmd, VK_PIPE_GATE_LAYER_FORWARD, views, 4, &push, sizeof push, gpu_cell_groups(e),
                     push.units * push.n_out);
 }
@@ -66,14 +66,14 @@ int gpu_layered_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 {
     const ca_config *c = gpu_config_of(e);
     vk_push_moore moore = gpu_moore_push(e);
-    vk_view moore_views[] = {gpu_grid_view(e, t), vk_view_all(&e->coeffs), vk_view_all(&e->wiring), gpu_block_view(e, t)};
+    vk_view moore_views[] = {ca_gpu_grid_region(e, t), e->coeffs_at, vk_view_all(&e->wiring), gpu_block_view(e, t)};
     int rc = gpu_dispatch(e, cmd, VK_PIPE_MOORE_FORWARD, moore_views, 4, &moore, sizeof moore, gpu_cell_groups(e),
                       (uint32_t)(c->kernels * c->channels));
     for (int l = 1; !rc && l < c->perception_depth; l++) rc = layer_forward(e, cmd, t, gpu_perception_push(e, l));
     for (int l = 0; !rc && l < c->update_depth; l++) rc = layer_forward(e, cmd, t, gpu_update_push(e, l));
     if (rc) return rc;
     vk_push_fire fire = fire_push(e, t);
-    vk_view fire_views[] = {gpu_grid_view(e, t), gpu_block_view(e, t), gpu_grid_view(e, t + 1)};
+    vk_view fire_views[] = {ca_gpu_grid_region(e, t), gpu_block_view(e, t), ca_gpu_grid_region(e, t + 1)};
     return gpu_dispatch(e, cmd, VK_PIPE_STEP_FIRE, fire_views, 3, &fire, sizeof fire, gpu_cell_groups(e),
                     (uint32_t)c->channels);
 }
@@ -99,8 +99,8 @@ static vk_push_gate_backward gate_backward_push(const ca_gpu *e, int t, const vk
 
 static int gate_backward(ca_gpu *e, VkCommandBuffer cmd, int t, const vk_push_gate_backward *push, uint32_t rows)
 {
-    vk_view views[] = {gpu_grid_view(e, t),         gpu_block_view(e, t),       vk_view_all(&e->coeffs),
-                       vk_view_all(&e->wiring), vk_view_all(&e->dgrid), gpu_slot_view(e, 0),
+    vk_view views[] = {ca_gpu_grid_region(e, t),         gpu_block_view(e, t),       e->coeffs_at,
+                       vk_view_all(&e->wiring), e->dgrid_at, gpu_slot_view(e, 0),
                        gpu_slot_view(e, 1),          vk_view_all(&e->sum_partials)};
     return gpu_dispatch(e, cmd, VK_PIPE_GATE_BACKWARD, views, 8, push, sizeof *push, e->plan.chunks, rows);
 }
@@ -144,6 +144,6 @@ int gpu_layered_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
         .periodic = moore.periodic, .channels = moore.channels, .kernels = moore.kernels, .wiring_a = moore.wiring_a,
         .moore_row = moore.row, .update_start = first.reverse_start, .update_entry = first.reverse_entry,
         .update_row = first.out_base};
-    vk_view views[] = {vk_view_all(&e->wiring), gpu_slot_view(e, 0), gpu_slot_view(e, 1), vk_view_all(&e->dgrid)};
+    vk_view views[] = {vk_view_all(&e->wiring), gpu_slot_view(e, 0), gpu_slot_view(e, 1), e->dgrid_at};
     return gpu_dispatch(e, cmd, VK_PIPE_GRID_BACKWARD, views, 4, &grid, sizeof grid, gpu_cell_groups(e), moore.channels);
 }

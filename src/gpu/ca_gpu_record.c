@@ -3,10 +3,27 @@
 
 #include "error.h"
 
-vk_view gpu_grid_view(ca_gpu *e, int t)
+vk_view ca_gpu_grid_region(const ca_gpu *e, int t)
 {
     size_t bytes = (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);
-    return vk_view_of(&e->grids, (size_t)t * bytes, bytes);
+    return vk_view_of((vk_buffer *)&e->grids, (size_t)t * bytes, bytes);
+}
+
+vk_view ca_gpu_target_region(const ca_gpu *e)
+{
+    return vk_view_of((vk_buffer *)&e->target, 0, (size_t)gpu_config_of(e)->loss_channels * e->plan.pitch * sizeof(float));
+}
+
+int ca_gpu_bind(ca_gpu *e, const vk_view *coeffs, const vk_view *dgrid, const vk_view *sums)
+{
+    size_t gates4 = e->model->gate_count * 4 * sizeof(float);
+    size_t grid = (size_t)gpu_config_of(e)->channels * e->plan.pitch * sizeof(float);
+    if ((coeffs && coeffs->size < gates4) || (sums && sums->size < gates4) || (dgrid && dgrid->size < grid))
+        return err_set(DLCA_ERR, "ca_gpu_bind: a view smaller than the engine's buffer it stands for");
+    e->coeffs_at = coeffs ? *coeffs : vk_view_all(&e->coeffs);
+    e->dgrid_at = dgrid ? *dgrid : vk_view_all(&e->dgrid);
+    e->sums_at = sums ? *sums : vk_view_all(&e->coeff_grad);
+    return DLCA_OK;
 }
 
 vk_view gpu_block_view(ca_gpu *e, int t)
@@ -41,13 +58,28 @@ int gpu_mark(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which)
     return vk_cmd_timestamp(e->vk, cmd, e->profile_first + (uint32_t)which);
 }
 
-/* Words [first, first + count) of `buffer` set to `value` (buffer_fill.comp), no barrier. */
-int gpu_fill_words(ca_gpu *e, VkCommandBuffer cmd, vk_buffer *buffer, size_t first, size_t count, uint32_t value)
+int gpu_fill(ca_gpu *e, VkCommandBuffer cmd, const gpu_fill_region *regions, int count)
 {
-    if (first + count > UINT32_MAX) return err_set(DLCA_ERR, "fill of %zu words past 2^32", first + count);
-    vk_push_buffer_fill push = {(uint32_t)first, (uint32_t)count, value};
-    vk_view view = vk_view_all(buffer);
-    return vk_dispatch_1d(e->vk, cmd, VK_PIPE_BUFFER_FILL, &view, 1, &push, sizeof push, (count + 3) / 4);
+    vk_push_buffer_fill push = {0};
+    vk_view views[3];
+    uint64_t most = 0;
+    if (count < 1 || count > 3) return err_set(DLCA_ERR, "fill: %d regions (1 to 3)", count);
+    for (int r = 0; r < 3; r++) {
+        const gpu_fill_region *g = &regions[r < count ? r : 0];
+        uint64_t words = (uint64_t)g->region.row_words * g->region.rows;
+        uint64_t end = g->region.first + (uint64_t)g->region.row_pitch * (g->region.rows ? g->region.rows - 1 : 0) +
+                       g->region.row_words;
+        if (r < count && end * 4 > g->buffer->size)
+            return err_set(DLCA_ERR, "fill: region %d ends at word %llu, past its buffer", r, (unsigned long long)end);
+        views[r] = vk_view_all(g->buffer);
+        if (r < count) push.region[r] = g->region;
+        if (r < count && words > most) most = words;
+    }
+    uint32_t groups[3];
+    const vk_pipeline_desc *desc = &vk_pipeline_descs[VK_PIPE_BUFFER_FILL];
+    if (vk_groups_1d_local(e->vk, desc->name, desc->local_size_x, (most + 3) / 4, groups)) return DLCA_ERR;
+    if (groups[1] > 1) return err_set(DLCA_ERR, "fill: %llu words in one region", (unsigned long long)most);
+    return vk_dispatch(e->vk, cmd, VK_PIPE_BUFFER_FILL, views, 3, &push, sizeof push, groups[0] ? groups[0] : 1, 3, 1);
 }
 
 /* gate_sums_reduce.comp, no barrier of its own. */
@@ -56,7 +88,7 @@ int gpu_sums_reduce(ca_gpu *e, VkCommandBuffer cmd)
     vk_push_gate_sums_reduce push = {(uint32_t)e->model->gate_count, e->plan.fused ? e->plan.slots : e->plan.chunks,
                                      (uint32_t)e->step_rows};
     vk_view views[] = {vk_view_all(&e->sum_partials), vk_view_of(&e->layers, CA_GPU_GATE_ROWS_AT, 0),
-                       vk_view_all(&e->coeff_grad)};
+                       e->sums_at};
     /* One workgroup per gate, as x times y workgroups. */
     uint32_t gates = (uint32_t)e->model->gate_count, max_x = e->vk->props.limits.maxComputeWorkGroupCount[0];
     uint32_t groups_x = gates < max_x ? gates : max_x;

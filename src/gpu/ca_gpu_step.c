@@ -22,7 +22,7 @@ int ca_gpu_task_round(ca_gpu *e, VkCommandBuffer cmd, uint64_t round)
     vk_push_task push = {e->plan.cells, e->plan.pitch, (uint32_t)e->shape.height, (uint32_t)e->shape.width,
                          (uint32_t)c->channels, (uint32_t)c->loss_channels, (uint32_t)c->start, (uint32_t)c->target,
                          rng_task_stream(c->seed, round), e->shape.boundary == CA_BOUNDARY_PERIODIC};
-    vk_view views[] = {gpu_grid_view(e, 0), vk_view_all(&e->target), vk_view_all(&e->image)};
+    vk_view views[] = {ca_gpu_grid_region(e, 0), vk_view_all(&e->target), vk_view_all(&e->image)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_TASK_ROUND, views, 3, &push, sizeof push,
                             (uint64_t)c->channels * e->plan.cells);
     if (!rc) vk_cmd_barrier(cmd);
@@ -34,10 +34,11 @@ int ca_gpu_task_round(ca_gpu *e, VkCommandBuffer cmd, uint64_t round)
 int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)
 {
     if (gpu_mark(e, cmd, CA_GPU_MARK_START)) return DLCA_ERR;
-    if (e->plan.fused && e->plan.persistent_groups && gpu_clear_forward(e, cmd)) return DLCA_ERR;
-    if (e->plan.fused && e->plan.persistent_backward && !hard && gpu_clear_backward(e, cmd)) return DLCA_ERR;
+    int forward = e->plan.fused && e->plan.persistent_groups;
+    int backward = e->plan.fused && e->plan.persistent_backward && !hard;
+    if ((forward || backward) && gpu_clear(e, cmd, forward, backward)) return DLCA_ERR;
     vk_push_gate_coefficients push = {(uint32_t)e->model->gate_count, hard ? 1u : 0u};
-    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeffs)};
+    vk_view views[] = {vk_view_all(&e->logits), e->coeffs_at};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GATE_COEFFICIENTS, views, 2, &push, sizeof push, e->model->gate_count);
     if (!rc) vk_cmd_barrier(cmd);
     return rc;
@@ -74,7 +75,7 @@ int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
     const ca_config *c = gpu_config_of(e);
     if (slot >= CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "loss slot %u of %d", slot, CA_GPU_LOSS_SLOTS);
     vk_push_loss loss = {e->plan.cells, e->plan.pitch, (uint32_t)c->channels, (uint32_t)c->loss_channels};
-    vk_view views[] = {gpu_grid_view(e, c->steps), vk_view_all(&e->target), vk_view_all(&e->dgrid),
+    vk_view views[] = {ca_gpu_grid_region(e, c->steps), vk_view_all(&e->target), e->dgrid_at,
                        vk_view_all(&e->partials)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOSS_GRAD, views, 4, &loss, sizeof loss, (uint64_t)c->channels * e->plan.cells);
     if (rc) return rc;
@@ -140,7 +141,7 @@ int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 int ca_gpu_logits_gradient(ca_gpu *e, VkCommandBuffer cmd)
 {
     vk_push_logits_grad push = {(uint32_t)e->model->gate_count};
-    vk_view views[] = {vk_view_all(&e->logits), vk_view_all(&e->coeff_grad), vk_view_all(&e->dlogits)};
+    vk_view views[] = {vk_view_all(&e->logits), e->sums_at, vk_view_all(&e->dlogits)};
     int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_GRAD, views, 3, &push, sizeof push, e->model->gate_count);
     if (!rc) vk_cmd_barrier(cmd);
     return rc;
@@ -188,7 +189,7 @@ int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
 int ca_gpu_logits_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
 {
     vk_push_adamw push = adamw_push(e, adamw);
-    vk_view views[] = {vk_view_all(&e->logits),      vk_view_all(&e->coeff_grad), vk_view_all(&e->moment1),
+    vk_view views[] = {vk_view_all(&e->logits),      e->sums_at, vk_view_all(&e->moment1),
                        vk_view_all(&e->moment2),     vk_view_all(&e->step_values), vk_view_all(&e->roll),
                        vk_view_all(&e->dlogits),
                        vk_view_all(&e->losses)};

@@ -67,7 +67,10 @@ typedef struct tn_vk_block {
 } tn_vk_block;
 
 /* Size classes: 4 per power of two from 256 bytes up. */
-enum { TN_VK_CLASSES = 4 * 40 };
+/* Size classes of device-local blocks, and one more class (TN_VK_HOST_CLASS) of host-visible
+ * blocks for storages of at most TN_VK_HOST_NUMEL floats: a loss or a norm the host reads after
+ * every step, straight from mapped memory, with no copy and no submission of its own. */
+enum { TN_VK_CLASSES = 4 * 40, TN_VK_HOST_CLASS = TN_VK_CLASSES, TN_VK_HOST_NUMEL = 16 };
 
 typedef enum { TN_VK_IDLE, TN_VK_OWN, TN_VK_RECORDING, TN_VK_PENDING } tn_vk_mode;
 
@@ -83,7 +86,7 @@ typedef struct tn_vk_device {
     tn_vk_block *arena_cur, *arena_busy, *arena_spare;
     size_t arena_at;
     /* allocator */
-    tn_vk_block *free_list[TN_VK_CLASSES];
+    tn_vk_block *free_list[TN_VK_CLASSES + 1]; /* [TN_VK_HOST_CLASS]: the small host-visible ones */
     tn_vk_block *deferred; /* released while work was in flight */
     size_t n_deferred;
     tn_vk_stats stats;

@@ -124,7 +124,7 @@ int tn_vk_trim(tn_vk *dev)
     tn_vk_device *d = tn_vk__device(dev, "tn_vk_trim");
     if (!d) return DLCA_ERR;
     if (d->mode != TN_VK_IDLE) return err_set(DLCA_ERR, "tn_vk_trim: work is in flight (sync or retire first)");
-    for (int c = 0; c < TN_VK_CLASSES; c++) list_destroy(d, &d->free_list[c]);
+    for (int c = 0; c <= TN_VK_HOST_CLASS; c++) list_destroy(d, &d->free_list[c]);
     list_destroy(d, &d->arena_spare);
     d->stats.buffers_cached = 0;
     return DLCA_OK;
@@ -208,7 +208,9 @@ static int check_storage(const tn_storage *s)
 static int block_for(tn_vk_device *d, size_t numel, int zero, const vk_buffer *old, size_t keep, tn_vk_block **out)
 {
     size_t bytes = (numel ? numel : 1) * sizeof(float), class_bytes = bytes;
-    int cls = size_class(bytes, &class_bytes), rc = DLCA_OK;
+    int host = numel <= TN_VK_HOST_NUMEL;
+    int cls = host ? TN_VK_HOST_CLASS : size_class(bytes, &class_bytes), rc = DLCA_OK;
+    if (host) class_bytes = TN_VK_HOST_NUMEL * sizeof(float);
     tn_vk_block *b = cls >= 0 ? d->free_list[cls] : NULL;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     if ((zero || keep) && (rc = tn_vk__cmd(d, &cmd))) return rc; /* before taking a block: may fail */
@@ -216,7 +218,7 @@ static int block_for(tn_vk_device *d, size_t numel, int zero, const vk_buffer *o
         d->free_list[cls] = b->next;
         d->stats.buffers_cached--;
         d->stats.buffers_reused++;
-    } else if ((rc = block_create(d, class_bytes, 0, cls, &b))) {
+    } else if ((rc = block_create(d, class_bytes, host, cls, &b))) {
         return rc;
     }
     b->next = NULL;
@@ -286,7 +288,13 @@ int tn_vk__download(const tn_storage *s, size_t off, void *dst, size_t n)
     tn_vk_device *d = tn_vk__dev(s);
     if (n == 0) return DLCA_OK;
     int rc = tn_vk__host_read(d, "tn");
-    return rc ? rc : vk_buffer_download(d->vk, tn_vk__buffer(s), off * sizeof(float), dst, n * sizeof(float));
+    if (rc) return rc;
+    const vk_buffer *buf = tn_vk__buffer(s);
+    if (buf->mapped) { /* a small host-visible block: read in place, after the work that wrote it */
+        memcpy(dst, (const char *)buf->mapped + off * sizeof(float), n * sizeof(float));
+        return DLCA_OK;
+    }
+    return vk_buffer_download(d->vk, buf, off * sizeof(float), dst, n * sizeof(float));
 }
 
 /* ---- sharing buffers with another engine ---- */

@@ -45,7 +45,7 @@
     X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \
     X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 8, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
-    X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 1, 256)                   \
+    X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 3, 256)                   \
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_STEP_BACKWARD, fused_step_backward, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_STEP_FORWARD_8, fused_step_forward_8, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \

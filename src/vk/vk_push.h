@@ -91,11 +91,15 @@ typedef struct {
 } vk_push_fused;
 _Static_assert(sizeof(vk_push_fused) == 84, "mirror of fused_push in glsl/common.glsl");
 
-/* glsl/buffer_fill.comp: words [first, first + count) set to value */
+/* glsl/buffer_fill.comp: up to three regions of rows of words, each set to its value */
 typedef struct {
-    uint32_t first, count, value;
+    uint32_t first, row_words, row_pitch, rows;
+    uint32_t value;
+} vk_fill_region;
+typedef struct {
+    vk_fill_region region[3];
 } vk_push_buffer_fill;
-_Static_assert(sizeof(vk_push_buffer_fill) == 12, "mirror of buffer_fill_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_buffer_fill) == 60, "mirror of buffer_fill_push in glsl/common.glsl");
 
 /* glsl/task_round.comp: start and target kinds are ca_start / ca_target values */
 typedef struct {
