@@ -6,6 +6,7 @@
  * from saved state and step that continues the uninterrupted one bit for bit. */
 #include "check.h"
 #include "error.h"
+#include "tn_ops.h"
 #include "tn_optim.h"
 
 #include <string.h>
@@ -151,6 +152,25 @@ static void test_params_step(void)
     CHECK(tn_optim_step(&o, &p) == DLCA_OK, "step over the block");
     CHECK(tn_get(a, 0) == 0.5 && tn_get(a, 1) == 1.0 && tn_get(b, 0) == 1.5, "every parameter moved");
     tn_optim_free(&o);
+    tn_params_free(&p);
+}
+
+/* tn_params_grad_replace: the next backward's gradient replaces whatever the buffer held (no
+ * zero-fill, no add); the one after adds, as always. */
+static void test_grad_replace(void)
+{
+    tn_params p;
+    tn_params_init(&p, TN_F32);
+    tn_tensor *a = tn_params_add(&p, TN_SHAPE(2));
+    tn_write(a, (const double[]){1, 2});
+    float *g = tn_params_grad(&p);
+    g[0] = 100, g[1] = -100; /* stale */
+    tn_params_grad_replace(&p);
+    tn_tensor *m = tn_mul_scalar(a, 3.0), *y = m ? tn_sum(m) : NULL;
+    CHECK(y && tn_backward(y) == DLCA_OK, "backward");
+    CHECK(g[0] == 3.0f && g[1] == 3.0f, "replaced, not added: %g %g", g[0], g[1]);
+    CHECK(tn_backward(y) == DLCA_OK && g[0] == 6.0f && g[1] == 6.0f, "a second backward adds: %g %g", g[0], g[1]);
+    tn_free(y), tn_free(m);
     tn_params_free(&p);
 }
 
@@ -300,5 +320,6 @@ int main(void)
     test_clipping();
     test_schedules();
     test_params_step();
+    test_grad_replace();
     return test_finish("test_tn_optim");
 }

@@ -65,6 +65,11 @@ void ca_cpu_coefficients(ca_cpu *e, const double *logits, int hard)
 
 static double *step_block(const ca_cpu *e, int t) { return e->act + (size_t)t * e->step_rows * e->cells; }
 
+void ca_cpu_set_coefficients(ca_cpu *e, const double *coefficients)
+{
+    memcpy(e->coeffs, coefficients, e->model->gate_count * 4 * sizeof(double));
+}
+
 double *ca_cpu_grid(const ca_cpu *e, int t) { return e->grids + (size_t)t * (size_t)e->model->config.channels * e->cells; }
 
 void ca_cpu_set_fire_stream(ca_cpu *e, uint32_t stream) { e->fire_stream = stream; }

@@ -37,6 +37,10 @@ void ca_cpu_free(ca_cpu *engine);
 /* Per-gate coefficients from `logits` ([gates][16]): soft c = M^T softmax(z), or hard = row argmax z. */
 void ca_cpu_coefficients(ca_cpu *engine, const double *logits, int hard);
 
+/* Sets the coefficients ([gates][4]) the next rollouts use, computed elsewhere (the trainer's
+ * tensor graph). */
+void ca_cpu_set_coefficients(ca_cpu *engine, const double *coefficients);
+
 /* The grid at step t (0..T): [C][cells]. Write the start state into ca_cpu_grid(engine, 0). */
 double *ca_cpu_grid(const ca_cpu *engine, int t);
 

@@ -116,6 +116,11 @@ void ca_fast_coefficients(ca_fast *e, const double *logits, int hard)
     ca_fast_pool_run(e->pool, coefficients_job, &job);
 }
 
+void ca_fast_set_coefficients(ca_fast *e, const double *coefficients)
+{
+    for (size_t i = 0; i < e->model->gate_count * 4; i++) e->coeffs[i] = (float)coefficients[i];
+}
+
 float *ca_fast_grid(const ca_fast *e, int t) { return e->grids + (size_t)t * (size_t)e->model->config.channels * e->cells; }
 
 void ca_fast_set_fire_stream(ca_fast *e, uint32_t stream) { e->fire_stream = stream; }

@@ -52,6 +52,10 @@ void ca_fast_free(ca_fast *engine);
 void ca_fast_coefficients(ca_fast *engine, const double *logits, int hard);
 
 /* The grid at step t (0..T): [C][cells]. Write the start state into ca_fast_grid(engine, 0). */
+/* Sets the coefficients ([gates][4]) the next rollouts use, computed elsewhere (the trainer's
+ * tensor graph), rounded to float as the engine keeps them. */
+void ca_fast_set_coefficients(ca_fast *engine, const double *coefficients);
+
 float *ca_fast_grid(const ca_fast *engine, int t);
 
 /* Fire-mask stream for the next rollout (async mode only; see rng_fires). */

@@ -124,6 +124,22 @@ void ca_gpu_free(ca_gpu *engine);
  * Fails when a view is smaller than what it stands for. */
 int ca_gpu_bind(ca_gpu *engine, const vk_view *coeffs, const vk_view *dgrid, const vk_view *sums);
 
+/* Rows of `width` doubles a gate, between the model's gate order and the engine's (ca_gpu_order.h):
+ * for tensors the trainer keeps in the engine's order (logits, AdamW moments). */
+void ca_gpu_rows_to_engine(const ca_gpu *engine, size_t width, const double *model, double *engine_rows);
+void ca_gpu_rows_to_model(const ca_gpu *engine, size_t width, const double *engine_rows, double *model);
+
+/* Records what the persistent kernels of the next forward (and backward) poll, cleared, without a
+ * barrier (so that the next dispatch's covers it); nothing where they do not run. */
+int ca_gpu_clear_persistent(ca_gpu *engine, VkCommandBuffer cmd, int forward, int backward);
+
+/* Records instrumentation timestamp `which` where engine->profile is set (dlca bench). */
+int ca_gpu_timestamp(ca_gpu *engine, VkCommandBuffer cmd, ca_gpu_mark which);
+
+/* Records a copy of the persistent kernels' roll calls to host memory, for
+ * ca_gpu_persistent_gave_up after the fence; nothing where they do not run. */
+void ca_gpu_roll_to_host(ca_gpu *engine, VkCommandBuffer cmd);
+
 /* Grid t's region of the grids buffer: [C][pitch] floats, the pitch padding 0. */
 vk_view ca_gpu_grid_region(const ca_gpu *engine, int t);
 
@@ -155,7 +171,8 @@ size_t ca_gpu_step_row(const ca_gpu *engine, size_t row);
 int ca_gpu_upload_grid(ca_gpu *engine, int t, const double *grid);
 int ca_gpu_download_grid(ca_gpu *engine, int t, double *grid);
 
-/* d loss / d grid ([C][cells] doubles): the loss gradient, or after backward d grid_0. */
+/* d loss / d grid ([C][cells] doubles) where the engine keeps it (ca_gpu_bind): the loss gradient,
+ * or after backward d grid_0. */
 int ca_gpu_download_dgrid(ca_gpu *engine, double *dgrid);
 
 /* Target [loss_channels][cells] doubles to the device. */

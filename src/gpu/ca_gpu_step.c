@@ -158,16 +158,29 @@ void ca_gpu_set_adamw_step(ca_gpu *e, const ca_adamw *adamw, uint64_t step)
 }
 
 /* After the AdamW dispatch: its barrier, the end mark, and the roll calls for the host. */
+void ca_gpu_roll_to_host(ca_gpu *e, VkCommandBuffer cmd)
+{
+    if (!e->plan.fused || !e->plan.persistent_groups) return;
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    VkBufferCopy region = {0, 0, 2 * sizeof(uint32_t)};
+    vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
+}
+
+int ca_gpu_clear_persistent(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward)
+{
+    forward = forward && e->plan.fused && e->plan.persistent_groups;
+    backward = backward && e->plan.fused && e->plan.persistent_backward;
+    return forward || backward ? gpu_clear(e, cmd, forward, backward) : DLCA_OK;
+}
+
+int ca_gpu_timestamp(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which) { return gpu_mark(e, cmd, which); }
+
 static int adamw_recorded(ca_gpu *e, VkCommandBuffer cmd, int rc)
 {
     if (!rc) vk_cmd_barrier(cmd);
     if (!rc) rc = gpu_mark(e, cmd, CA_GPU_MARK_END);
     /* The roll calls for the host, after the fence (ca_gpu_persistent_gave_up). */
-    if (!rc && e->plan.fused && e->plan.persistent_groups) {
-        vk_cmd_barrier_compute_to_transfer(cmd);
-        VkBufferCopy region = {0, 0, 2 * sizeof(uint32_t)};
-        vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
-    }
+    if (!rc) ca_gpu_roll_to_host(e, cmd);
     return rc;
 }
 

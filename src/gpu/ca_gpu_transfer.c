@@ -21,6 +21,18 @@ static void gate_rows_to_model(const ca_gpu *e, size_t width, const float *devic
         memcpy(model + g * width, device + e->gate_row[g] * width, width * sizeof(float));
 }
 
+void ca_gpu_rows_to_engine(const ca_gpu *e, size_t width, const double *model, double *engine)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++)
+        memcpy(engine + e->gate_row[g] * width, model + g * width, width * sizeof(double));
+}
+
+void ca_gpu_rows_to_model(const ca_gpu *e, size_t width, const double *engine, double *model)
+{
+    for (size_t g = 0; g < e->model->gate_count; g++)
+        memcpy(model + g * width, engine + e->gate_row[g] * width, width * sizeof(double));
+}
+
 size_t ca_gpu_step_row(const ca_gpu *e, size_t row)
 {
     const ca_model *m = e->model;
@@ -106,7 +118,7 @@ int ca_gpu_download_grid(ca_gpu *e, int t, double *grid)
 
 int ca_gpu_download_dgrid(ca_gpu *e, double *dgrid)
 {
-    return download_rows(e, &e->dgrid, 0, dgrid, (size_t)e->model->config.channels);
+    return download_rows(e, e->dgrid_at.buffer, e->dgrid_at.offset, dgrid, (size_t)e->model->config.channels);
 }
 
 int ca_gpu_upload_target(ca_gpu *e, const double *target)

@@ -42,6 +42,11 @@ void *tn_params_grad(tn_params *p);
 /* Sets every gradient to zero. */
 void tn_params_zero_grad(tn_params *p);
 
+/* Instead of zeroing: each parameter's next gradient replaces what its buffer holds (one copy,
+ * no fill and add). For a loop where every parameter gets a gradient every step; one that gets
+ * none keeps its old gradient, so zero_grad is the safe choice otherwise. */
+void tn_params_grad_replace(tn_params *p);
+
 /* Frees the blocks and drops the buffer's references to its parameters. */
 void tn_params_free(tn_params *p);
 

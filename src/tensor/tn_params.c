@@ -86,6 +86,11 @@ void tn_params_zero_grad(tn_params *p)
     if (p->grads) tn__backend_of(p->grads)->fill(p->grads, 0.0);
 }
 
+void tn_params_grad_replace(tn_params *p)
+{
+    for (int i = 0; i < p->count; i++) p->params[i]->grad_stale = 1;
+}
+
 void tn_params_free(tn_params *p)
 {
     for (int i = 0; i < p->count; i++) tn_free(p->params[i]);

@@ -139,6 +139,10 @@ static int accumulate(tn_tensor *t, tn_tensor *g, const char *op)
         /* a leaf's first gradient that nothing else holds becomes its buffer: no copy, no kernel */
         t->grad = g;
         return DLCA_OK;
+    } else if (!t->node && t->grad && t->grad_stale) {
+        /* a stale buffer (tn_params_grad_replace): one copy instead of a zero-fill and an add */
+        status = tn__backend_of(t)->unary(TN_U_COPY, 0, 0, t->grad, g);
+        t->grad_stale = 0;
     } else if (!t->node) {
         /* leaves keep their buffer (it may be a view into a flat parameter block) and add in place */
         if (!t->grad) t->grad = tn__zeros_like(t, t->ndim, t->shape);

@@ -65,6 +65,8 @@ struct tn_tensor {
     tn_storage *storage;
     int requires_grad;  /* set on leaves by the user, on op results by the tape */
     tn_tensor *grad;    /* accumulated gradient of a leaf (NULL until the first backward) */
+    int grad_stale;     /* a leaf's grad holds nothing to keep: the next gradient replaces it
+                           (tn_params_grad_replace), with no zero-fill before */
     tn_node *node;      /* the op that made it; NULL for leaves */
     int refs;
     /* private to tn_tape.c / tn_free */

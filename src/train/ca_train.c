@@ -1,21 +1,21 @@
-/* ca_train.c: the training step on either engine, and AdamW for the CPU path. */
+/* ca_train.c: the trainer on the tensor library: its set-up, the CPU step, resume and sync (the
+ * GPU step is ca_train_gpu.c). */
 #include "ca_train.h"
 
 #include "ca_task.h"
 #include "error.h"
 #include "gates.h"
 #include "rng.h"
-#include "vk_command.h"
+#include "tn_ops.h"
+#include "tn_vk.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-ca_adamw ca_adamw_default(const ca_config *config)
-{
-    return (ca_adamw){.learning_rate = (float)config->learning_rate, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f,
-                      .weight_decay = 1e-2f, .clip = 100.0f};
-}
+/* AdamW as the paper trains: beta2 0.99 matters; each gradient element clipped to [-100, 100]. */
+enum { CA_CLIP = 100 };
+static const double ca_beta1 = 0.9, ca_beta2 = 0.99, ca_eps = 1e-8, ca_weight_decay = 1e-2;
 
 int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const double *image, double *start,
                     double *target)
@@ -24,13 +24,88 @@ int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const do
     return ca_task_target(c, shape, start, image, target);
 }
 
+double ca_trainer_learning_rate(const ca_trainer *t)
+{
+    tn_lr_schedule constant = tn_lr_constant(t->model->config.learning_rate);
+    return tn_lr_at(&constant, (long)t->step);
+}
+
+/* The logits (or moments) of the model, [gates][16] floats in its gate order, into tensor `to`
+ * (z or an AdamW moment), in the engine's order on the GPU. */
+static int write_gate_rows(ca_trainer *t, tn_tensor *to, const float *from)
+{
+    size_t n = t->gate_values, numel = tn_numel(to);
+    double *model = t->scratch, *engine = t->scratch + numel;
+    memset(model, 0, numel * sizeof(double));
+    for (size_t i = 0; i < n; i++) model[i] = from[i];
+    if (t->backend != CA_BACKEND_GPU) return tn_write(to, model);
+    memset(engine, 0, numel * sizeof(double));
+    ca_gpu_rows_to_engine(&t->gpu, GATE_OP_COUNT, model, engine);
+    return tn_write(to, engine);
+}
+
+/* The inverse of write_gate_rows. */
+static int read_gate_rows(ca_trainer *t, const tn_tensor *from, float *to)
+{
+    size_t numel = tn_numel(from);
+    double *engine = t->scratch, *model = t->scratch + numel;
+    if (tn_read(from, engine)) return DLCA_ERR;
+    if (t->backend == CA_BACKEND_GPU) ca_gpu_rows_to_model(&t->gpu, GATE_OP_COUNT, engine, model);
+    else model = engine;
+    for (size_t i = 0; i < t->gate_values; i++) to[i] = (float)model[i];
+    return DLCA_OK;
+}
+
 /* The fast engine keeps no activations: backward recomputes each step from its grid. */
 static int cpu_engine_init(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
     const ca_fast_options options = {.cache = 0, .threads = t->options.cpu_threads};
-    if (t->options.cpu_reference) return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
+    if (t->options.cpu_reference) {
+        t->rollout.cpu = &t->cpu;
+        return ca_cpu_init(&t->cpu, t->model, c->batch, 0, 0);
+    }
+    t->rollout.fast = &t->fast;
     return ca_fast_init(&t->fast, t->model, c->batch, 0, 0, &options);
+}
+
+/* The GPU engine, tn's device on the same context, and the engine's buffers tn reads. */
+static int gpu_engine_init(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    if (ca_gpu_init(&t->gpu, t->vk, t->model, c->batch, 0, 0, &t->options.gpu)) return DLCA_ERR;
+    if (t->image && ca_gpu_upload_image(&t->gpu, t->image)) return DLCA_ERR;
+    if (tn_vk_open(&t->dev, t->vk, NULL)) return DLCA_ERR;
+    vk_view target = ca_gpu_target_region(&t->gpu);
+    size_t rows[2] = {(size_t)c->loss_channels, t->gpu.plan.pitch}, words = 2;
+    t->target_rows = tn_vk_wrap(t->dev, target.buffer, target.offset, 2, rows);
+    t->roll_words = tn_vk_wrap(t->dev, &t->gpu.roll, 0, 1, &words);
+    t->rollout.gpu = &t->gpu, t->rollout.dev = t->dev;
+    return t->target_rows && t->roll_words ? DLCA_OK : DLCA_ERR;
+}
+
+/* z [gates][16] and M [16][4] on the engine's device, AdamW's state beside z. */
+static int tensors_init(ca_trainer *t)
+{
+    size_t z_shape[2] = {t->model->gate_count, GATE_OP_COUNT}, m_shape[2] = {GATE_OP_COUNT, GATE_COEFFS};
+    double m[GATE_OP_COUNT * GATE_COEFFS];
+    for (int i = 0; i < GATE_OP_COUNT; i++)
+        for (int k = 0; k < GATE_COEFFS; k++) m[i * GATE_COEFFS + k] = gate_op_matrix[i][k];
+    if (tn_params_init(&t->params, TN_F32)) return DLCA_ERR;
+    t->params.align = 64; /* an engine may bind it by itself (tn_vk_view) */
+    tn_tensor *z = tn_params_add(&t->params, 2, z_shape);
+    tn_tensor *m_cpu = tn_from_f64(TN_F32, 2, m_shape, m);
+    if (!z || !m_cpu) return tn_free(m_cpu), DLCA_ERR;
+    t->op_matrix = t->dev ? tn_to_device(m_cpu, t->dev) : tn_retain(m_cpu);
+    tn_free(m_cpu);
+    if (!t->op_matrix || (t->dev && tn_params_to_device(&t->params, t->dev))) return DLCA_ERR;
+    t->optim = tn_optim_adamw(t->model->config.learning_rate, ca_beta1, ca_beta2, ca_eps, ca_weight_decay);
+    t->optim.clip_value = CA_CLIP;
+    t->optim.skip_nonfinite = 1;
+    t->optim.state_dtype = TN_F32; /* as the model file keeps the moments */
+    if (t->roll_words) t->optim.skip_flag = t->roll_words, t->optim.skip_mask = CA_GPU_ROLL_CLOSED;
+    if (tn_optim_state_init(&t->optim, &t->params, 0)) return DLCA_ERR;
+    return write_gate_rows(t, t->params.params[0], t->model->logits);
 }
 
 int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
@@ -40,38 +115,36 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     memset(t, 0, sizeof *t);
     if (options) t->options = *options;
     t->model = model, t->backend = backend, t->image = image, t->vk = vk;
-    t->adamw = ca_adamw_default(c);
     t->gate_values = model->gate_count * GATE_OP_COUNT;
     if (c->target == CA_TARGET_IMAGE && !image)
         return err_set(DLCA_ERR, "preset '%s' trains towards a picture: give --target PNG", c->preset);
-    size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width;
+    size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width, grid = (size_t)c->channels * cells;
+    size_t room = 2 * (t->gate_values + 64) > grid ? 2 * (t->gate_values + 64) : grid;
     t->moment1 = calloc(t->gate_values, sizeof(float));
     t->moment2 = calloc(t->gate_values, sizeof(float));
-    t->start = malloc((size_t)c->channels * cells * sizeof(double));
+    t->start = malloc(grid * sizeof(double));
     t->target = malloc((size_t)c->loss_channels * cells * sizeof(double));
-    if (!t->moment1 || !t->moment2 || !t->start || !t->target) {
+    t->scratch = malloc(room * sizeof(double));
+    t->rollout.scratch = t->scratch;
+    if (!t->moment1 || !t->moment2 || !t->start || !t->target || !t->scratch) {
         ca_trainer_free(t);
         double mib = (double)(c->channels + c->loss_channels) * (double)cells * sizeof(double) / (1024.0 * 1024.0);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the trainer: %.0f MiB for a batch of %d grids of %dx%d", mib,
                        c->batch, c->height, c->width);
     }
-    int rc;
-    if (backend == CA_BACKEND_GPU) {
-        rc = ca_gpu_init(&t->gpu, vk, model, c->batch, 0, 0, &t->options.gpu);
-        if (!rc && image) rc = ca_gpu_upload_image(&t->gpu, image);
-    } else {
-        rc = cpu_engine_init(t);
-        t->logits = malloc(t->gate_values * sizeof(double));
-        t->dlogits = malloc(t->gate_values * sizeof(double));
-        if (!rc && (!t->logits || !t->dlogits)) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the trainer");
-    }
+    int rc = backend == CA_BACKEND_GPU ? gpu_engine_init(t) : cpu_engine_init(t);
+    if (!rc) rc = tensors_init(t);
     if (rc) ca_trainer_free(t);
     return rc;
 }
 
 void ca_trainer_free(ca_trainer *t)
 {
-    free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->logits), free(t->dlogits);
+    tn_optim_free(&t->optim);
+    tn_params_free(&t->params);
+    tn_free(t->op_matrix), tn_free(t->target_rows), tn_free(t->roll_words);
+    if (t->dev) tn_vk_close(t->dev);
+    free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->scratch);
     if (t->backend == CA_BACKEND_GPU)
         ca_gpu_free(&t->gpu);
     else if (t->options.cpu_reference)
@@ -86,10 +159,12 @@ int ca_trainer_resume(ca_trainer *t, uint64_t step, const float *moment1, const 
     t->step = step;
     memcpy(t->moment1, moment1, t->gate_values * sizeof(float));
     memcpy(t->moment2, moment2, t->gate_values * sizeof(float));
-    if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
-    if (ca_gpu_upload_logits(&t->gpu, t->model->logits, 0)) return DLCA_ERR;
-    if (ca_gpu_upload_gate_rows(&t->gpu, &t->gpu.moment1, GATE_OP_COUNT, moment1)) return DLCA_ERR;
-    return ca_gpu_upload_gate_rows(&t->gpu, &t->gpu.moment2, GATE_OP_COUNT, moment2);
+    tn_optim_free(&t->optim);
+    if (tn_optim_state_init(&t->optim, &t->params, (long)step)) return DLCA_ERR;
+    t->optim.step = (long)step;
+    return write_gate_rows(t, t->optim.state[0], moment1) || write_gate_rows(t, t->optim.state[1], moment2)
+               ? DLCA_ERR
+               : write_gate_rows(t, t->params.params[0], t->model->logits);
 }
 
 int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps)
@@ -104,81 +179,6 @@ int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, i
     return DLCA_OK;
 }
 
-/* AdamW on float parameters and moments, computed in double, as adamw.comp does in float. */
-static void adamw_cpu(ca_trainer *t, const double *grad)
-{
-    const ca_adamw *a = &t->adamw;
-    double correction1 = 1.0 - pow(a->beta1, (double)t->step), correction2 = 1.0 - pow(a->beta2, (double)t->step);
-    float *param = t->model->logits;
-    for (size_t i = 0; i < t->gate_values; i++) {
-        double g = fmax(-a->clip, fmin(a->clip, grad[i]));
-        double m = a->beta1 * (double)t->moment1[i] + (1.0 - a->beta1) * g;
-        double v = a->beta2 * (double)t->moment2[i] + (1.0 - a->beta2) * g * g;
-        t->moment1[i] = (float)m, t->moment2[i] = (float)v;
-        double p = (double)param[i] * (1.0 - (double)a->learning_rate * a->weight_decay);
-        param[i] = (float)(p - a->learning_rate * (m / correction1) / (sqrt(v / correction2) + a->eps));
-    }
-}
-
-static double cpu_reference_rollout(ca_trainer *t, int hard)
-{
-    ca_cpu *e = &t->cpu;
-    size_t n_grid = (size_t)t->model->config.channels * e->cells;
-    ca_cpu_coefficients(e, t->logits, hard);
-    memcpy(ca_cpu_grid(e, 0), t->start, n_grid * sizeof(double));
-    if (hard) ca_task_binarize(ca_cpu_grid(e, 0), n_grid);
-    ca_cpu_forward(e);
-    return ca_cpu_loss_forward(e, t->target);
-}
-
-static double fast_rollout(ca_trainer *t, int hard)
-{
-    ca_fast *e = &t->fast;
-    size_t n_grid = (size_t)t->model->config.channels * e->cells;
-    float *grid = ca_fast_grid(e, 0);
-    ca_fast_coefficients(e, t->logits, hard);
-    for (size_t i = 0; i < n_grid; i++) {
-        double value = t->start[i];
-        if (hard) ca_task_binarize(&value, 1); /* binarised in double, as for the reference */
-        grid[i] = (float)value;
-    }
-    ca_fast_forward(e);
-    return ca_fast_loss_forward(e, t->target);
-}
-
-static double cpu_rollout(ca_trainer *t, int hard)
-{
-    return t->options.cpu_reference ? cpu_reference_rollout(t, hard) : fast_rollout(t, hard);
-}
-
-/* BPTT of the last (soft) rollout into t->dlogits. */
-static void cpu_gradient(ca_trainer *t)
-{
-    if (t->options.cpu_reference) {
-        ca_cpu_loss_backward(&t->cpu, t->target);
-        ca_cpu_backward(&t->cpu);
-        ca_cpu_logits_gradient(&t->cpu, t->logits, t->dlogits);
-        return;
-    }
-    ca_fast_loss_backward(&t->fast, t->target);
-    ca_fast_backward(&t->fast);
-    ca_fast_logits_gradient(&t->fast, t->logits, t->dlogits);
-}
-
-static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
-{
-    ca_model_logits_to_double(t->model, t->logits);
-    if (hard_loss) *hard_loss = cpu_rollout(t, 1);
-    *soft_loss = cpu_rollout(t, 0);
-    cpu_gradient(t);
-    for (size_t i = 0; i < t->gate_values; i++)
-        if (!isfinite(t->dlogits[i])) return ca_trainer_nonfinite(t, "gradient");
-    if (!isfinite(*soft_loss)) return ca_trainer_nonfinite(t, "loss");
-    t->step++;
-    adamw_cpu(t, t->dlogits);
-    return DLCA_OK;
-}
-
 int ca_trainer_nonfinite(const ca_trainer *t, const char *what)
 {
     return err_set(DLCA_ERR, "%s is not finite at step %llu", what, (unsigned long long)t->step + 1);
@@ -190,36 +190,97 @@ static int before_step(ca_trainer *t)
     if (!t->options.before_step) return DLCA_OK;
     int changed = t->options.before_step(t->options.before_step_context, t->step + 1, t->model);
     if (changed < 0) return DLCA_ERR;
-    if (changed && t->backend == CA_BACKEND_GPU) return ca_gpu_upload_logits(&t->gpu, t->model->logits, 0);
-    return DLCA_OK;
+    return changed ? write_gate_rows(t, t->params.params[0], t->model->logits) : DLCA_OK;
+}
+
+/* The CPU engine's start grid for the round. */
+static void cpu_start(ca_trainer *t)
+{
+    size_t n = (size_t)t->model->config.channels * (t->options.cpu_reference ? t->cpu.cells : t->fast.cells);
+    if (t->options.cpu_reference) {
+        memcpy(ca_cpu_grid(&t->cpu, 0), t->start, n * sizeof(double));
+        return;
+    }
+    float *grid = ca_fast_grid(&t->fast, 0);
+    for (size_t i = 0; i < n; i++) grid[i] = (float)t->start[i];
+}
+
+tn_tensor *ca_trainer_loss(const ca_trainer *t, tn_tensor *out, tn_tensor *target)
+{
+    tn_tensor *pred = tn_slice(out, 0, 0, (size_t)t->model->config.loss_channels, 1);
+    tn_tensor *loss = pred ? tn_sse_loss(pred, target) : NULL;
+    tn_free(pred);
+    return loss;
+}
+
+/* The hard circuit's loss on the round: argmax gates, no gradient. */
+static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
+{
+    tn_no_grad_begin();
+    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
+    tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
+    tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
+    tn_tensor *loss = out ? ca_trainer_loss(t, out, target) : NULL;
+    tn_no_grad_end();
+    if (loss) *hard_loss = tn_item(loss);
+    tn_free(loss), tn_free(out), tn_free(c), tn_free(onehot);
+    return loss ? DLCA_OK : DLCA_ERR;
+}
+
+/* The soft rollout, its loss and gradient; then AdamW, unless the gradient or loss is not finite. */
+static int cpu_soft_step(ca_trainer *t, tn_tensor *target, double *soft_loss)
+{
+    tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
+    tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
+    tn_tensor *loss = out ? ca_trainer_loss(t, out, target) : NULL;
+    int rc = loss ? DLCA_OK : DLCA_ERR;
+    if (!rc) {
+        *soft_loss = tn_item(loss);
+        tn_params_grad_replace(&t->params); /* z gets a gradient every step */
+        rc = tn_backward(loss);
+    }
+    tn_free(loss), tn_free(out), tn_free(c);
+    if (rc) return rc;
+    const float *grad = tn_params_grad(&t->params);
+    for (size_t i = 0; i < t->gate_values; i++)
+        if (!isfinite(grad[i])) return ca_trainer_nonfinite(t, "gradient");
+    if (!isfinite(*soft_loss)) return ca_trainer_nonfinite(t, "loss");
+    t->optim.lr = ca_trainer_learning_rate(t);
+    return tn_optim_step(&t->optim, &t->params);
+}
+
+static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+{
+    const ca_config *c = &t->model->config;
+    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
+    uint32_t stream = rng_fire_stream(c->seed, t->step);
+    if (ca_round_inputs(c, shape, t->step, t->image, t->start, t->target)) return DLCA_ERR;
+    if (t->options.cpu_reference)
+        ca_cpu_set_fire_stream(&t->cpu, stream);
+    else
+        ca_fast_set_fire_stream(&t->fast, stream);
+    cpu_start(t);
+    size_t rows[2] = {(size_t)c->loss_channels, ca_shape_cells(shape)};
+    tn_tensor *target = tn_from_f64(TN_F32, 2, rows, t->target);
+    int rc = target ? DLCA_OK : DLCA_ERR;
+    if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss);
+    if (!rc) rc = cpu_soft_step(t, target, soft_loss);
+    tn_free(target);
+    return rc;
 }
 
 int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
-    const ca_config *c = &t->model->config;
     if (before_step(t)) return DLCA_ERR;
-    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
-    uint32_t stream = rng_fire_stream(c->seed, t->step);
-    int rc;
-    if (t->backend == CA_BACKEND_GPU) {
-        /* The GPU draws the round's start and target itself (task_round.comp). */
-        ca_gpu_set_fire_stream(&t->gpu, stream);
-        rc = ca_trainer_gpu_step(t, soft_loss, hard_loss);
-    } else {
-        rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
-        if (t->options.cpu_reference)
-            ca_cpu_set_fire_stream(&t->cpu, stream);
-        else
-            ca_fast_set_fire_stream(&t->fast, stream);
-        if (!rc) rc = cpu_step(t, soft_loss, hard_loss);
-    }
+    int rc = t->backend == CA_BACKEND_GPU ? ca_trainer_gpu_step(t, soft_loss, hard_loss) : cpu_step(t, soft_loss, hard_loss);
+    if (!rc) t->step++;
     return rc;
 }
 
 int ca_trainer_sync(ca_trainer *t)
 {
-    if (t->backend != CA_BACKEND_GPU) return DLCA_OK;
-    if (ca_gpu_download_logits(&t->gpu, t->model->logits)) return DLCA_ERR;
-    if (ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment1, GATE_OP_COUNT, t->moment1)) return DLCA_ERR;
-    return ca_gpu_download_gate_rows(&t->gpu, &t->gpu.moment2, GATE_OP_COUNT, t->moment2);
+    return read_gate_rows(t, t->params.params[0], t->model->logits) ||
+                   read_gate_rows(t, t->optim.state[0], t->moment1) || read_gate_rows(t, t->optim.state[1], t->moment2)
+               ? DLCA_ERR
+               : DLCA_OK;
 }

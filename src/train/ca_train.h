@@ -1,7 +1,12 @@
-/* ca_train.h: one training loop for both engines. Step s (0-based) trains on round s: its
- * start states and fire mask are drawn from (seed, s), so a run resumed at step s sees
- * exactly what an uninterrupted run would. The loss is the sum of squared errors; the update
- * clips each gradient element, then applies AdamW (docs/design.md section 3). */
+/* ca_train.h: one training loop for both engines, written on the tensor library. Step s
+ * (0-based) trains on round s: its start states and fire mask are drawn from (seed, s), so a run
+ * resumed at step s sees exactly what an uninterrupted run would. Around the CA engine,
+ * everything is tn, the same code on the CPU and the GPU: the logits z [gates][16] are a tn
+ * parameter; c = softmax(z) @ M (M the 16 x 4 op table, gates.h); the rollout c -> final grid is
+ * one tn function (ca_rollout.h); the loss is the sum of squared errors of the loss channels; AdamW
+ * (beta2 0.99, weight decay 1e-2) clips each gradient element to [-100, 100] and skips a step
+ * whose gradient is not finite; the learning rate follows the config's schedule. On the GPU a
+ * step is one command buffer, one submission (docs/design.md section 3). */
 #ifndef DLCA_CA_TRAIN_H
 #define DLCA_CA_TRAIN_H
 
@@ -10,28 +15,36 @@
 #include "ca_gpu.h"
 #include "ca_model.h"
 #include "ca_options.h"
+#include "ca_rollout.h"
+#include "tn_optim.h"
 
 typedef enum { CA_BACKEND_CPU, CA_BACKEND_GPU } ca_backend;
 
 typedef struct {
-    ca_model *model;
+    ca_model *model;           /* its logits are brought up to date by ca_trainer_sync */
     ca_backend backend;
-    ca_adamw adamw;
-    uint64_t step;             /* optimizer steps done */
-    float *moment1, *moment2;  /* AdamW state [gates][16] (the GPU keeps its own copy while training) */
-    const double *image;       /* target picture [loss_channels][H][W], or NULL */
-    double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells] */
-    size_t gate_values;        /* gates * 16 */
     ca_options options;        /* as ca_trainer_init was given them */
-    ca_cpu cpu;                /* CPU backend, reference */
-    ca_fast fast;              /* CPU backend, fast */
-    double *logits, *dlogits;  /* CPU backend: double copies */
+    uint64_t step;             /* optimizer steps done */
+    float *moment1, *moment2;  /* AdamW state [gates][16] in the model's gate order, as of the last
+                                  ca_trainer_sync (or resume) */
+    const double *image;       /* target picture [loss_channels][H][W], or NULL */
+    double *start, *target;    /* CPU: this round's start grid [C][cells] and target [loss_channels][cells] */
+    size_t gate_values;        /* gates * 16 */
+    /* the tensor library around the engine */
+    tn_dev *dev;               /* NULL: the CPU; the GPU's tn_vk */
+    tn_params params;          /* one parameter, z [gates][16] (on the GPU in the engine's gate order) */
+    tn_tensor *op_matrix;      /* M [16][4], on dev */
+    tn_tensor *target_rows;    /* GPU: the engine's target [loss_channels][pitch] as a tensor */
+    tn_tensor *roll_words;     /* GPU: the persistent kernels' roll calls, AdamW's skip flag */
+    tn_optim optim;
+    ca_rollout rollout;
+    /* the engines */
+    ca_cpu cpu;                /* CPU backend, options.cpu_reference */
+    ca_fast fast;              /* CPU backend, otherwise */
+    double *scratch;           /* CPU: the rollout's room, and logits and moments in double */
     vk_context *vk;            /* GPU backend */
     ca_gpu gpu;
 } ca_trainer;
-
-/* The paper's optimizer settings with the config's learning rate. */
-ca_adamw ca_adamw_default(const ca_config *config);
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
  * with options->gpu's plan. `image` is needed for image targets. The CPU backend runs the fast
@@ -42,7 +55,8 @@ int ca_trainer_init(ca_trainer *trainer, ca_model *model, const double *image, c
 
 void ca_trainer_free(ca_trainer *trainer);
 
-/* Continues from a saved state: `step` steps done, AdamW moments [gates][16] (copied). */
+/* Continues from a saved state: `step` steps done, AdamW moments [gates][16] in the model's gate
+ * order (copied). */
 int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, const float *moment2);
 
 /* The total steps of a run resumed from `path` after `done` steps: `wanted` (--steps; 0 when not
@@ -61,10 +75,17 @@ int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
  * under way (trainer->step + 1): returns DLCA_ERR. */
 int ca_trainer_nonfinite(const ca_trainer *trainer, const char *what);
 
-/* The GPU half of ca_trainer_step, for round trainer->step (inputs already in trainer->start/target). */
+/* The GPU half of ca_trainer_step, for round trainer->step (ca_train_gpu.c). */
 int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 
-/* Brings the logits and AdamW moments back from the GPU into model->logits and moment1/2. */
+/* The loss of a rollout's final grid `out` ([C][cells] on the CPU, [C][pitch] on the GPU): the sum
+ * of squared errors of its loss channels against `target` [loss_channels][same columns]. */
+tn_tensor *ca_trainer_loss(const ca_trainer *trainer, tn_tensor *out, tn_tensor *target);
+
+/* The learning rate of the step under way (trainer->step + 1), from the config's schedule. */
+double ca_trainer_learning_rate(const ca_trainer *trainer);
+
+/* Brings the logits and AdamW moments from the tensors into model->logits and moment1/2. */
 int ca_trainer_sync(ca_trainer *trainer);
 
 /* Fills the start grid and target of round `round` for `batch` samples of `shape`. */

@@ -1,59 +1,107 @@
-/* ca_train_gpu.c: the training step on the Vulkan engine (ca_train.c holds the other half).
- * A step is one command buffer and one submission: the round's start and target, optionally
- * the hard rollout and its loss, the soft rollout and loss, BPTT, and the logit gradient with
- * AdamW (one dispatch).
- * The losses land in host-visible memory, read once the fence signals. */
+/* ca_train_gpu.c: the training step on the GPU. One command buffer, one submission: the engine
+ * draws the round's start and target; optionally the hard circuit's rollout and loss; the soft
+ * rollout, its loss and BPTT; AdamW. tn records its ops into the same command buffer
+ * (tn_vk_record_begin), the engine its kernels between them (ca_rollout.c). The losses and
+ * AdamW's status land in host-visible memory, read once the fence signals. */
 #include "ca_train.h"
 
 #include "ca_gpu_check.h"
 #include "error.h"
+#include "rng.h"
+#include "tn_ops.h"
+#include "tn_vk.h"
 #include "vk_command.h"
 
 #include <math.h>
 #include <string.h>
 
-static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard)
+/* What a recorded step leaves for the host to read after the fence. */
+typedef struct {
+    tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible (tn_vk keeps small storages there) */
+} gpu_step_results;
+
+/* The hard circuit's rollout and loss: argmax gates, no gradient. What the persistent forward
+ * polls is cleared first, without a barrier: the next tn op's covers it. */
+static int record_hard(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
 {
-    ca_gpu *g = &t->gpu;
-    if (ca_gpu_task_round(g, cmd, t->step)) return DLCA_ERR;
+    if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 0)) return DLCA_ERR;
+    tn_no_grad_begin();
+    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
+    tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
+    tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
+    r->hard_loss = out ? ca_trainer_loss(t, out, t->target_rows) : NULL;
+    tn_no_grad_end();
+    tn_free(out), tn_free(c), tn_free(onehot);
+    return r->hard_loss ? DLCA_OK : DLCA_ERR;
+}
+
+/* The soft rollout, its loss, BPTT into z's gradient, and AdamW (skipped by tn when the gradient
+ * is not finite or a persistent kernel gave up: its roll words are the optimizer's skip flag). */
+static int record_soft(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
+{
+    if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 1)) return DLCA_ERR;
+    tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
+    tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
+    r->soft_loss = out ? ca_trainer_loss(t, out, t->target_rows) : NULL;
+    tn_params_grad_replace(&t->params); /* z gets a gradient every step */
+    int rc = r->soft_loss ? tn_backward(r->soft_loss) : DLCA_ERR;
+    tn_free(out), tn_free(c);
+    if (rc) return rc;
+    t->optim.lr = ca_trainer_learning_rate(t);
+    return tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END) ? DLCA_ERR : DLCA_OK;
+}
+
+static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, gpu_step_results *r)
+{
+    if (tn_vk_record_begin(t->dev, cmd)) return DLCA_ERR;
+    int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START) || ca_gpu_task_round(&t->gpu, cmd, t->step);
     /* Every preset starts from bits, so the hard rollout starts from the same grid 0. */
-    if (with_hard && (ca_gpu_coefficients(g, cmd, 1) || ca_gpu_forward_loss(g, cmd, 1))) return DLCA_ERR;
-    if (ca_gpu_coefficients(g, cmd, 0) || ca_gpu_forward_loss(g, cmd, 0) ||
-        ca_gpu_backward(g, cmd) || ca_gpu_logits_adamw(g, cmd, &t->adamw))
-        return DLCA_ERR;
-    vk_cmd_barrier_to_host(cmd);
-    return DLCA_OK;
+    if (!rc && with_hard) rc = record_hard(t, cmd, r);
+    if (!rc) rc = record_soft(t, cmd, r);
+    if (!rc) ca_gpu_roll_to_host(&t->gpu, cmd);
+    int end = tn_vk_record_end(t->dev);
+    return rc ? rc : end;
+}
+
+/* Submits the step and waits; tn may reuse what the step released once it ran. */
+static int run_step(ca_trainer *t, int with_hard, gpu_step_results *r)
+{
+    VkCommandBuffer cmd;
+    const ca_config *c = &t->model->config;
+    ca_gpu_set_fire_stream(&t->gpu, rng_fire_stream(c->seed, t->step));
+    if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
+    int rc = record_step(t, cmd, with_hard, r);
+    if (rc) {
+        vk_cmd_free(t->vk, cmd);
+        tn_vk_retire(t->dev);
+        return rc;
+    }
+    rc = vk_cmd_finish(t->vk, cmd);
+    int retired = tn_vk_retire(t->dev);
+    return rc ? rc : retired;
 }
 
 int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
-    VkCommandBuffer cmd;
-    ca_gpu_set_adamw_step(&t->gpu, &t->adamw, t->step + 1);
-    if (t->options.check_stages) {
-        if (ca_gpu_check_step(t, hard_loss != NULL)) return DLCA_ERR;
-    } else {
-        if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
-        if (record_step(t, cmd, hard_loss != NULL)) {
-            vk_cmd_free(t->vk, cmd);
-            return DLCA_ERR;
-        }
-        if (vk_cmd_finish(t->vk, cmd)) return DLCA_ERR;
+    if (t->options.check_stages) return ca_gpu_check_step(t, soft_loss, hard_loss);
+    gpu_step_results r = {0};
+    int rc = run_step(t, hard_loss != NULL, &r);
+    tn_optim_status status = {0};
+    if (!rc) rc = tn_optim_status_read(&t->optim, &status);
+    if (!rc) {
+        *soft_loss = tn_item(r.soft_loss);
+        if (hard_loss) *hard_loss = tn_item(r.hard_loss);
+    }
+    tn_free(r.soft_loss), tn_free(r.hard_loss);
+    if (rc) return rc;
+    if (status.last_skipped) {
         /* Not every workgroup of a persistent kernel could run at once (too many tiles for the
          * device, or a busy one): AdamW skipped the step, which runs again one dispatch a CA
-         * step, as every later one (dlca bench reports it). */
-        if (ca_gpu_persistent_gave_up(&t->gpu)) {
-            if (ca_gpu_persistent_off(&t->gpu)) return DLCA_ERR;
-            return ca_trainer_gpu_step(t, soft_loss, hard_loss);
-        }
+         * step, as every later one (dlca bench reports it). Otherwise the gradient was not
+         * finite: as on the CPU, the run stops there. */
+        if (!ca_gpu_persistent_gave_up(&t->gpu)) return ca_trainer_nonfinite(t, "gradient");
+        if (ca_gpu_persistent_off(&t->gpu)) return DLCA_ERR;
+        return ca_trainer_gpu_step(t, soft_loss, hard_loss);
     }
-    /* As on the CPU: a gradient that is not finite stops the run (the logit kept its value). */
-    uint32_t nonfinite;
-    memcpy(&nonfinite, (const float *)t->gpu.losses.mapped + CA_GPU_NONFINITE_SLOT, sizeof nonfinite);
-    if (nonfinite == t->step + 1) return ca_trainer_nonfinite(t, "gradient");
-    const float *losses = t->gpu.losses.mapped;
-    *soft_loss = losses[0];
-    if (hard_loss) *hard_loss = losses[1];
-    if (!isfinite(*soft_loss)) return ca_trainer_nonfinite(t, "loss");
-    t->step++;
-    return DLCA_OK;
+    return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");
 }
