@@ -144,11 +144,6 @@ struct fire_push {
     uint stream, threshold, step;
 };
 
-// glsl/loss_grad.comp
-struct loss_push {
-    uint cells, pitch, channels, loss_channels;
-};
-
 // glsl/buffer_fill.comp
 struct buffer_fill_region {
     uint first, row_words, row_pitch, rows;
@@ -156,23 +151,6 @@ struct buffer_fill_region {
 };
 struct buffer_fill_push {
     buffer_fill_region region[3];
-};
-
-// glsl/reduce_sum.comp
-struct reduce_push {
-    uint count, out_index;
-};
-
-// glsl/logits_grad.comp
-struct logits_grad_push {
-    uint gate_count;
-};
-
-// glsl/adamw.comp: step-dependent values come from a small buffer so a recorded training
-// step can be replayed; these stay fixed.
-struct adamw_push {
-    uint count;
-    float beta1, beta2, eps, weight_decay, clip;
 };
 
 // glsl/hard_step.comp (src/hard/hard_gpu.c)
@@ -193,8 +171,7 @@ struct fused_push {
     uint width, periodic, channels, kernels;
     uint perception_layers, stream, threshold, step;
     uint partial_rows, gather, max_width, act_rows;
-    uint update_inputs, steps, run_steps, loss_channels;
-    uint with_loss;
+    uint update_inputs, steps, run_steps;
 };
 
 // glsl/task_round.comp
@@ -225,11 +202,6 @@ struct tn_softmax_push {
 // glsl/tn_take.comp, glsl/tn_put_add.comp
 struct tn_index_push {
     uint count, dst_offset, src_offset;
-};
-// glsl/tn_optim.comp
-struct tn_optim_push {
-    uint count, kind, nesterov, first;
-    float momentum, dampening, weight_decay, beta1, beta2, eps;
 };
 // glsl/tn_clip_norm.comp
 struct tn_clip_push {

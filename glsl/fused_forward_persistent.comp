@@ -2,9 +2,7 @@
 // fused_forward_persistent.comp: the whole forward rollout, T CA steps, in one dispatch; each
 // step of each tile as fused_step_forward.comp computes it. Workgroup w keeps tiles w, w + P,
 // ... (P workgroups) for every step, and a tile's step t starts as soon as its neighbourhoods in
-// grid_t are written (fused_persistent.glsl: how it knows, and why it may wait). With
-// pc.with_loss, the last step also computes the loss gradient and squared errors of its cells
-// (as loss_grad.comp), which saves the loss its own dispatch and barrier.
+// grid_t are written (fused_persistent.glsl: how it knows, and why it may wait).
 #extension GL_GOOGLE_include_directive : enable
 #extension GL_KHR_shader_subgroup_basic : require
 #include "common.glsl"
@@ -20,19 +18,6 @@ layout(local_size_x_id = 0) in;
 
 #define ROLL_BINDING 4
 #include "fused_persistent.glsl"
-#include "loss_terms.glsl"
-layout(std430, binding = 5) restrict readonly buffer target_buf { float target[]; }; // [loss_channels][pitch]
-layout(std430, binding = 6) restrict writeonly buffer dgrid_buf { float dgrid[]; };  // [C][pitch]
-layout(std430, binding = 7) restrict writeonly buffer loss_buf { float squared_errors[]; }; // [C][cells]
-
-// Channel ch of `cell` in the last grid is `value`: dL/dgrid_T there and its squared error (0
-// off the loss channels), for reduce_sum.comp.
-void cell_loss(uint ch, uint cell, float value)
-{
-    vec2 terms = ch < pc.loss_channels ? loss_terms(value, target[ch * pc.pitch + cell]) : vec2(0.0);
-    dgrid[ch * pc.pitch + cell] = terms.x;
-    squared_errors[ch * pc.cells + cell] = terms.y;
-}
 
 // A grid value another workgroup may still be computing (or this one, a tile-step earlier).
 float grid_value(uint at)
@@ -78,7 +63,6 @@ void tile_forward(uint s, uint first)
         float old = smem[FUSED_NEIGHBOURS_AT + (ch * 9u + 4u) * TILE_CELLS + c];
         float value = fire ? smem[in_at + ch * TILE_CELLS + c] : old;
         grid[next + ch * pc.pitch + cell] = publish(value);
-        if (pc.with_loss != 0u && s + 1u == pc.steps) cell_loss(ch, cell, value);
     }
     barrier(); // the next tile-step stages over these rows
 }

@@ -5,9 +5,12 @@
 #include "ca_config.h"
 #include "ca_model.h"
 #include "gates.h"
+#include "error.h"
 #include "rng.h"
+#include "tn_ops.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* C = 2, K = 2, a 3x4 grid, perception [8,4,2] (bits = 2) or [8,4,2,1] (bits = 1),
@@ -77,6 +80,44 @@ static inline double relative_error(const double *got, const double *want, size_
         if (fabs(want[i]) > scale) scale = fabs(want[i]);
     }
     return scale > 0.0 ? worst / scale : worst;
+}
+
+/* The trainer's loss of a final grid [C][cells] (tn_sse_loss of its loss channels against
+ * target [loss_channels][cells], in double) and, with dgrid != NULL, its gradient [C][cells]
+ * (zero off the loss channels): what the engines' tests backpropagate. */
+static inline double fixture_loss(const ca_model *m, size_t cells, const double *grid, const double *target,
+                                  double *dgrid)
+{
+    const ca_config *c = &m->config;
+    size_t shape[2] = {(size_t)c->channels, cells}, rows[2] = {(size_t)c->loss_channels, cells};
+    tn_tensor *out = tn_from_f64(TN_F64, 2, shape, grid), *want = tn_from_f64(TN_F64, 2, rows, target);
+    tn_set_requires_grad(out, 1);
+    tn_tensor *pred = tn_slice(out, 0, 0, (size_t)c->loss_channels, 1);
+    tn_tensor *loss = tn_sse_loss(pred, want);
+    double value = tn_item(loss);
+    if (dgrid && tn_backward(loss) == DLCA_OK) tn_read(out->grad, dgrid);
+    tn_free(loss), tn_free(pred), tn_free(out), tn_free(want);
+    return value;
+}
+
+/* fixture_loss of a float grid (the fast engine's), with a float gradient. */
+static inline double fixture_loss_float(const ca_model *m, size_t cells, const float *grid, const double *target,
+                                        float *dgrid)
+{
+    size_t n = (size_t)m->config.channels * cells;
+    double *g = malloc(n * sizeof(double)), *d = dgrid ? malloc(n * sizeof(double)) : NULL;
+    for (size_t i = 0; i < n; i++) g[i] = grid[i];
+    double loss = fixture_loss(m, cells, g, target, d);
+    for (size_t i = 0; d && i < n; i++) dgrid[i] = (float)d[i];
+    free(g), free(d);
+    return loss;
+}
+
+/* dL/dlogits [gates][16] from S [gates][4]: every gate's softmax backward (gates.c). */
+static inline void fixture_logits_gradient(const ca_model *m, const double *sums, const double *logits, double *dlogits)
+{
+    for (size_t g = 0; g < m->gate_count; g++)
+        gate_logits_backward(dlogits + g * GATE_OP_COUNT, logits + g * GATE_OP_COUNT, sums + 4 * g);
 }
 
 #endif

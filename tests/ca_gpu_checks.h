@@ -121,17 +121,12 @@ static inline int run_gpu(ca_gpu *e, gpu_stage stage)
 
 static inline int stage_soft_coefficients(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_coefficients(e, cmd, 0); }
 static inline int stage_forward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward(e, cmd); }
-static inline int stage_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_loss(e, cmd, 3); }
-static inline int stage_forward_loss(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_forward_loss(e, cmd, 2); }
 static inline int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
     return ca_gpu_sums_zero(e, cmd) || ca_gpu_step_backward(e, cmd, e->model->config.steps - 1) ||
            ca_gpu_sums_finish(e, cmd);
 }
-static inline int stage_backward(ca_gpu *e, VkCommandBuffer cmd)
-{
-    return ca_gpu_backward(e, cmd) || ca_gpu_logits_gradient(e, cmd);
-}
+static inline int stage_backward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_backward(e, cmd); }
 
 static inline double compare(const char *what, const char *label, const double *gpu, const double *cpu, size_t n, double tol)
 {
@@ -182,47 +177,34 @@ static inline void check_forward(pair *p, const char *label)
     free(values);
 }
 
-static inline void check_loss_and_backward(pair *p, const char *label, double *dlogits_out)
+/* BPTT from the loss gradient (the trainer's loss on the CPU, uploaded as the GPU's dL/dgrid_T):
+ * one step back, every backward kernel against the CPU at 1e-4; then full BPTT, S at 1e-3, into
+ * sums_out for the runs' bitwise comparisons. */
+static inline void check_backward(pair *p, const char *label, double *sums_out)
 {
     size_t gates = p->model.gate_count;
-    double *values = malloc((gates * 16 > p->n_grid ? gates * 16 : p->n_grid) * sizeof(double));
-    double *cpu_dlogits = malloc(gates * 16 * sizeof(double));
-    double cpu_loss = ca_cpu_loss_forward(&p->cpu, p->target);
-    ca_cpu_loss_backward(&p->cpu, p->target);
-    float losses[4];
-    if (p->gpu.plan.persistent_groups) { /* the persistent forward again, the loss at its last step */
-        CHECK(run_gpu(&p->gpu, stage_forward_loss) == DLCA_OK, "%s forward and loss: %s", label, err_message());
-        ca_gpu_read_losses(&p->gpu, losses, 4);
-        CHECK_CLOSE(losses[2], cpu_loss, 0.0, 1e-4, "%s: loss at the persistent forward's end", label);
-        ca_gpu_download_dgrid(&p->gpu, values);
-        compare("loss gradient at the persistent forward's end", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
-    }
-    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK, "%s loss: %s", label, err_message());
-    ca_gpu_read_losses(&p->gpu, losses, 4);
-    CHECK_CLOSE(losses[3], cpu_loss, 0.0, 1e-4, "%s: loss", label);
-    ca_gpu_download_dgrid(&p->gpu, values);
-    compare("loss gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
-
-    /* One step back from the loss: every backward kernel against the CPU at 1e-4. */
+    double *values = malloc((gates * 4 > p->n_grid ? gates * 4 : p->n_grid) * sizeof(double));
+    const ca_config *c = &p->model.config;
+    fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, c->steps), p->target, p->cpu.dgrid);
+    CHECK(ca_gpu_upload_dgrid(&p->gpu, p->cpu.dgrid) == DLCA_OK, "%s dgrid: %s", label, err_message());
     memset(p->cpu.coeff_grad, 0, gates * 4 * sizeof(double));
-    ca_cpu_step_backward(&p->cpu, p->model.config.steps - 1);
+    ca_cpu_step_backward(&p->cpu, c->steps - 1);
     CHECK(run_gpu(&p->gpu, stage_last_step_backward) == DLCA_OK, "%s step backward: %s", label, err_message());
     ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
     compare("one step's S", label, values, p->cpu.coeff_grad, gates * 4, 1e-4);
     ca_gpu_download_dgrid(&p->gpu, values);
     compare("one step's grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-4);
 
-    /* Full BPTT from the loss again. */
-    ca_cpu_loss_backward(&p->cpu, p->target);
+    /* Full BPTT from the loss gradient again. */
+    fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, c->steps), p->target, p->cpu.dgrid);
+    CHECK(ca_gpu_upload_dgrid(&p->gpu, p->cpu.dgrid) == DLCA_OK, "%s dgrid: %s", label, err_message());
     ca_cpu_backward(&p->cpu);
-    ca_cpu_logits_gradient(&p->cpu, p->logits, cpu_dlogits);
-    CHECK(run_gpu(&p->gpu, stage_loss) == DLCA_OK && run_gpu(&p->gpu, stage_backward) == DLCA_OK, "%s BPTT: %s",
-          label, err_message());
-    ca_gpu_read_gate_values(&p->gpu, &p->gpu.dlogits, 16, dlogits_out);
-    compare("BPTT logit gradient", label, dlogits_out, cpu_dlogits, gates * 16, 1e-3);
+    CHECK(run_gpu(&p->gpu, stage_backward) == DLCA_OK, "%s BPTT: %s", label, err_message());
+    ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, sums_out);
+    compare("BPTT S", label, sums_out, p->cpu.coeff_grad, gates * 4, 1e-3);
     ca_gpu_download_dgrid(&p->gpu, values);
     compare("BPTT start-grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-3);
-    free(values), free(cpu_dlogits);
+    free(values);
 }
 
 /* Five runs, each checked against the CPU engine: the per-layer kernels (the default) with the
@@ -235,12 +217,12 @@ static inline void check_case_with(const ca_config *config, const char *label, u
     static const int checkpoint[RUNS] = {0, 0, 1, 0, 1}, fused[RUNS] = {0, 0, 0, 1, 1};
     pair runs[RUNS];
     size_t n = 0;
-    double *dlogits[RUNS] = {0};
+    double *sums[RUNS] = {0};
     for (int r = 0; r < RUNS; r++) {
         if (pair_init(&runs[r], config, checkpoint[r] ? CA_CACHE_CHECKPOINT : CA_CACHE_FULL, 31)) {
             CHECK(0, "%s set-up: %s", label, err_message());
             for (int k = 0; k <= r; k++) pair_free(&runs[k]);
-            for (int k = 0; k < r; k++) free(dlogits[k]);
+            for (int k = 0; k < r; k++) free(sums[k]);
             return;
         }
         CHECK(ca_gpu_use_fused(&runs[r].gpu, fused[r]) == DLCA_OK, "%s: %s", label, err_message());
@@ -248,20 +230,20 @@ static inline void check_case_with(const ca_config *config, const char *label, u
             runs[r].gpu.plan.per_thread = per_thread;
             runs[r].gpu.plan.chunks = (runs[r].gpu.plan.cells + 64 * per_thread - 1) / (64 * per_thread);
         }
-        n = runs[r].model.gate_count * 16;
-        dlogits[r] = malloc(n * sizeof(double));
+        n = runs[r].model.gate_count * 4;
+        sums[r] = malloc(n * sizeof(double));
         check_forward(&runs[r], label);
-        check_loss_and_backward(&runs[r], label, dlogits[r]);
+        check_backward(&runs[r], label, sums[r]);
     }
-    CHECK(memcmp(dlogits[0], dlogits[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
-    CHECK(memcmp(dlogits[0], dlogits[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
+    CHECK(memcmp(sums[0], sums[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
+    CHECK(memcmp(sums[0], sums[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
           label);
-    CHECK(memcmp(dlogits[3], dlogits[4], n * sizeof(double)) == 0,
+    CHECK(memcmp(sums[3], sums[4], n * sizeof(double)) == 0,
           "%s: fused full and checkpoint give identical gradients", label);
     printf("%s: %zu gates, %zu cells, %u chunks of %u cells, %u activation buffers, fused tiles of %u and %u cells, compared per-layer and fused\n",
            label, runs[0].model.gate_count, runs[0].cpu.cells, runs[0].gpu.plan.chunks, 64 * runs[0].gpu.plan.per_thread,
            runs[0].gpu.act_buffers, runs[0].gpu.plan.tile, runs[0].gpu.plan.tile_backward);
-    for (int r = 0; r < RUNS; r++) free(dlogits[r]), pair_free(&runs[r]);
+    for (int r = 0; r < RUNS; r++) free(sums[r]), pair_free(&runs[r]);
 }
 
 static inline void check_case(const ca_config *config, const char *label) { check_case_with(config, label, 0); }
@@ -278,107 +260,6 @@ static inline void check_tiny_configs(ca_boundary boundary)
                      bits);
             check_case(&config, label);
         }
-}
-
-/* A few AdamW steps on the GPU against the same steps in double. */
-static inline int stage_adamw(ca_gpu *e, VkCommandBuffer cmd)
-{
-    static const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
-    return ca_gpu_adamw(e, cmd, &adamw);
-}
-
-static inline void check_adamw(void)
-{
-    const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 100.0f};
-    ca_config config;
-    tiny_config(&config, CA_BOUNDARY_ZERO, 1.0, 2, 1);
-    pair p;
-    if (pair_init(&p, &config, CA_CACHE_FULL, 5)) {
-        CHECK(0, "adamw set-up: %s", err_message());
-        pair_free(&p);
-        return;
-    }
-    size_t n = p.model.gate_count * 16;
-    double *param = malloc(n * sizeof(double)), *m = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
-    float *grad = malloc(n * sizeof(float)), *gpu = malloc(n * sizeof(float));
-    rng_state rng;
-    rng_init(&rng, 8, 8);
-    for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
-    for (int step = 1; step <= 4; step++) {
-        for (size_t i = 0; i < n; i++) grad[i] = (float)(300.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
-        ca_gpu_upload_gate_rows(&p.gpu, &p.gpu.dlogits, 16, grad);
-        ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
-        CHECK(run_gpu(&p.gpu, stage_adamw) == DLCA_OK, "adamw: %s", err_message());
-        for (size_t i = 0; i < n; i++) {
-            double g = fmax(-100.0, fmin(100.0, (double)grad[i]));
-            m[i] = 0.9 * m[i] + 0.1 * g;
-            v[i] = 0.99 * v[i] + 0.01 * g * g;
-            double m_hat = m[i] / (1.0 - pow(0.9, step)), v_hat = v[i] / (1.0 - pow(0.99, step));
-            param[i] = param[i] * (1.0 - 0.05 * 1e-2) - 0.05 * m_hat / (sqrt(v_hat) + 1e-8);
-        }
-    }
-    ca_gpu_download_logits(&p.gpu, gpu);
-    double worst = 0.0;
-    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(gpu[i] - param[i]) / fmax(1.0, fabs(param[i])));
-    CHECK(worst <= 1e-5, "4 AdamW steps: GPU vs double reference relative error %.3g", worst);
-    free(param), free(m), free(v), free(grad), free(gpu);
-    pair_free(&p);
-}
-
-/* The trainer's logits_adamw (logit gradient from S, then AdamW, one dispatch) against the same
- * steps in double: gates.c's gate_logits_backward and AdamW. */
-static inline int stage_logits_adamw(ca_gpu *e, VkCommandBuffer cmd)
-{
-    static const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 0.5f};
-    return ca_gpu_logits_adamw(e, cmd, &adamw);
-}
-
-static inline void check_logits_adamw(void)
-{
-    ca_config config;
-    tiny_config(&config, CA_BOUNDARY_ZERO, 1.0, 2, 1);
-    pair p;
-    if (pair_init(&p, &config, CA_CACHE_FULL, 6)) {
-        CHECK(0, "logits_adamw set-up: %s", err_message());
-        pair_free(&p);
-        return;
-    }
-    const ca_adamw adamw = {0.05f, 0.9f, 0.99f, 1e-8f, 1e-2f, 0.5f};
-    size_t gates = p.model.gate_count, n = gates * 16;
-    double *param = malloc(n * sizeof(double)), *m = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
-    double *dz = malloc(n * sizeof(double)), s[4];
-    float *sums = malloc(gates * 4 * sizeof(float)), *gpu = malloc(n * sizeof(float)), *gpu_dz = malloc(n * sizeof(float));
-    rng_state rng;
-    rng_init(&rng, 9, 9);
-    for (size_t i = 0; i < n; i++) param[i] = p.logits_f[i];
-    for (int step = 1; step <= 3; step++) {
-        for (size_t i = 0; i < gates * 4; i++) sums[i] = (float)(4.0 * (rng_uniform(&rng) - 0.5)); /* some beyond the clip */
-        ca_gpu_upload_gate_rows(&p.gpu, &p.gpu.coeff_grad, 4, sums);
-        ca_gpu_set_adamw_step(&p.gpu, &adamw, (uint64_t)step);
-        CHECK(run_gpu(&p.gpu, stage_logits_adamw) == DLCA_OK, "logits_adamw: %s", err_message());
-        for (size_t g = 0; g < gates; g++) {
-            for (int k = 0; k < 4; k++) s[k] = sums[g * 4 + k];
-            gate_logits_backward(dz + g * 16, param + g * 16, s);
-        }
-        for (size_t i = 0; i < n; i++) {
-            double g = fmax(-0.5, fmin(0.5, dz[i]));
-            m[i] = 0.9 * m[i] + 0.1 * g;
-            v[i] = 0.99 * v[i] + 0.01 * g * g;
-            double m_hat = m[i] / (1.0 - pow(0.9, step)), v_hat = v[i] / (1.0 - pow(0.99, step));
-            param[i] = param[i] * (1.0 - 0.05 * 1e-2) - 0.05 * m_hat / (sqrt(v_hat) + 1e-8);
-        }
-    }
-    ca_gpu_download_logits(&p.gpu, gpu);
-    ca_gpu_download_gate_rows(&p.gpu, &p.gpu.dlogits, 16, gpu_dz);
-    double worst = 0.0, worst_dz = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        worst = fmax(worst, fabs(gpu[i] - param[i]) / fmax(1.0, fabs(param[i])));
-        worst_dz = fmax(worst_dz, fabs(gpu_dz[i] - dz[i]));
-    }
-    CHECK(worst_dz <= 1e-5, "logits_adamw: the last step's logit gradient, GPU vs double error %.3g", worst_dz);
-    CHECK(worst <= 1e-5, "logits_adamw: 3 steps, GPU vs double reference relative error %.3g", worst);
-    free(param), free(m), free(v), free(dz), free(sums), free(gpu), free(gpu_dz);
-    pair_free(&p);
 }
 
 /* task_round.comp draws the same start grid and target as ca_round_inputs, for every kind. */

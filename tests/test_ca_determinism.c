@@ -30,12 +30,11 @@ static int run_once(run_result *r, uint64_t seed)
     ca_task_target(&config, engine.shape, ca_cpu_grid(&engine, 0), NULL, target);
     ca_cpu_set_fire_stream(&engine, rng_fire_stream(seed, 5));
     ca_cpu_forward(&engine);
-    r->loss = ca_cpu_loss_forward(&engine, target);
-    ca_cpu_loss_backward(&engine, target);
+    r->loss = fixture_loss(&r->model, engine.cells, ca_cpu_grid(&engine, config.steps), target, engine.dgrid);
     ca_cpu_backward(&engine);
     r->dlogits = malloc(gates * 16 * sizeof(double));
     r->final_grid = malloc(n_grid * sizeof(double));
-    ca_cpu_logits_gradient(&engine, logits, r->dlogits);
+    fixture_logits_gradient(&r->model, engine.coeff_grad, logits, r->dlogits);
     memcpy(r->final_grid, ca_cpu_grid(&engine, config.steps), n_grid * sizeof(double));
     free(logits), free(target);
     ca_cpu_free(&engine);

@@ -90,10 +90,10 @@ static void check_forward(pair *p, const char *label)
 
 static void check_backward(pair *p, const char *label)
 {
-    double cpu_loss = ca_cpu_loss_forward(&p->cpu, p->target), fast_loss = ca_fast_loss_forward(&p->fast, p->target);
+    double cpu_loss = fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, p->model.config.steps), p->target, NULL), fast_loss = fixture_loss_float(&p->model, p->fast.cells, ca_fast_grid(&p->fast, p->model.config.steps), p->target, NULL);
     CHECK_CLOSE(fast_loss, cpu_loss, 0.0, 1e-4, "%s: loss", label);
-    ca_cpu_loss_backward(&p->cpu, p->target);
-    ca_fast_loss_backward(&p->fast, p->target);
+    fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, p->model.config.steps), p->target, p->cpu.dgrid);
+    fixture_loss_float(&p->model, p->fast.cells, ca_fast_grid(&p->fast, p->model.config.steps), p->target, p->fast.dgrid);
     compare("loss gradient", label, widen(p, p->fast.dgrid, p->n_grid), p->cpu.dgrid, p->n_grid, 1e-4);
 
     /* One step back from the loss. */
@@ -108,12 +108,15 @@ static void check_backward(pair *p, const char *label)
 
     /* Full BPTT from the loss again. */
     double *cpu_dlogits = malloc(p->gates * 16 * sizeof(double));
-    ca_cpu_loss_backward(&p->cpu, p->target);
+    fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, p->model.config.steps), p->target, p->cpu.dgrid);
     ca_cpu_backward(&p->cpu);
-    ca_cpu_logits_gradient(&p->cpu, p->logits, cpu_dlogits);
-    ca_fast_loss_backward(&p->fast, p->target);
+    fixture_logits_gradient(&p->model, p->cpu.coeff_grad, p->logits, cpu_dlogits);
+    fixture_loss_float(&p->model, p->fast.cells, ca_fast_grid(&p->fast, p->model.config.steps), p->target, p->fast.dgrid);
     ca_fast_backward(&p->fast);
-    ca_fast_logits_gradient(&p->fast, p->logits, p->values);
+    double *sums = malloc(p->gates * 4 * sizeof(double));
+    ca_fast_coeff_grad(&p->fast, sums);
+    fixture_logits_gradient(&p->model, sums, p->logits, p->values);
+    free(sums);
     compare("BPTT logit gradient", label, p->values, cpu_dlogits, p->gates * 16, 1e-3);
     compare("BPTT start-grid gradient", label, widen(p, p->fast.dgrid, p->n_grid), p->cpu.dgrid, p->n_grid, 1e-3);
     free(cpu_dlogits);
@@ -135,7 +138,7 @@ static void check_hard(pair *p, const char *label)
     int same = 1;
     for (size_t i = 0; i < p->n_grid; i++) same &= (double)got[i] == want[i];
     CHECK(same, "%s: hard rollout equals the reference exactly", label);
-    CHECK(ca_fast_loss_forward(&p->fast, p->target) == ca_cpu_loss_forward(&p->cpu, p->target), "%s: hard loss", label);
+    CHECK(fixture_loss_float(&p->model, p->fast.cells, ca_fast_grid(&p->fast, p->model.config.steps), p->target, NULL) == fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, p->model.config.steps), p->target, NULL), "%s: hard loss", label);
 }
 
 /* One soft rollout and BPTT on the fast engine alone: final grid, start-grid gradient, dlogits. */
@@ -153,13 +156,16 @@ static int fast_run(const ca_config *config, const ca_fast_options *options, fas
     }
     ca_fast_coefficients(&p.fast, p.logits, 0);
     ca_fast_forward(&p.fast);
-    ca_fast_loss_backward(&p.fast, p.target);
+    fixture_loss_float(&p.model, p.fast.cells, ca_fast_grid(&p.fast, p.model.config.steps), p.target, p.fast.dgrid);
     ca_fast_backward(&p.fast);
     r->grid = malloc(p.n_grid * sizeof(float)), r->dgrid = malloc(p.n_grid * sizeof(float));
     r->dlogits = malloc(p.gates * 16 * sizeof(double));
     memcpy(r->grid, ca_fast_grid(&p.fast, config->steps), p.n_grid * sizeof(float));
     memcpy(r->dgrid, p.fast.dgrid, p.n_grid * sizeof(float));
-    ca_fast_logits_gradient(&p.fast, p.logits, r->dlogits);
+    double *sums = malloc(p.gates * 4 * sizeof(double));
+    ca_fast_coeff_grad(&p.fast, sums);
+    fixture_logits_gradient(&p.model, sums, p.logits, r->dlogits);
+    free(sums);
     *blocks = p.fast.blocks;
     pair_free(&p);
     return DLCA_OK;

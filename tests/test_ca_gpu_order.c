@@ -5,6 +5,7 @@
  * on a randomly wired model whose widths leave a short last half-warp. */
 #include "ca_cpu.h"
 #include "ca_gpu_order.h"
+#include "ca_fixtures.h"
 #include "check.h"
 #include "error.h"
 #include "gates.h"
@@ -43,7 +44,7 @@ static int rollout(const ca_model *m, const double *logits, const double *start,
     ca_cpu_coefficients(e, logits, 0);
     memcpy(ca_cpu_grid(e, 0), start, sizeof(double) * (size_t)m->config.channels * e->cells);
     ca_cpu_forward(e);
-    ca_cpu_loss_backward(e, target);
+    fixture_loss(m, e->cells, ca_cpu_grid(e, m->config.steps), target, e->dgrid);
     ca_cpu_backward(e);
     return DLCA_OK;
 }

@@ -144,7 +144,8 @@ static double rollout_loss(void *context)
     ca_cpu_coefficients(&rc->engine, rc->logits, 0);
     memcpy(ca_cpu_grid(&rc->engine, 0), rc->grid0, n_grid * sizeof(double));
     ca_cpu_forward(&rc->engine);
-    return ca_cpu_loss_forward(&rc->engine, rc->target);
+    return fixture_loss(&rc->model, rc->engine.cells, ca_cpu_grid(&rc->engine, rc->model.config.steps), rc->target,
+                        NULL);
 }
 
 static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps)
@@ -168,9 +169,9 @@ static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int s
     random_unit(rc.grid0, n_grid, &rng), random_unit(rc.target, n_grid, &rng);
 
     rollout_loss(&rc);
-    ca_cpu_loss_backward(&rc.engine, rc.target);
+    fixture_loss(&rc.model, rc.engine.cells, ca_cpu_grid(&rc.engine, config.steps), rc.target, rc.engine.dgrid);
     ca_cpu_backward(&rc.engine);
-    ca_cpu_logits_gradient(&rc.engine, rc.logits, dlogits);
+    fixture_logits_gradient(&rc.model, rc.engine.coeff_grad, rc.logits, dlogits);
     memcpy(dgrid0, rc.engine.dgrid, n_grid * sizeof(double));
     finite_differences(fd_logits, rc.logits, n_logits, rollout_loss, &rc);
     finite_differences(fd_grid, rc.grid0, n_grid, rollout_loss, &rc);

@@ -171,10 +171,10 @@ static void test_pipelines(vk_context *vk)
     CHECK(rc == DLCA_OK, "every pipeline in the table matches its shader: %s", err_message());
     /* Descriptor types come from the SPIR-V: the fused kernels' layer table is a uniform block. */
     const vk_pipeline *fused = NULL, *plain = NULL;
-    if (!vk_pipeline_get(vk, VK_PIPE_FUSED_STEP_FORWARD, &fused) && !vk_pipeline_get(vk, VK_PIPE_ADAMW, &plain)) {
+    if (!vk_pipeline_get(vk, VK_PIPE_FUSED_STEP_FORWARD, &fused) && !vk_pipeline_get(vk, VK_PIPE_GATE_SUMS_REDUCE, &plain)) {
         CHECK(fused->uniform_bindings == 1u << 3, "fused_step_forward: binding 3 alone is uniform (mask %#x)",
               fused->uniform_bindings);
-        CHECK(plain->uniform_bindings == 0, "adamw: storage buffers only (mask %#x)", plain->uniform_bindings);
+        CHECK(plain->uniform_bindings == 0, "gate_sums_reduce: storage buffers only (mask %#x)", plain->uniform_bindings);
     }
 }
 
@@ -184,9 +184,9 @@ static void test_specialized_sharing(vk_context *vk)
 {
     const uint32_t one[1] = {1}, two[1] = {2};
     vk_pipeline a = {0}, b = {0}, c = {0};
-    int rc = vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, one, 1, &a);
-    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, one, 1, &b);
-    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_REDUCE_SUM, two, 1, &c);
+    int rc = vk_pipeline_create_specialized(vk, VK_PIPE_GATE_COEFFICIENTS, one, 1, &a);
+    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_GATE_COEFFICIENTS, one, 1, &b);
+    rc = rc ? rc : vk_pipeline_create_specialized(vk, VK_PIPE_GATE_COEFFICIENTS, two, 1, &c);
     CHECK(rc == DLCA_OK, "specialised pipelines: %s", err_message());
     CHECK(a.pipeline && a.pipeline == b.pipeline, "the same constants share one pipeline");
     CHECK(c.pipeline && c.pipeline != a.pipeline, "other constants get their own");

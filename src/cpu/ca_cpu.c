@@ -147,25 +147,7 @@ void ca_cpu_forward(ca_cpu *e)
     for (int t = 0; t < e->model->config.steps; t++) ca_cpu_step_forward(e, t);
 }
 
-double ca_cpu_loss_forward(const ca_cpu *e, const double *target)
-{
-    const ca_config *c = &e->model->config;
-    const double *grid = ca_cpu_grid(e, c->steps);
-    double loss = 0.0;
-    for (size_t i = 0; i < (size_t)c->loss_channels * e->cells; i++) {
-        double diff = grid[i] - target[i];
-        loss += diff * diff;
-    }
-    return loss;
-}
 
-void ca_cpu_loss_backward(ca_cpu *e, const double *target)
-{
-    const ca_config *c = &e->model->config;
-    const double *grid = ca_cpu_grid(e, c->steps);
-    size_t scored = (size_t)c->loss_channels * e->cells, all = (size_t)c->channels * e->cells;
-    for (size_t i = 0; i < all; i++) e->dgrid[i] = i < scored ? 2.0 * (grid[i] - target[i]) : 0.0;
-}
 
 static void update_backward(ca_cpu *e, const double *grid, const double *block)
 {
@@ -234,8 +216,3 @@ void ca_cpu_backward(ca_cpu *e)
     for (int t = e->model->config.steps - 1; t >= 0; t--) ca_cpu_step_backward(e, t);
 }
 
-void ca_cpu_logits_gradient(const ca_cpu *e, const double *logits, double *dlogits)
-{
-    for (size_t g = 0; g < e->model->gate_count; g++)
-        gate_logits_backward(dlogits + g * GATE_OP_COUNT, logits + g * GATE_OP_COUNT, e->coeff_grad + 4 * g);
-}

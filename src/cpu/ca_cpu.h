@@ -1,6 +1,8 @@
 /* ca_cpu.h: the CPU reference engine in double precision, the oracle for every GPU kernel.
- * One training step: ca_cpu_coefficients, ca_cpu_forward (T steps, every activation cached),
- * ca_cpu_loss, ca_cpu_backward (BPTT), ca_cpu_logits_gradient. Deterministic. */
+ * A rollout: ca_cpu_coefficients (or ca_cpu_set_coefficients), ca_cpu_forward (T steps, every
+ * activation cached); then, from dL/d final grid in engine->dgrid, ca_cpu_backward (BPTT) leaves
+ * S = dL/dcoefficients in coeff_grad. The loss and the gate softmax around it are the tensor
+ * library's (src/train/ca_train.c). Deterministic. */
 #ifndef DLCA_CA_CPU_H
 #define DLCA_CA_CPU_H
 
@@ -53,19 +55,10 @@ void ca_cpu_step_forward(ca_cpu *engine, int t);
 /* Runs T steps from ca_cpu_grid(engine, 0). */
 void ca_cpu_forward(ca_cpu *engine);
 
-/* Sum of squared errors of the final grid's loss channels against target [loss_channels][cells]. */
-double ca_cpu_loss_forward(const ca_cpu *engine, const double *target);
-
-/* engine->dgrid = d loss / d final grid. */
-void ca_cpu_loss_backward(ca_cpu *engine, const double *target);
-
 /* One step back: from engine->dgrid = dL/dgrid_{t+1} to dL/dgrid_t, adding into the coefficient sums S. */
 void ca_cpu_step_backward(ca_cpu *engine, int t);
 
-/* BPTT over all T steps from engine->dgrid (set by ca_cpu_loss_backward); S is zeroed first. */
+/* BPTT over all T steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
 void ca_cpu_backward(ca_cpu *engine);
-
-/* d loss / d logits ([gates][16]) from S. */
-void ca_cpu_logits_gradient(const ca_cpu *engine, const double *logits, double *dlogits);
 
 #endif

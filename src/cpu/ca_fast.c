@@ -79,12 +79,11 @@ void ca_fast_free(ca_fast *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Per-gate work (coefficients, logit gradients) split into fixed gate ranges, one per thread:
+/* Per-gate work (coefficients) split into fixed gate ranges, one per thread:
  * each gate's result depends on that gate alone, so the split cannot change any bit. */
 typedef struct {
     const ca_fast *e;
     const double *logits;
-    double *dlogits;
     int hard;
 } gate_job;
 
@@ -112,7 +111,7 @@ static void coefficients_job(void *ctx, int thread, int threads)
 
 void ca_fast_coefficients(ca_fast *e, const double *logits, int hard)
 {
-    gate_job job = {e, logits, NULL, hard};
+    gate_job job = {e, logits, hard};
     ca_fast_pool_run(e->pool, coefficients_job, &job);
 }
 
@@ -332,27 +331,7 @@ void ca_fast_backward(ca_fast *e)
     run_steps(e, backward_job, 0, e->model->config.steps);
 }
 
-/* ---- loss and logits ---- */
 
-double ca_fast_loss_forward(const ca_fast *e, const double *target)
-{
-    const ca_config *c = &e->model->config;
-    const float *grid = ca_fast_grid(e, c->steps);
-    double loss = 0.0;
-    for (size_t i = 0; i < (size_t)c->loss_channels * e->cells; i++) {
-        double diff = (double)grid[i] - target[i];
-        loss += diff * diff;
-    }
-    return loss;
-}
-
-void ca_fast_loss_backward(ca_fast *e, const double *target)
-{
-    const ca_config *c = &e->model->config;
-    const float *grid = ca_fast_grid(e, c->steps);
-    size_t scored = (size_t)c->loss_channels * e->cells, all = (size_t)c->channels * e->cells;
-    for (size_t i = 0; i < all; i++) e->dgrid[i] = i < scored ? (float)(2.0 * ((double)grid[i] - target[i])) : 0.0f;
-}
 
 void ca_fast_clear_coeff_grad(ca_fast *e)
 {
@@ -376,20 +355,4 @@ void ca_fast_coeff_grad(const ca_fast *e, double *coeff_grad)
     for (size_t v = 0; v < e->model->gate_count * 4; v++) coeff_grad[v] = coeff_sum(e, v);
 }
 
-static void logits_gradient_job(void *ctx, int thread, int threads)
-{
-    const gate_job *job = ctx;
-    size_t lo, hi;
-    gate_range(job->e, thread, threads, &lo, &hi);
-    for (size_t g = lo; g < hi; g++) {
-        double s[GATE_COEFFS];
-        for (int q = 0; q < GATE_COEFFS; q++) s[q] = coeff_sum(job->e, 4 * g + (size_t)q);
-        gate_logits_backward(job->dlogits + g * GATE_OP_COUNT, job->logits + g * GATE_OP_COUNT, s);
-    }
-}
 
-void ca_fast_logits_gradient(const ca_fast *e, const double *logits, double *dlogits)
-{
-    gate_job job = {e, logits, dlogits, 0};
-    ca_fast_pool_run(e->pool, logits_gradient_job, &job);
-}

@@ -67,16 +67,10 @@ void ca_fast_step_forward(ca_fast *engine, int t);
 /* Runs T steps from ca_fast_grid(engine, 0). */
 void ca_fast_forward(ca_fast *engine);
 
-/* Sum of squared errors (in double) of the final grid's loss channels against target. */
-double ca_fast_loss_forward(const ca_fast *engine, const double *target);
-
-/* engine->dgrid = d loss / d final grid. */
-void ca_fast_loss_backward(ca_fast *engine, const double *target);
-
 /* One step back: dgrid from d/d grid_{t+1} to d/d grid_t, adding into S. */
 void ca_fast_step_backward(ca_fast *engine, int t);
 
-/* BPTT over all T steps from engine->dgrid (set by ca_fast_loss_backward); S is zeroed first. */
+/* BPTT over all T steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
 void ca_fast_backward(ca_fast *engine);
 
 /* S = 0. */
@@ -84,8 +78,5 @@ void ca_fast_clear_coeff_grad(ca_fast *engine);
 
 /* S summed over blocks and lanes in a fixed order: coeff_grad [gates][4]. */
 void ca_fast_coeff_grad(const ca_fast *engine, double *coeff_grad);
-
-/* d loss / d logits ([gates][16]) from S. */
-void ca_fast_logits_gradient(const ca_fast *engine, const double *logits, double *dlogits);
 
 #endif

@@ -72,9 +72,9 @@ static int create_buffers(ca_gpu *e, const ca_gpu_sizes *s)
         vk_buffer *buffer;
         size_t bytes;
     } list[] = {
-        {&e->logits, s->gates16}, {&e->dlogits, s->gates16},  {&e->moment1, s->gates16}, {&e->moment2, s->gates16},
+        {&e->logits, s->gates16},
         {&e->coeffs, s->gates4},  {&e->coeff_grad, s->gates4}, {&e->grids, s->grids},
-        {&e->scratch, s->scratch},      {&e->dgrid, s->dgrid},       {&e->target, s->target},   {&e->partials, s->partials},
+        {&e->scratch, s->scratch},      {&e->dgrid, s->dgrid},       {&e->target, s->target},
         {&e->image, s->image},          {&e->layers, s->layers},         {&e->sum_partials, s->sum_partials},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
@@ -84,9 +84,7 @@ static int create_buffers(ca_gpu *e, const ca_gpu_sizes *s)
     /* Host-visible: written by the host between steps, or read by it after the fence. */
     if (vk_buffer_create(e->vk, &e->roll_host, 4 * sizeof(uint32_t), VK_BUFFER_STAGING)) return DLCA_ERR;
     memset(e->roll_host.mapped, 0, 4 * sizeof(uint32_t));
-    if (vk_buffer_create(e->vk, &e->losses, CA_GPU_LOSS_SLOTS * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
-    memset(e->losses.mapped, 0, CA_GPU_LOSS_SLOTS * sizeof(float)); /* CA_GPU_NONFINITE_SLOT: none yet */
-    return vk_buffer_create(e->vk, &e->step_values, 4 * sizeof(float), VK_BUFFER_STAGING);
+    return DLCA_OK;
 }
 
 static void free_step_blocks(ca_gpu *e)
@@ -229,13 +227,12 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = upload_gate_rows(e);
     /* The device model's logits are the caller's, already in the engine's order. */
     if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));
-    if (!rc) rc = gpu_zero_moments(e);
     /* The S partials start zero: the persistent backward relies on it for the rows it never
      * writes (fused_step_backward.comp, sums_so_far). The grids' and targets' rows start zero in
      * their pitch padding, which no kernel writes (gpu_clear fills cells only): a loss may read
      * whole rows of both. */
-    vk_buffer *const zeroed[] = {&e->sum_partials, &e->grids, &e->target, &e->dgrid};
-    if (!rc) rc = gpu_zero_now(e, zeroed, 4);
+    vk_buffer *const zeroed[] = {&e->sum_partials, &e->grids, &e->target, &e->dgrid, &e->roll};
+    if (!rc) rc = gpu_zero_now(e, zeroed, 5);
 #ifdef DLCA_CLOCKS
     /* Zeroed: tools/fused_clocks.py takes a record whose count is 0 for one never written. */
     vk_buffer *const clocks[] = {&e->clocks};
@@ -253,8 +250,8 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
 #define CLOCK_BUFFERS(X)
 #endif
 #define ENGINE_BUFFERS(X)                                                                                        \
-    X(logits) X(coeffs) X(coeff_grad) X(dlogits) X(moment1) X(moment2) X(step_values) X(wiring) X(grids) X(scratch) \
-    X(dgrid) X(target) X(partials) X(losses) X(image) X(layers) X(sum_partials) X(roll) \
+    X(logits) X(coeffs) X(coeff_grad) X(wiring) X(grids) X(scratch) \
+    X(dgrid) X(target) X(image) X(layers) X(sum_partials) X(roll) \
     X(moore_steps) X(roll_host) CLOCK_BUFFERS(X)
 
 size_t ca_gpu_buffer_bytes(const ca_gpu *e)

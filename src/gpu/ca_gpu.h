@@ -26,11 +26,6 @@ typedef struct {
 #define CA_GPU_EMPTY 0xffffffffu
 #define CA_GPU_ROLL_CLOSED 0x80000000u
 
-/* AdamW settings (the update is clip, then PyTorch's AdamW). */
-typedef struct {
-    float learning_rate, beta1, beta2, eps, weight_decay, clip;
-} ca_adamw;
-
 typedef struct {
     vk_context *vk;
     const ca_model *model; /* device_model: the caller's, its update gates in the engine's order */
@@ -44,9 +39,6 @@ typedef struct {
     vk_buffer logits;      /* [gates][16] */
     vk_buffer coeffs;      /* [gates][4] */
     vk_buffer coeff_grad;  /* S: [gates][4] */
-    vk_buffer dlogits;     /* [gates][16] */
-    vk_buffer moment1, moment2; /* AdamW state, [gates][16] */
-    vk_buffer step_values; /* host-visible: lr, 1 - beta1^t, 1 - beta2^t for the next AdamW step */
     vk_buffer wiring;      /* every layer's input_a, input_b, reverse_start, reverse_entry */
     vk_buffer grids;       /* [T+1][C][pitch] */
     vk_buffer *act;        /* full: T step blocks [step_rows][pitch], act_blocks to a buffer (one
@@ -58,8 +50,6 @@ typedef struct {
                               moore gradients to neighbours (gpu_moore_view) */
     vk_buffer dgrid;       /* [C][pitch] */
     vk_buffer target;      /* [loss_channels][pitch] */
-    vk_buffer partials;    /* per-workgroup sums of squared errors */
-    vk_buffer losses;      /* [CA_GPU_LOSS_SLOTS] reduced losses; host-visible, read after the fence */
     vk_buffer image;       /* target picture [loss_channels][H][W], for picture presets */
     vk_view coeffs_at, dgrid_at, sums_at; /* where recordings read the coefficients, keep dL/dgrid and
                               put S: the engine's coeffs, dgrid and coeff_grad, or a caller's
@@ -102,12 +92,6 @@ typedef enum {
     CA_GPU_MARK_END,            /* after AdamW */
     CA_GPU_MARK_COUNT
 } ca_gpu_mark;
-
-/* The host-visible losses buffer: reduced losses in the first slots; in slot
- * CA_GPU_NONFINITE_SLOT, as a uint, the last training step whose logits gradient was not finite
- * (ca_gpu_logits_adamw; 0: none yet). */
-enum { CA_GPU_LOSS_SLOTS = 64, CA_GPU_NONFINITE_SLOT = CA_GPU_LOSS_SLOTS - 1 };
-_Static_assert(CA_GPU_NONFINITE_SLOT == 63, "glsl/adamw.comp's NONFINITE_SLOT");
 
 
 /* Allocates the engine on `vk` for `batch` samples of the model's grid (or height x width when
@@ -152,17 +136,6 @@ vk_buffer *ca_gpu_block_buffer(ca_gpu *engine, int t, size_t *offset);
 /* Bytes of device memory the engine's buffers hold: what ca_gpu_init allocated on this device. */
 size_t ca_gpu_buffer_bytes(const ca_gpu *engine);
 
-/* Copies logits ([gates][16] floats) to the device; clears the AdamW state when reset_moments. */
-int ca_gpu_upload_logits(ca_gpu *engine, const float *logits, int reset_moments);
-
-/* Copies the device's logits back ([gates][16] floats). */
-int ca_gpu_download_logits(ca_gpu *engine, float *logits);
-
-/* Copies [gates][width] floats in the model's gate order to or from a gate-indexed buffer of the
- * engine (logits, dlogits, moment1, moment2), which keeps its gates in its own order. */
-int ca_gpu_upload_gate_rows(ca_gpu *engine, vk_buffer *buffer, int width, const float *values);
-int ca_gpu_download_gate_rows(ca_gpu *engine, vk_buffer *buffer, int width, float *values);
-
 /* The engine's row of step-block row `row` as the CPU engine lays a step out (its update layers'
  * rows follow the engine's gate order). */
 size_t ca_gpu_step_row(const ca_gpu *engine, size_t row);
@@ -174,6 +147,7 @@ int ca_gpu_download_grid(ca_gpu *engine, int t, double *grid);
 /* d loss / d grid ([C][cells] doubles) where the engine keeps it (ca_gpu_bind): the loss gradient,
  * or after backward d grid_0. */
 int ca_gpu_download_dgrid(ca_gpu *engine, double *dgrid);
+int ca_gpu_upload_dgrid(ca_gpu *engine, const double *dgrid);
 
 /* Target [loss_channels][cells] doubles to the device. */
 int ca_gpu_upload_target(ca_gpu *engine, const double *target);
@@ -206,13 +180,6 @@ int ca_gpu_persistent_gave_up(const ca_gpu *engine);
 /* One dispatch a step from now on (after ca_gpu_persistent_gave_up; persistent_gave_up says it). */
 int ca_gpu_persistent_off(ca_gpu *engine);
 
-/* Records the loss against the target into losses[slot] and dL/dgrid_T into dgrid. */
-int ca_gpu_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
-
-/* ca_gpu_forward then ca_gpu_loss; the persistent forward computes the loss at its last step
- * (one dispatch and barrier less). */
-int ca_gpu_forward_loss(ca_gpu *engine, VkCommandBuffer cmd, uint32_t slot);
-
 /* Records one step back, leaving the whole dL/dgrid_t in dgrid (the per-layer kernels recompute
  * the step's activations first in checkpoint mode; the fused kernels always do). */
 int ca_gpu_step_backward(ca_gpu *engine, VkCommandBuffer cmd, int t);
@@ -235,25 +202,7 @@ int ca_gpu_fused_layers(const ca_gpu *engine, uint32_t *rows);
 /* Records BPTT over all T steps from dgrid; zeroes S first. */
 int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);
 
-/* Records d loss / d logits from S into dlogits. */
-int ca_gpu_logits_gradient(ca_gpu *engine, VkCommandBuffer cmd);
-
-/* Writes the step-dependent AdamW values for optimizer step `step` (1, 2, ...). Host only;
- * call between submissions. */
-void ca_gpu_set_adamw_step(ca_gpu *engine, const ca_adamw *adamw, uint64_t step);
-
-/* Records clip + AdamW on the logits with dlogits. */
-int ca_gpu_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
-
-/* ca_gpu_logits_gradient and ca_gpu_adamw in one dispatch (the trainer's: one boundary less). A
- * logit whose gradient is not finite is left as it is, and the step number (set by
- * ca_gpu_set_adamw_step) goes into the losses buffer's CA_GPU_NONFINITE_SLOT. */
-int ca_gpu_logits_adamw(ca_gpu *engine, VkCommandBuffer cmd, const ca_adamw *adamw);
-
-/* Reads losses[0..count) after a submission. */
-int ca_gpu_read_losses(ca_gpu *engine, float *losses, uint32_t count);
-
-/* Reads a [gates][width] float buffer (coeffs, coeff_grad, dlogits) as doubles. */
+/* Reads a [gates][width] float buffer (coeffs, coeff_grad) as doubles, in the model's gate order. */
 int ca_gpu_read_gate_values(ca_gpu *engine, vk_buffer *buffer, int width, double *values);
 
 #ifdef DLCA_CLOCKS

@@ -131,8 +131,7 @@ static vk_push_fused fused_push(const ca_gpu *e, int t)
         .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
         .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
         .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->plan.max_width,
-        .act_rows = e->plan.act_rows, .update_inputs = e->plan.update_inputs, .steps = (uint32_t)c->steps,
-        .loss_channels = (uint32_t)c->loss_channels};
+        .act_rows = e->plan.act_rows, .update_inputs = e->plan.update_inputs, .steps = (uint32_t)c->steps};
 }
 
 /* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
@@ -192,10 +191,9 @@ int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
     return fused_dispatch(e, cmd, 0, views, 5 + VK_CLOCK_BINDINGS, &push, e->plan.tiles, 1);
 }
 
-/* Every forward step in one dispatch (fused_forward_persistent.comp), after clear_forward: beside
- * the coefficients, or here where they did not clear since the last forward. `with_loss`: the
- * loss gradient in dgrid and the squared errors in partials too. */
-int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss)
+/* Every forward step in one dispatch (fused_forward_persistent.comp), after gpu_clear: recorded
+ * before the dispatch whose barrier comes before this one, or here. */
+int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
     const ca_config *c = gpu_config_of(e);
     int rc = DLCA_OK;
@@ -204,15 +202,13 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss)
         vk_cmd_barrier(cmd);
     }
     e->cleared_forward = 0;
-    vk_view views[] = {vk_view_all(&e->grids),  e->coeffs_at, vk_view_all(&e->wiring),
-                       gpu_table_view(e),           vk_view_all(&e->roll),   vk_view_all(&e->target),
-                       e->dgrid_at,  vk_view_all(&e->partials)};
+    vk_view views[] = {vk_view_all(&e->grids), e->coeffs_at, vk_view_all(&e->wiring), gpu_table_view(e),
+                       vk_view_all(&e->roll)};
     int steps = e->plan.persistent_stepwise ? c->steps : 1;
     for (int t = 0; !rc && t < steps; t++) {
         vk_push_fused push = fused_push(e, t);
         push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)c->steps;
-        push.with_loss = with_loss != 0;
-        rc = fused_dispatch(e, cmd, 3, views, 8, &push, e->plan.persistent_groups, 1);
+        rc = fused_dispatch(e, cmd, 3, views, 5, &push, e->plan.persistent_groups, 1);
     }
     return rc;
 }

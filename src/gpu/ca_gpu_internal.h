@@ -45,9 +45,6 @@ int gpu_fill(ca_gpu *e, VkCommandBuffer cmd, const gpu_fill_region *regions, int
 /* Zeroes `count` buffers now, in one submission of its own. */
 int gpu_zero_now(ca_gpu *e, vk_buffer *const *buffers, int count);
 
-/* Clears the AdamW state (and the roll calls its guard reads), now. */
-int gpu_zero_moments(ca_gpu *e);
-
 /* S = the sum of the partials (gate_sums_reduce.comp), no barrier of its own. */
 int gpu_sums_reduce(ca_gpu *e, VkCommandBuffer cmd);
 
@@ -82,10 +79,9 @@ int gpu_create_fused_pipelines(ca_gpu *e);
  * a barrier of its own. */
 int gpu_clear(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward);
 
-/* One fused CA step forward; all T in one dispatch (`with_loss`: the loss gradient and the
- * squared errors at its last step). */
+/* One fused CA step forward; all T in one dispatch. */
 int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t);
-int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd, int with_loss);
+int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd);
 
 /* One fused BPTT step (`gather`: dgrid completed from step t + 1 first); dgrid_t completed after
  * it; all T steps in one dispatch; the end of BPTT (S summed, dgrid_0 completed). */

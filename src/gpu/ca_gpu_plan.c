@@ -84,7 +84,6 @@ static void plan_sizes(ca_gpu_plan *p, const ca_model *m, const fused_fit *fit)
     size_t blocks = p->cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
     /* One buffer of S partials for either path: [slots or chunks][rows]. */
     size_t fused_sums = fit->possible ? fit->partial_bytes : 0, chunk_sums = (size_t)p->chunks * rows * 4 * f;
-    size_t cell_partials = (size_t)c->channels * p->cells; /* the persistent forward's loss: one a cell */
     p->sizes = (ca_gpu_sizes){
         .gates16 = m->gate_count * GATE_OP_COUNT * f,
         .gates4 = m->gate_count * 4 * f,
@@ -94,7 +93,6 @@ static void plan_sizes(ca_gpu_plan *p, const ca_model *m, const fused_fit *fit)
         .scratch = 2 * rows * pitch * f,
         .dgrid = (size_t)c->channels * pitch * f,
         .target = (size_t)c->loss_channels * pitch * f,
-        .partials = (cell_partials > p->partial_count ? cell_partials : p->partial_count) * f,
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
         .layers = CA_GPU_GATE_ROWS_AT + m->gate_count * 4 * sizeof(uint32_t),
         .sum_partials = fused_sums > chunk_sums ? fused_sums : chunk_sums,
@@ -159,10 +157,6 @@ int ca_gpu_plan_make(ca_gpu_plan *p, const vk_context *vk, const ca_model *m, ca
     p->per_thread = backward_per_thread(p->cells, o->per_thread);
     p->chunks = (uint32_t)((p->cells + 64 * (size_t)p->per_thread - 1) / (64 * (size_t)p->per_thread));
     p->blocks_per_buffer = o->blocks_per_buffer;
-    /* loss_grad.comp writes one partial per workgroup of its whole (x, y) grid. */
-    uint32_t groups[3];
-    if (vk_groups_1d(vk, VK_PIPE_LOSS_GRAD, (uint64_t)c->channels * p->cells, groups)) return DLCA_ERR;
-    p->partial_count = groups[0] * groups[1];
     fused_fit fit = fit_fused(m, p->cells, fused_shared_floats(vk), o);
     if (choose_paths(p, vk, &fit, o)) return DLCA_ERR;
     plan_sizes(p, m, &fit);
@@ -172,8 +166,8 @@ int ca_gpu_plan_make(ca_gpu_plan *p, const vk_context *vk, const ca_model *m, ca
 size_t ca_gpu_plan_bytes(const ca_gpu_plan *p)
 {
     const ca_gpu_sizes *s = &p->sizes;
-    return 4 * s->gates16 + 2 * s->gates4 + s->grids + (p->fused ? 0 : s->act) + s->scratch + s->dgrid + s->target +
-           s->partials + s->image + s->layers + s->sum_partials + s->moore_steps;
+    return s->gates16 + 2 * s->gates4 + s->grids + (p->fused ? 0 : s->act) + s->scratch + s->dgrid + s->target +
+           s->image + s->layers + s->sum_partials + s->moore_steps;
 }
 
 void ca_gpu_plan_describe(const ca_gpu_plan *p, char *text, size_t size)

@@ -52,7 +52,7 @@ typedef struct {
 
 /* Sizes in bytes of the engine's buffers. */
 typedef struct {
-    size_t gates16, gates4, grids, act, block, scratch, dgrid, target, partials, image, layers, sum_partials,
+    size_t gates16, gates4, grids, act, block, scratch, dgrid, target, image, layers, sum_partials,
         moore_steps;
 } ca_gpu_sizes;
 
@@ -71,7 +71,6 @@ typedef struct {
     uint32_t per_thread, chunks;   /* per-layer backward: cells per lane, chunks of 64 x per_thread */
     uint32_t blocks_per_buffer;    /* per-layer step blocks per buffer at most (0: the device's) */
     uint32_t cells, pitch;         /* cells of the batch; a row's floats (>= cells, a multiple of 64) */
-    uint32_t partial_count;        /* loss partial sums */
     ca_gpu_sizes sizes;
 } ca_gpu_plan;
 

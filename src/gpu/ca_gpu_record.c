@@ -117,9 +117,3 @@ int gpu_zero_now(ca_gpu *e, vk_buffer *const *buffers, int count)
     return vk_cmd_finish(e->vk, cmd);
 }
 
-/* Clears the AdamW state (and the roll calls its guard reads). */
-int gpu_zero_moments(ca_gpu *e)
-{
-    vk_buffer *const buffers[] = {&e->moment1, &e->moment2, &e->roll};
-    return gpu_zero_now(e, buffers, 3);
-}

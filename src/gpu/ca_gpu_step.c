@@ -53,43 +53,12 @@ int ca_gpu_step_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
 int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
     if (e->plan.fused && e->plan.persistent_groups) {
-        if (gpu_persistent_forward(e, cmd, 0)) return DLCA_ERR;
+        if (gpu_persistent_forward(e, cmd)) return DLCA_ERR;
     } else {
         for (int t = 0; t < gpu_config_of(e)->steps; t++)
             if (ca_gpu_step_forward(e, cmd, t)) return DLCA_ERR;
     }
     return gpu_mark(e, cmd, CA_GPU_MARK_FORWARD_END);
-}
-
-/* The loss into losses[slot]: the sum of `count` partials. Only the host reads it, and any next
- * barrier covers it: none of its own. */
-static int loss_reduce(ca_gpu *e, VkCommandBuffer cmd, uint32_t count, uint32_t slot)
-{
-    vk_push_reduce reduce = {count, slot};
-    vk_view views[] = {vk_view_all(&e->partials), vk_view_all(&e->losses)};
-    return vk_dispatch(e->vk, cmd, VK_PIPE_REDUCE_SUM, views, 2, &reduce, sizeof reduce, 1, 1, 1);
-}
-
-int ca_gpu_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
-{
-    const ca_config *c = gpu_config_of(e);
-    if (slot >= CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "loss slot %u of %d", slot, CA_GPU_LOSS_SLOTS);
-    vk_push_loss loss = {e->plan.cells, e->plan.pitch, (uint32_t)c->channels, (uint32_t)c->loss_channels};
-    vk_view views[] = {ca_gpu_grid_region(e, c->steps), vk_view_all(&e->target), e->dgrid_at,
-                       vk_view_all(&e->partials)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOSS_GRAD, views, 4, &loss, sizeof loss, (uint64_t)c->channels * e->plan.cells);
-    if (rc) return rc;
-    vk_cmd_barrier(cmd);
-    return loss_reduce(e, cmd, e->plan.partial_count, slot);
-}
-
-int ca_gpu_forward_loss(ca_gpu *e, VkCommandBuffer cmd, uint32_t slot)
-{
-    if (!e->plan.fused || !e->plan.persistent_groups)
-        return ca_gpu_forward(e, cmd) || ca_gpu_loss(e, cmd, slot) ? DLCA_ERR : DLCA_OK;
-    if (slot >= CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "loss slot %u of %d", slot, CA_GPU_LOSS_SLOTS);
-    if (gpu_persistent_forward(e, cmd, 1) || gpu_mark(e, cmd, CA_GPU_MARK_FORWARD_END)) return DLCA_ERR;
-    return loss_reduce(e, cmd, (uint32_t)gpu_config_of(e)->channels * e->plan.cells, slot);
 }
 
 /* ---- the per-layer path's backward: one gate_backward dispatch per layer, last to first, each
@@ -138,25 +107,6 @@ int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
     return gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
 }
 
-int ca_gpu_logits_gradient(ca_gpu *e, VkCommandBuffer cmd)
-{
-    vk_push_logits_grad push = {(uint32_t)e->model->gate_count};
-    vk_view views[] = {vk_view_all(&e->logits), e->sums_at, vk_view_all(&e->dlogits)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_GRAD, views, 3, &push, sizeof push, e->model->gate_count);
-    if (!rc) vk_cmd_barrier(cmd);
-    return rc;
-}
-
-void ca_gpu_set_adamw_step(ca_gpu *e, const ca_adamw *adamw, uint64_t step)
-{
-    float *values = e->step_values.mapped;
-    values[0] = adamw->learning_rate;
-    values[1] = (float)(1.0 - pow(adamw->beta1, (double)step));
-    values[2] = (float)(1.0 - pow(adamw->beta2, (double)step));
-    uint32_t step_bits = (uint32_t)step; /* read as a uint by logits_adamw (glsl/adamw.comp) */
-    memcpy(&values[3], &step_bits, sizeof step_bits);
-}
-
 /* After the AdamW dispatch: its barrier, the end mark, and the roll calls for the host. */
 void ca_gpu_roll_to_host(ca_gpu *e, VkCommandBuffer cmd)
 {
@@ -175,37 +125,3 @@ int ca_gpu_clear_persistent(ca_gpu *e, VkCommandBuffer cmd, int forward, int bac
 
 int ca_gpu_timestamp(ca_gpu *e, VkCommandBuffer cmd, ca_gpu_mark which) { return gpu_mark(e, cmd, which); }
 
-static int adamw_recorded(ca_gpu *e, VkCommandBuffer cmd, int rc)
-{
-    if (!rc) vk_cmd_barrier(cmd);
-    if (!rc) rc = gpu_mark(e, cmd, CA_GPU_MARK_END);
-    /* The roll calls for the host, after the fence (ca_gpu_persistent_gave_up). */
-    if (!rc) ca_gpu_roll_to_host(e, cmd);
-    return rc;
-}
-
-static vk_push_adamw adamw_push(const ca_gpu *e, const ca_adamw *adamw)
-{
-    uint32_t count = (uint32_t)(e->model->gate_count * GATE_OP_COUNT);
-    return (vk_push_adamw){count, adamw->beta1, adamw->beta2, adamw->eps, adamw->weight_decay, adamw->clip};
-}
-
-int ca_gpu_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
-{
-    vk_push_adamw push = adamw_push(e, adamw);
-    vk_view views[] = {vk_view_all(&e->logits),  vk_view_all(&e->dlogits),     vk_view_all(&e->moment1),
-                       vk_view_all(&e->moment2), vk_view_all(&e->step_values), vk_view_all(&e->roll)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_ADAMW_GUARDED, views, 6, &push, sizeof push, push.count);
-    return adamw_recorded(e, cmd, rc);
-}
-
-int ca_gpu_logits_adamw(ca_gpu *e, VkCommandBuffer cmd, const ca_adamw *adamw)
-{
-    vk_push_adamw push = adamw_push(e, adamw);
-    vk_view views[] = {vk_view_all(&e->logits),      e->sums_at, vk_view_all(&e->moment1),
-                       vk_view_all(&e->moment2),     vk_view_all(&e->step_values), vk_view_all(&e->roll),
-                       vk_view_all(&e->dlogits),
-                       vk_view_all(&e->losses)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_LOGITS_ADAMW, views, 8, &push, sizeof push, push.count);
-    return adamw_recorded(e, cmd, rc);
-}

@@ -1,5 +1,5 @@
 /* ca_gpu_transfer.c: moving data between the host and the GPU engine: logits and other gate
- * rows (converted between the model's gate order and the engine's), grids, targets, losses. */
+ * rows (converted between the model's gate order and the engine's), grids, targets. */
 #include "ca_gpu_internal.h"
 
 #include "error.h"
@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Gate rows between the model's order (model) and the engine's (device), `width` floats a gate. */
-static void gate_rows_to_device(const ca_gpu *e, size_t width, const float *model, float *device)
-{
-    for (size_t g = 0; g < e->model->gate_count; g++)
-        memcpy(device + e->gate_row[g] * width, model + g * width, width * sizeof(float));
-}
 
 static void gate_rows_to_model(const ca_gpu *e, size_t width, const float *device, float *model)
 {
@@ -44,18 +38,8 @@ size_t ca_gpu_step_row(const ca_gpu *e, size_t row)
     return row;
 }
 
-int ca_gpu_upload_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, const float *values)
-{
-    size_t n = e->model->gate_count * (size_t)width;
-    float *staged = malloc(n * sizeof(float));
-    if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory staging %zu gate values", n);
-    gate_rows_to_device(e, (size_t)width, values, staged);
-    int rc = vk_buffer_upload(e->vk, buffer, 0, staged, n * sizeof(float));
-    free(staged);
-    return rc;
-}
 
-int ca_gpu_download_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, float *values)
+static int download_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, float *values)
 {
     size_t n = e->model->gate_count * (size_t)width;
     float *staged = malloc(n * sizeof(float));
@@ -66,16 +50,7 @@ int ca_gpu_download_gate_rows(ca_gpu *e, vk_buffer *buffer, int width, float *va
     return rc;
 }
 
-int ca_gpu_upload_logits(ca_gpu *e, const float *logits, int reset_moments)
-{
-    if (ca_gpu_upload_gate_rows(e, &e->logits, GATE_OP_COUNT, logits)) return DLCA_ERR;
-    return reset_moments ? gpu_zero_moments(e) : DLCA_OK;
-}
 
-int ca_gpu_download_logits(ca_gpu *e, float *logits)
-{
-    return ca_gpu_download_gate_rows(e, &e->logits, GATE_OP_COUNT, logits);
-}
 
 /* [rows][cells] doubles <-> [rows][pitch] floats at byte `offset` of `buffer`. */
 static int upload_rows(ca_gpu *e, vk_buffer *buffer, size_t offset, const double *values, size_t rows)
@@ -121,6 +96,11 @@ int ca_gpu_download_dgrid(ca_gpu *e, double *dgrid)
     return download_rows(e, e->dgrid_at.buffer, e->dgrid_at.offset, dgrid, (size_t)e->model->config.channels);
 }
 
+int ca_gpu_upload_dgrid(ca_gpu *e, const double *dgrid)
+{
+    return upload_rows(e, e->dgrid_at.buffer, e->dgrid_at.offset, dgrid, (size_t)e->model->config.channels);
+}
+
 int ca_gpu_upload_target(ca_gpu *e, const double *target)
 {
     return upload_rows(e, &e->target, 0, target, (size_t)e->model->config.loss_channels);
@@ -140,18 +120,13 @@ int ca_gpu_upload_image(ca_gpu *e, const double *image)
     return rc;
 }
 
-int ca_gpu_read_losses(ca_gpu *e, float *losses, uint32_t count)
-{
-    if (count > CA_GPU_LOSS_SLOTS) return err_set(DLCA_ERR, "only %d loss slots", CA_GPU_LOSS_SLOTS);
-    return vk_buffer_download(e->vk, &e->losses, 0, losses, count * sizeof(float));
-}
 
 int ca_gpu_read_gate_values(ca_gpu *e, vk_buffer *buffer, int width, double *values)
 {
     size_t n = e->model->gate_count * (size_t)width;
     float *staged = malloc(n * sizeof(float));
     if (!staged) return err_set(DLCA_ERR_NOMEM, "out of memory reading %zu gate values", n);
-    int rc = ca_gpu_download_gate_rows(e, buffer, width, staged);
+    int rc = download_gate_rows(e, buffer, width, staged);
     for (size_t i = 0; !rc && i < n; i++) values[i] = staged[i];
     free(staged);
     return rc;

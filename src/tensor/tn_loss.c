@@ -32,13 +32,22 @@ static int valid_reduction(const char *op, tn_reduction red)
     return err_set(DLCA_ERR, "%s: unknown reduction %d", op, (int)red);
 }
 
+/* The summed and mean forms are tn_sse_loss (the one squared-error loss, with its fused kernels);
+ * only the per-element form is composed here. */
 tn_tensor *tn_mse_loss(tn_tensor *pred, tn_tensor *target, tn_reduction red)
 {
     if (same_shape("mse_loss", pred, target) != DLCA_OK || valid_reduction("mse_loss", red) != DLCA_OK) return NULL;
+    if (red != TN_REDUCE_NONE) {
+        tn_tensor *sum = tn_sse_loss(pred, target);
+        if (!sum || red == TN_REDUCE_SUM) return sum;
+        tn_tensor *mean = tn_mul_scalar(sum, 1.0 / (double)(tn_numel(pred) ? tn_numel(pred) : 1));
+        tn_free(sum);
+        return mean;
+    }
     tn_tensor *d = tn_sub(pred, target);
     tn_tensor *sq = tn_mul(d, d);
     tn_free(d);
-    return reduce(sq, red);
+    return sq;
 }
 
 tn_tensor *tn_l1_loss(tn_tensor *pred, tn_tensor *target, tn_reduction red)

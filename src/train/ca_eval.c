@@ -5,6 +5,7 @@
 #include "ca_task.h"
 #include "error.h"
 #include "rng.h"
+#include "tn_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,16 @@ static int run_steps(ca_runner *r, int steps)
     return DLCA_OK;
 }
 
-/* Squared error of the grid's loss channels against target [loss_channels][cells]. */
-static double grid_loss(const ca_runner *r, const double *target)
+/* The trainer's loss (tn_sse_loss, in double) of the grid's loss channels against target
+ * [loss_channels][cells]. */
+static int grid_loss(const ca_runner *r, const double *target, double *loss)
 {
-    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape);
-    double loss = 0.0;
-    for (size_t i = 0; i < n; i++) loss += (r->grid[i] - target[i]) * (r->grid[i] - target[i]);
-    return loss;
+    size_t rows[2] = {(size_t)r->view.config.loss_channels, ca_shape_cells(r->shape)};
+    tn_tensor *pred = tn_from_f64(TN_F64, 2, rows, r->grid), *want = tn_from_f64(TN_F64, 2, rows, target);
+    tn_tensor *sum = pred && want ? tn_sse_loss(pred, want) : NULL;
+    if (sum) *loss = tn_item(sum);
+    tn_free(sum), tn_free(pred), tn_free(want);
+    return sum ? DLCA_OK : DLCA_ERR;
 }
 
 static int task_loss(const ca_eval_context *x, int hard, double *loss)
@@ -43,7 +47,7 @@ static int task_loss(const ca_eval_context *x, int hard, double *loss)
     if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
     if (!rc) rc = ca_runner_grid_changed(&r);
     if (!rc) rc = run_steps(&r, c->steps);
-    if (!rc) *loss = grid_loss(&r, target);
+    if (!rc) rc = grid_loss(&r, target, loss);
     free(target);
     ca_runner_free(&r);
     return rc;

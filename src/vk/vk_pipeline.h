@@ -38,12 +38,6 @@
     X(MOORE_FORWARD, moore_forward, vk_push_moore, 4, 64)                      \
     X(GATE_LAYER_FORWARD, gate_layer_forward, vk_push_layer, 4, 64)            \
     X(STEP_FIRE, step_fire, vk_push_fire, 3, 64)                               \
-    X(LOSS_GRAD, loss_grad, vk_push_loss, 4, 256)                              \
-    X(REDUCE_SUM, reduce_sum, vk_push_reduce, 2, 256)                          \
-    X(LOGITS_GRAD, logits_grad, vk_push_logits_grad, 3, 64)                    \
-    X(ADAMW, adamw, vk_push_adamw, 5, 64)                                      \
-    X(ADAMW_GUARDED, adamw_guarded, vk_push_adamw, 6, 64)                      \
-    X(LOGITS_ADAMW, logits_adamw, vk_push_adamw, 8, 64)                        \
     X(TASK_ROUND, task_round, vk_push_task, 3, 64)                             \
     X(BUFFER_FILL, buffer_fill, vk_push_buffer_fill, 3, 256)                   \
     X(FUSED_STEP_FORWARD, fused_step_forward, vk_push_fused, 5 + VK_CLOCK_BINDINGS, 256) \
@@ -53,8 +47,8 @@
     X(FUSED_STEP_BACKWARD_MERGED, fused_step_backward_merged, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_STEP_BACKWARD_MERGED_8, fused_step_backward_merged_8, vk_push_fused, 8 + VK_CLOCK_BINDINGS, 256) \
     X(FUSED_GRID_GATHER, fused_grid_gather, vk_push_fused, 6, 64)              \
-    X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 8, 256) \
-    X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 8, 256) \
+    X(FUSED_FORWARD_PERSISTENT, fused_forward_persistent, vk_push_fused, 5, 256) \
+    X(FUSED_FORWARD_PERSISTENT_8, fused_forward_persistent_8, vk_push_fused, 5, 256) \
     X(FUSED_STEP_BACKWARD_PERSISTENT, fused_step_backward_persistent, vk_push_fused, 9, 256) \
     X(FUSED_STEP_BACKWARD_PERSISTENT_8, fused_step_backward_persistent_8, vk_push_fused, 9, 256) \
     X(FUSED_STEP_BACKWARD_MERGED_PERSISTENT, fused_step_backward_merged_persistent, vk_push_fused, 9, 256) \
@@ -62,16 +56,7 @@
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
     X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
     X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \
-    X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64) /* 2^n */ \
-    X(TN_UNARY, tn_unary, vk_push_tn_ew, 3, 256)                               \
-    X(TN_BINARY, tn_binary, vk_push_tn_ew, 4, 256)                             \
-    X(TN_REDUCE, tn_reduce, vk_push_tn_reduce, 4, 64)                          \
-    X(TN_MATMUL, tn_matmul, vk_push_tn_matmul, 4, 256)                         \
-    X(TN_SOFTMAX, tn_softmax, vk_push_tn_softmax, 4, 64)                       \
-    X(TN_TAKE, tn_take, vk_push_tn_index, 3, 256)                              \
-    X(TN_PUT_ADD, tn_put_add, vk_push_tn_index, 3, 64)                         \
-    X(TN_OPTIM, tn_optim, vk_push_tn_optim, 5, 256)                            \
-    X(TN_CLIP_NORM, tn_clip_norm, vk_push_tn_clip, 2, 256)
+    X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64) /* 2^n */
 
 typedef enum {
 #define VK_PIPELINE_ENUM(id, shader, push, bindings, local) VK_PIPE_##id,

@@ -46,30 +46,9 @@ typedef struct {
 _Static_assert(sizeof(vk_push_fire) == 28, "mirror of fire_push in glsl/common.glsl");
 
 /* glsl/loss_grad.comp */
-typedef struct {
-    uint32_t cells, pitch, channels, loss_channels;
-} vk_push_loss;
-_Static_assert(sizeof(vk_push_loss) == 16, "mirror of loss_push in glsl/common.glsl");
-
 /* glsl/reduce_sum.comp */
-typedef struct {
-    uint32_t count, out_index;
-} vk_push_reduce;
-_Static_assert(sizeof(vk_push_reduce) == 8, "mirror of reduce_push in glsl/common.glsl");
-
 /* glsl/logits_grad.comp */
-typedef struct {
-    uint32_t gate_count;
-} vk_push_logits_grad;
-_Static_assert(sizeof(vk_push_logits_grad) == 4, "mirror of logits_grad_push in glsl/common.glsl");
-
 /* glsl/adamw.comp; lr and the bias corrections come from a step buffer instead */
-typedef struct {
-    uint32_t count;
-    float beta1, beta2, eps, weight_decay, clip;
-} vk_push_adamw;
-_Static_assert(sizeof(vk_push_adamw) == 24, "mirror of adamw_push in glsl/common.glsl");
-
 /* glsl/hard_step.comp: one step of the bit-packed hard engine (src/hard/hard_gpu.h), one invocation
  * per 32-bit word of a row */
 typedef struct {
@@ -86,10 +65,9 @@ typedef struct {
     uint32_t width, periodic, channels, kernels;
     uint32_t perception_layers, stream, threshold, step;
     uint32_t partial_rows, gather, max_width, act_rows;
-    uint32_t update_inputs, steps, run_steps, loss_channels;
-    uint32_t with_loss; /* fused_forward_persistent.comp: the loss at the last step */
+    uint32_t update_inputs, steps, run_steps;
 } vk_push_fused;
-_Static_assert(sizeof(vk_push_fused) == 84, "mirror of fused_push in glsl/common.glsl");
+_Static_assert(sizeof(vk_push_fused) == 76, "mirror of fused_push in glsl/common.glsl");
 
 /* glsl/buffer_fill.comp: up to three regions of rows of words, each set to its value */
 typedef struct {
@@ -145,12 +123,6 @@ typedef struct {
 _Static_assert(sizeof(vk_push_tn_index) == 12, "mirror of tn_index_push in glsl/common.glsl");
 
 /* glsl/tn_optim.comp: kind 0 SGD, 1 Adam; lr and bias corrections come from a step buffer */
-typedef struct {
-    uint32_t count, kind, nesterov, first;
-    float momentum, dampening, weight_decay, beta1, beta2, eps;
-} vk_push_tn_optim;
-_Static_assert(sizeof(vk_push_tn_optim) == 40, "mirror of tn_optim_push in glsl/common.glsl");
-
 /* glsl/tn_clip_norm.comp */
 typedef struct {
     uint32_t count;
