@@ -180,7 +180,7 @@ static void put_le32(uint8_t *at, uint32_t v)
 static void fix_crc(uint8_t *data, size_t size) { put_le32(data + size - 4, crc32_update(0, data, size - 4)); }
 
 /* Section offsets from the format in ca_file.h: 16 bytes of magic, version and flags; a config
- * of 112 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
+ * of 128 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
 typedef struct {
     size_t gate_count, wiring, logits, state, target, crc;
 } file_layout;
@@ -189,7 +189,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 112 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 128 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -404,7 +404,7 @@ static void test_defects(void)
         expect_refused(bad, size, needle, needle); \
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
-    DEFECT(put_le32(bad + 8, 2), 1, "unknown format version 2 (this build reads version 1)");
+    DEFECT(put_le32(bad + 8, 3), 1, "unknown format version 3 (this build reads versions 1 to 2)");
     DEFECT(put_le32(bad + 12, 4), 1, "unknown flags 0x00000004");
     DEFECT(put_le32(bad + 16 + 44, 0), 1, "config: channels = 0 is outside 1..4096");          /* channels */
     DEFECT(put_le32(bad + 16 + 52, 33), 1, "config: perception depth = 33 is outside 1..32"); /* perception depth */
@@ -622,6 +622,23 @@ static void test_corpus(void)
     ca_model loaded;
     CHECK(ca_file_load(path, &loaded, NULL, NULL) == DLCA_OK, "the corpus file loads: %s", err_message());
     ca_model_free(&loaded);
+    /* tiny_v1.dlca is the same model in format version 1 (no schedule fields): it still loads,
+     * with a constant learning rate, and equals the model but for those fields. */
+    snprintf(path, sizeof path, "%.*scorpus/tiny_v1.dlca", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+    ca_train_state old_state;
+    int rc = ca_file_load(path, &loaded, &old_state, NULL);
+    CHECK(rc == DLCA_OK, "a version 1 file loads: %s", err_message());
+    if (rc == DLCA_OK) {
+        CHECK(loaded.config.lr_schedule == CA_LR_CONSTANT && loaded.config.warmup == 0,
+              "a version 1 file trains at a constant learning rate");
+        ca_config want = m.config;
+        want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0;
+        CHECK(memcmp(&loaded.config, &want, sizeof want) == 0 && loaded.gate_count == m.gate_count &&
+                  memcmp(loaded.logits, m.logits, m.gate_count * 16 * sizeof(float)) == 0 &&
+                  old_state.step == state.step,
+              "the version 1 file holds the same model and state");
+        ca_model_free(&loaded), ca_train_state_free(&old_state);
+    }
     free(data);
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }

@@ -59,6 +59,7 @@ static void header_of(header_bytes *h, const ca_config *c, uint64_t gate_count)
     put32(h, (uint32_t)c->update_wiring), put32(h, (uint32_t)c->steps), put_f64(h, c->fire_rate);
     put32(h, (uint32_t)c->loss_channels), put32(h, (uint32_t)c->start), put32(h, (uint32_t)c->target);
     put32(h, (uint32_t)c->batch), put32(h, (uint32_t)c->train_steps), put_f64(h, c->learning_rate), put64(h, c->seed);
+    put32(h, (uint32_t)c->lr_schedule), put32(h, (uint32_t)c->warmup), put_f64(h, c->lr_final);
     put64(h, gate_count);
 }
 

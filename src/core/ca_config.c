@@ -7,6 +7,8 @@
 #include <string.h>
 
 const char *const ca_preset_names[] = {"gol", "checkerboard", "checkerboard-async", "lizard", "image", NULL};
+const char *const ca_lr_names[] = {"constant", "step", "exp", "cosine", "onecycle", NULL};
+_Static_assert(CA_LR_KINDS == 5, "a name for every schedule");
 
 const char *ca_boundary_name(ca_boundary boundary)
 {
@@ -153,6 +155,13 @@ int ca_config_check(const ca_config *c)
     if (!(c->learning_rate >= CA_MIN_LEARNING_RATE && c->learning_rate <= CA_MAX_LEARNING_RATE))
         return err_set(DLCA_ERR, "config: learning rate %g is outside %g..%g", c->learning_rate, CA_MIN_LEARNING_RATE,
                        CA_MAX_LEARNING_RATE);
+    if (check_range("lr schedule", c->lr_schedule, 0, CA_LR_KINDS - 1) ||
+        check_range("warmup", c->warmup, 0, c->train_steps))
+        return DLCA_ERR;
+    if (!(c->lr_final >= 0.0 && c->lr_final <= 1.0))
+        return err_set(DLCA_ERR, "config: lr_final %g is outside 0..1", c->lr_final);
+    if ((c->lr_schedule == CA_LR_STEP || c->lr_schedule == CA_LR_EXP) && c->lr_final == 0.0)
+        return err_set(DLCA_ERR, "config: the %s schedule needs lr_final > 0", ca_lr_names[c->lr_schedule]);
     if (check_perception(c) || check_update(c)) return DLCA_ERR;
     return DLCA_OK;
 }

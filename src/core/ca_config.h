@@ -43,6 +43,12 @@ typedef enum {
     CA_TARGET_IMAGE         /* a PNG (lizard, image) */
 } ca_target;
 
+/* The learning rate over a run (src/train/ca_train.c maps each onto the tensor library's
+ * schedules): constant; step (x sqrt(lr_final) at 1/3 and 2/3 of the steps after the warm-up);
+ * exp (x lr_final^(1/steps) a step); cosine (to lr x lr_final); onecycle (up to lr over 30% of
+ * the steps, then down to lr x lr_final). A linear warm-up of `warmup` steps comes first. */
+typedef enum { CA_LR_CONSTANT, CA_LR_STEP, CA_LR_EXP, CA_LR_COSINE, CA_LR_ONECYCLE, CA_LR_KINDS } ca_lr_kind;
+
 typedef struct {
     char preset[CA_NAME_LENGTH];
     int height, width;
@@ -63,6 +69,9 @@ typedef struct {
     int train_steps;
     double learning_rate;
     uint64_t seed;
+    ca_lr_kind lr_schedule;                  /* constant in every preset until a sweep says otherwise */
+    int warmup;                              /* steps of linear warm-up, 0..train_steps */
+    double lr_final;                         /* the decaying schedules end at lr x lr_final, 0..1 */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */
@@ -87,6 +96,9 @@ int ca_config_perception_bits(const ca_config *config);
 int ca_config_update_inputs(const ca_config *config);
 
 const char *ca_boundary_name(ca_boundary boundary);
+
+/* "constant", "step", "exp", "cosine", "onecycle"; NULL-terminated in ca_lr_names. */
+extern const char *const ca_lr_names[];
 
 /* Row layout of one CA step's activations, shared by every engine: perception layer l starts
  * at row perception_row[l] ([K][C][width] rows), update layer l at update_row[l]; returns the

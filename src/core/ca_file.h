@@ -1,10 +1,12 @@
 /* ca_file.h: the model file (.dlca), which train/resume, run, eval, the viewer and export share.
- * Little-endian, written field by field (version 1):
+ * Little-endian, written field by field (version 2; version 1 files, which end the config at
+ * the seed, load with a constant learning rate):
  *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image)
  *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
  *           perception_depth, perception_widths[depth], update_depth, update_widths[depth],
  *           update_wiring, steps, f64 fire_rate, i32 loss_channels, start, target, batch,
- *           train_steps, f64 learning_rate, u64 seed
+ *           train_steps, f64 learning_rate, u64 seed,
+ *           (version 2) u32 lr_schedule, u32 warmup, f64 lr_final
  *   u64 gate_count; per layer (perception, then update): u32 n_in, n_out, input_a[n_out], input_b[n_out]
  *   f32 logits[gate_count][16]
  *   flag 0: u64 step, f64 seconds, f32 moment1[gate_count*16], f32 moment2[gate_count*16]
@@ -18,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CA_FILE_VERSION = 1, CA_FILE_MAGIC_SIZE = 8 };
+enum { CA_FILE_VERSION = 2, CA_FILE_MAGIC_SIZE = 8 };
 enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1 };
 
 /* "DLCA\r\n\x1a\n": the CR-LF and ^Z catch text-mode transfers, as in PNG's signature. */

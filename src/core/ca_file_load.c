@@ -26,6 +26,7 @@ typedef struct {
     const uint8_t *data;
     size_t size, pos;
     const char *name; /* the file, for messages */
+    uint32_t version; /* the file's format version, once read */
 } byte_source;
 
 /* What is parsed before the model exists: the wirings hold only n_in, n_out and input lists. */
@@ -127,12 +128,13 @@ static int read_preamble(byte_source *r, uint32_t *flags)
         return err_set(DLCA_ERR, "%s: not a dlca model (wrong magic bytes)", r->name);
     if (!take(r, CA_FILE_MAGIC_SIZE, "the magic")) return DLCA_ERR;
     TRY(get_u32(r, "the format version", &version));
-    if (version != CA_FILE_VERSION)
-        return err_set(DLCA_ERR, "%s: unknown format version %u (this build reads version %d)", r->name, version,
+    if (version < 1 || version > CA_FILE_VERSION)
+        return err_set(DLCA_ERR, "%s: unknown format version %u (this build reads versions 1 to %d)", r->name, version,
                        CA_FILE_VERSION);
+    r->version = version;
     TRY(get_u32(r, "the flags", flags));
     if (*flags & ~(uint32_t)(CA_FILE_FLAG_STATE | CA_FILE_FLAG_TARGET))
-        return corrupt(r, "unknown flags 0x%08x (version %d knows bits 0 and 1)", *flags, CA_FILE_VERSION);
+        return corrupt(r, "unknown flags 0x%08x (version %u knows bits 0 and 1)", *flags, r->version);
     return DLCA_OK;
 }
 
@@ -183,6 +185,16 @@ static int read_config_fields(byte_source *r, ca_config *c)
     TRY(get_i32(r, "config train steps", &c->train_steps));
     TRY(get_f64(r, "config learning rate", &c->learning_rate));
     TRY(get_u64(r, "config seed", &c->seed));
+    uint32_t schedule = CA_LR_CONSTANT, warmup = 0;
+    c->lr_final = 0.0;
+    if (r->version >= 2) {
+        TRY(get_u32(r, "config lr schedule", &schedule));
+        TRY(get_u32(r, "config warmup", &warmup));
+        TRY(get_f64(r, "config lr final", &c->lr_final));
+    }
+    if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
+        return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
+    c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;
     c->boundary = (ca_boundary)boundary, c->update_wiring = (wiring_kind)update_wiring;
     c->start = (ca_start)start, c->target = (ca_target)target;
     return DLCA_OK;
@@ -362,7 +374,7 @@ int ca_file_load_memory(const uint8_t *data, size_t size, const char *name, ca_m
     memset(model, 0, sizeof *model);
     if (state) memset(state, 0, sizeof *state);
     if (target) memset(target, 0, sizeof *target);
-    byte_source r = {data, size, 0, name};
+    byte_source r = {data, size, 0, name, 0};
     file_parts parts;
     memset(&parts, 0, sizeof parts);
     int status = parse(&r, &parts, model, state, target);

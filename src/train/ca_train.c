@@ -24,10 +24,26 @@ int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const do
     return ca_task_target(c, shape, start, image, target);
 }
 
+tn_lr_schedule ca_lr_schedule_of(const ca_config *c)
+{
+    double lr = c->learning_rate, final = c->lr_final;
+    long after = c->train_steps - c->warmup > 1 ? c->train_steps - c->warmup : 1;
+    tn_lr_schedule s;
+    switch (c->lr_schedule) {
+    case CA_LR_STEP: s = tn_lr_step(lr, after / 3 > 0 ? after / 3 : 1, sqrt(final)); break;
+    case CA_LR_EXP: s = tn_lr_exponential(lr, pow(final, 1.0 / (double)after)); break;
+    case CA_LR_COSINE: s = tn_lr_cosine(lr, after, lr * final); break;
+    /* from lr / 25 up to lr over 30% of the steps, then down to lr x lr_final */
+    case CA_LR_ONECYCLE: s = tn_lr_one_cycle(lr, after, 0.3, 25.0, final > 0.0 ? 1.0 / (25.0 * final) : 1e4); break;
+    default: s = tn_lr_constant(lr); break;
+    }
+    return c->warmup > 0 ? tn_lr_with_warmup(s, c->warmup) : s;
+}
+
 double ca_trainer_learning_rate(const ca_trainer *t)
 {
-    tn_lr_schedule constant = tn_lr_constant(t->model->config.learning_rate);
-    return tn_lr_at(&constant, (long)t->step);
+    tn_lr_schedule s = ca_lr_schedule_of(&t->model->config);
+    return tn_lr_at(&s, (long)t->step);
 }
 
 /* The logits (or moments) of the model, [gates][16] floats in its gate order, into tensor `to`

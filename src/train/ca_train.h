@@ -82,6 +82,9 @@ int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_los
  * of squared errors of its loss channels against `target` [loss_channels][same columns]. */
 tn_tensor *ca_trainer_loss(const ca_trainer *trainer, tn_tensor *out, tn_tensor *target);
 
+/* The tensor library's schedule for the config's lr_schedule, warmup and lr_final (ca_config.h). */
+tn_lr_schedule ca_lr_schedule_of(const ca_config *config);
+
 /* The learning rate of the step under way (trainer->step + 1), from the config's schedule. */
 double ca_trainer_learning_rate(const ca_trainer *trainer);
 
