@@ -4,7 +4,7 @@
 
 #include "error.h"
 #include "image_png.h"
-#include "view_font.h"
+#include "image_font.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,12 +93,12 @@ static int upload_image(view_app *app)
 /* Text in the 5x7 font, each font pixel a size x size square, in the current draw colour. */
 static void draw_text(SDL_Renderer *r, int x, int y, int size, const char *text)
 {
-    SDL_Rect rects[VIEW_FONT_WIDTH * VIEW_FONT_HEIGHT];
-    for (; *text; text++, x += VIEW_FONT_ADVANCE * size) {
+    SDL_Rect rects[IMAGE_FONT_WIDTH * IMAGE_FONT_HEIGHT];
+    for (; *text; text++, x += IMAGE_FONT_ADVANCE * size) {
         int n = 0;
-        for (int gy = 0; gy < VIEW_FONT_HEIGHT; gy++)
-            for (int gx = 0; gx < VIEW_FONT_WIDTH; gx++)
-                if (view_font_pixel(*text, gx, gy)) rects[n++] = (SDL_Rect){x + gx * size, y + gy * size, size, size};
+        for (int gy = 0; gy < IMAGE_FONT_HEIGHT; gy++)
+            for (int gx = 0; gx < IMAGE_FONT_WIDTH; gx++)
+                if (image_font_pixel(*text, gx, gy)) rects[n++] = (SDL_Rect){x + gx * size, y + gy * size, size, size};
         if (n) SDL_RenderFillRects(r, rects, n);
     }
 }
@@ -108,14 +108,14 @@ static void draw_panel(SDL_Renderer *r, int x, int y, int size, const char *cons
 {
     size_t longest = 0;
     for (int i = 0; i < count; i++) longest = strlen(lines[i]) > longest ? strlen(lines[i]) : longest;
-    SDL_Rect box = {x, y, (int)longest * VIEW_FONT_ADVANCE * size + 2 * TEXT_PAD * size,
-                    count * VIEW_FONT_LINE * size + 2 * TEXT_PAD * size - (VIEW_FONT_LINE - VIEW_FONT_HEIGHT) * size};
+    SDL_Rect box = {x, y, (int)longest * IMAGE_FONT_ADVANCE * size + 2 * TEXT_PAD * size,
+                    count * IMAGE_FONT_LINE * size + 2 * TEXT_PAD * size - (IMAGE_FONT_LINE - IMAGE_FONT_HEIGHT) * size};
     SDL_SetRenderDrawBlendMode(r, SDL_BLENDMODE_BLEND);
     SDL_SetRenderDrawColor(r, 0, 0, 0, 210);
     SDL_RenderFillRect(r, &box);
     SDL_SetRenderDrawColor(r, 255, 236, 150, 255);
     for (int i = 0; i < count; i++)
-        draw_text(r, x + TEXT_PAD * size, y + TEXT_PAD * size + i * VIEW_FONT_LINE * size, size, lines[i]);
+        draw_text(r, x + TEXT_PAD * size, y + TEXT_PAD * size + i * IMAGE_FONT_LINE * size, size, lines[i]);
 }
 
 static void describe_rate(const view_app *app, char *text, size_t size)
@@ -171,7 +171,7 @@ int view_draw(view_app *app)
     draw_panel(r, 0, 0, size, &line, 1);
     if (app->notice[0] && view_now() < app->notice_until) {
         line = app->notice;
-        draw_panel(r, 0, VIEW_FONT_LINE * size + 2 * TEXT_PAD * size, size, &line, 1);
+        draw_panel(r, 0, IMAGE_FONT_LINE * size + 2 * TEXT_PAD * size, size, &line, 1);
     }
     if (app->help) draw_panel(r, width / 8, height / 8, size, help_lines, HELP_LINES);
     if (app->window) update_title(app);

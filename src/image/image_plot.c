@@ -1,9 +1,10 @@
-/* image_plot.c: the loss-curve plot of image_png.h, drawn into an RGB buffer with a built-in
- * 5x7 bitmap font (digits and the few letters the labels need), then written as a PNG. No
+/* image_plot.c: the loss-curve plot of image_png.h, drawn into an RGB buffer with dlca's 5x7
+ * bitmap font (image_font.h), then written as a PNG. No
  * plotting library: the picture only has to be legible, and this keeps dlca self-contained. */
 #include "image_png.h"
 
 #include "error.h"
+#include "image_font.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,49 +20,6 @@ static const unsigned char frame_grey[3] = {96, 96, 96};
 static const unsigned char text_colour[3] = {32, 32, 32};
 
 #define LOSS_FLOOR 1e-6
-
-/* ------------------------------------------------------------------- font ---- */
-
-enum { GLYPH_W = 5, GLYPH_H = 7, GLYPH_ADVANCE = GLYPH_W + 1 };
-
-typedef struct {
-    char ch;
-    const char *rows[GLYPH_H]; /* '#' = ink */
-} glyph;
-
-static const glyph font[] = {
-    {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
-    {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-    {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
-    {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
-    {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
-    {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
-    {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
-    {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
-    {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
-    {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
-    {'-', {".....", ".....", ".....", ".###.", ".....", ".....", "....."}},
-    {'+', {".....", "..#..", "..#..", "#####", "..#..", "..#..", "....."}},
-    {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
-    {'a', {".....", ".....", ".###.", "....#", ".####", "#...#", ".####"}},
-    {'d', {"....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"}},
-    {'e', {".....", ".....", ".###.", "#...#", "#####", "#....", ".###."}},
-    {'f', {"..##.", ".#..#", ".#...", "###..", ".#...", ".#...", ".#..."}},
-    {'h', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
-    {'o', {".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."}},
-    {'p', {".....", ".....", "####.", "#...#", "####.", "#....", "#...."}},
-    {'r', {".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."}},
-    {'s', {".....", ".....", ".####", "#....", ".###.", "....#", "####."}},
-    {'t', {".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."}},
-};
-
-/* NULL for characters the font lacks; they print as a space. */
-static const glyph *glyph_for(char ch)
-{
-    for (size_t i = 0; i < sizeof font / sizeof font[0]; i++)
-        if (font[i].ch == ch) return &font[i];
-    return NULL;
-}
 
 /* ----------------------------------------------------------------- canvas ---- */
 
@@ -103,18 +61,12 @@ static void draw_line(canvas *c, int x0, int y0, int x1, int y1, int thick, cons
     }
 }
 
-static int text_width(const char *s, int scale) { return (int)strlen(s) * GLYPH_ADVANCE * scale - scale; }
+static int text_width(const char *s, int scale) { return image_font_width(s, scale); }
 
 /* Draws s with its top-left corner at (x, y), each font pixel scale x scale. */
 static void draw_text(canvas *c, int x, int y, const char *s, int scale, const unsigned char colour[3])
 {
-    for (; *s; s++, x += GLYPH_ADVANCE * scale) {
-        const glyph *g = glyph_for(*s);
-        if (!g) continue;
-        for (int j = 0; j < GLYPH_H; j++)
-            for (int i = 0; i < GLYPH_W; i++)
-                if (g->rows[j][i] == '#') fill_rect(c, x + i * scale, y + j * scale, scale, scale, colour);
-    }
+    image_font_draw(c->rgb, c->w, c->h, x, y, s, scale, colour);
 }
 
 /* ------------------------------------------------------------------- plot ---- */
@@ -184,7 +136,7 @@ static void layout(plot_frame *f, int width, int height)
     f->left = widest + 4 * f->scale + 2;
     f->top = 5 * f->scale;
     f->right = width - 1 - 5 * f->scale;
-    f->bottom = height - 1 - (GLYPH_H + 5) * f->scale;
+    f->bottom = height - 1 - (IMAGE_FONT_HEIGHT + 5) * f->scale;
     f->pad = 3 * f->scale;
 }
 
@@ -204,7 +156,7 @@ static int y_pixel(const plot_frame *f, double log_loss)
 static void draw_y_axis(canvas *c, const plot_frame *f)
 {
     int decades = f->decade_hi - f->decade_lo;
-    int room = (f->bottom - f->top - 2 * f->pad) / ((GLYPH_H + 3) * f->scale);
+    int room = (f->bottom - f->top - 2 * f->pad) / ((IMAGE_FONT_HEIGHT + 3) * f->scale);
     int every = room < 1 ? decades : (decades + room - 1) / room;
     char label[16];
     if (every < 1) every = 1;
@@ -214,7 +166,7 @@ static void draw_y_axis(canvas *c, const plot_frame *f)
         if ((d - f->decade_lo) % every) continue;
         fill_rect(c, f->left - 2 * f->scale, y, 2 * f->scale, 1, frame_grey);
         decade_label(label, sizeof label, d);
-        draw_text(c, f->left - 3 * f->scale - text_width(label, f->scale), y - GLYPH_H * f->scale / 2, label,
+        draw_text(c, f->left - 3 * f->scale - text_width(label, f->scale), y - IMAGE_FONT_HEIGHT * f->scale / 2, label,
                   f->scale, text_colour);
     }
 }
@@ -231,7 +183,7 @@ static void draw_x_axis(canvas *c, const plot_frame *f)
     draw_text(c, x0 - f->pad, y, first, f->scale, text_colour);
     draw_text(c, x1 + f->pad - text_width(last, f->scale) + 1, y, last, f->scale, text_colour);
     int step_w = text_width("step", f->scale), step_x = (f->left + f->right - step_w) / 2;
-    int gap = GLYPH_ADVANCE * f->scale; /* "step" only where it stays clear of both numbers */
+    int gap = IMAGE_FONT_ADVANCE * f->scale; /* "step" only where it stays clear of both numbers */
     if (step_x >= x0 - f->pad + text_width(first, f->scale) + gap &&
         step_x + step_w + gap <= x1 + f->pad - text_width(last, f->scale))
         draw_text(c, step_x, y, "step", f->scale, text_colour);
@@ -257,7 +209,7 @@ static void draw_curve(canvas *c, const plot_frame *f, const double *steps, cons
 /* A boxed key in the top-right corner: a line sample and the name of each curve. */
 static void draw_legend(canvas *c, const plot_frame *f, int with_hard)
 {
-    int s = f->scale, line = (GLYPH_H + 3) * s, sample_w = 10 * s;
+    int s = f->scale, line = (IMAGE_FONT_HEIGHT + 3) * s, sample_w = 10 * s;
     int box_w = sample_w + text_width("soft", s) + 7 * s, box_h = line * (with_hard ? 2 : 1) + 3 * s;
     int x0 = f->right - box_w - 2 * s, y0 = f->top + 2 * s;
     const char *names[2] = {"soft", "hard"};
@@ -266,7 +218,7 @@ static void draw_legend(canvas *c, const plot_frame *f, int with_hard)
     frame_rect(c, x0, y0, x0 + box_w - 1, y0 + box_h - 1, frame_grey);
     for (int k = 0; k < (with_hard ? 2 : 1); k++) {
         int y = y0 + 2 * s + k * line;
-        fill_rect(c, x0 + 2 * s, y + GLYPH_H * s / 2 - s / 2, sample_w, 2 * s, colours[k]);
+        fill_rect(c, x0 + 2 * s, y + IMAGE_FONT_HEIGHT * s / 2 - s / 2, sample_w, 2 * s, colours[k]);
         draw_text(c, x0 + sample_w + 4 * s, y + s / 2, names[k], s, text_colour);
     }
 }
