@@ -154,13 +154,14 @@ static int view(char *err, size_t size, const char *flags, const char *keys)
                model, H, W, SCALE, SEED, flags, keys);
 }
 
-/* `dlca run` of the test model for `steps` steps, its last frame renamed to `name`. */
+/* `dlca run` of the test model for `steps` steps, its last frame (named by its step) renamed to
+ * `name`. */
 static int dlca_run(char *err, size_t size, const char *flags, int steps, const char *name)
 {
     int status = run(dlca, err, size, "run '%s' --device cpu --grid %dx%d --scale %d --seed %d --steps %d --every %d %s --out frames",
                      model, H, W, SCALE, SEED, steps, steps, flags);
     char from[512], to[512];
-    snprintf(from, sizeof from, "%s/frames/frame_00001.png", scratch);
+    snprintf(from, sizeof from, "%s/frames/step_%05d.png", scratch, steps);
     snprintf(to, sizeof to, "%s/%s", scratch, name);
     if (status == 0 && rename(from, to) != 0) return 99;
     return status;

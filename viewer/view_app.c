@@ -6,6 +6,7 @@
 #include "cli_env.h"
 
 #include "ca_file.h"
+#include "ca_run_defaults.h"
 #include "error.h"
 
 #include <limits.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VIEW_AUTO_SIDE = 700, VIEW_MAX_AUTO_SCALE = 32, VIEW_GOL_SIDE = 64 };
+enum { VIEW_AUTO_SIDE = 700, VIEW_MAX_AUTO_SCALE = 32 };
 
 /* Longest the loop steps per frame, so a slow engine still leaves the window responsive. */
 static const double step_budget = 1.0 / 30.0;
@@ -58,8 +59,9 @@ static int start_sim(view_app *app)
 {
     const ca_config *c = &app->model.config;
     const view_options *o = &app->opt;
-    int height = o->has_grid ? o->height : c->height, width = o->has_grid ? o->width : c->width;
-    if (!o->has_grid && c->start == CA_START_BOARDS) height = width = VIEW_GOL_SIDE; /* 3x3 shows nothing */
+    int height, width;
+    ca_run_default_grid(c, &height, &width); /* dlca run's default: 64x64 for gol, whose 3x3 shows nothing */
+    if (o->has_grid) height = o->height, width = o->width;
     double rate = o->has_rate ? o->fire_rate : c->fire_rate;
     app->async_rate = rate < 1.0 ? rate : default_async_rate;
     app->kind = o->has_view ? (view_kind)o->view : c->loss_channels == 3 ? VIEW_RGB : VIEW_GREY;
