@@ -5,9 +5,8 @@
  * step); the strip's frames carry their labels; RGB animations keep their colours; frame delays
  * and the loop are set; bad --fps and GIFs too large are refused before running. */
 #include "check.h"
-#include "image_frame.h"
+#include "gif_fixtures.h"
 
-#include <gif_lib.h>
 #include <libgen.h>
 #include <png.h>
 #include <stdarg.h>
@@ -72,36 +71,6 @@ static picture read_png(const char *name)
     return p;
 }
 
-/* Frame `i` of a slurped GIF as RGB (full-screen frames only, as dlca writes them). */
-static unsigned char *gif_frame_rgb(const GifFileType *gif, int i)
-{
-    const SavedImage *frame = &gif->SavedImages[i];
-    const ColorMapObject *map = frame->ImageDesc.ColorMap ? frame->ImageDesc.ColorMap : gif->SColorMap;
-    size_t pixels = (size_t)gif->SWidth * (size_t)gif->SHeight;
-    if (!map || frame->ImageDesc.Width != gif->SWidth || frame->ImageDesc.Height != gif->SHeight) return NULL;
-    unsigned char *rgb = malloc(pixels * 3);
-    for (size_t p = 0; rgb && p < pixels; p++) {
-        const GifColorType *c = &map->Colors[frame->RasterBits[p]];
-        rgb[p * 3] = c->Red, rgb[p * 3 + 1] = c->Green, rgb[p * 3 + 2] = c->Blue;
-    }
-    return rgb;
-}
-
-/* Does the band of rgb [..][width][3] at columns x..x+frame_width-1 show the label of `step`? */
-static int label_matches(const unsigned char *rgb, int width, int x, int frame_width, long long step)
-{
-    int band = image_label_height(frame_width);
-    unsigned char *want = malloc((size_t)frame_width * (size_t)band * 3);
-    if (!want) return 0;
-    image_draw_label(want, frame_width, band, 0, frame_width, step);
-    int same = 1;
-    for (int y = 0; same && y < band; y++)
-        same = memcmp(rgb + ((size_t)y * (size_t)width + (size_t)x) * 3, want + (size_t)y * (size_t)frame_width * 3,
-                      (size_t)frame_width * 3) == 0;
-    free(want);
-    return same;
-}
-
 /* Do the cells below the band (columns x.., rows band..) equal picture `cells` pixel for pixel? */
 static int cells_match(const unsigned char *rgb, int width, int x, int band, const picture *cells)
 {
@@ -129,11 +98,11 @@ static void test_gol_gif(void)
     CHECK(s1 == 0, "dlca run gol --out gol.gif exits 0: %s", err);
     int s2 = run_dlca(err, sizeof err, "run '%s' --device cpu --out frames", gol);
     CHECK(s2 == 0, "dlca run gol --out frames exits 0: %s", err);
+    const char *why;
     int error = 0;
-    GifFileType *gif = DGifOpenFileName(in_scratch("gol.gif"), &error);
-    CHECK(gif != NULL, "giflib opens gol.gif: %s", GifErrorString(error));
+    GifFileType *gif = gif_read(in_scratch("gol.gif"), &why);
+    CHECK(gif != NULL, "giflib decodes gol.gif: %s", why);
     if (!gif) return;
-    CHECK(DGifSlurp(gif) == GIF_OK, "giflib decodes gol.gif: %s", GifErrorString(gif->Error));
     int band = image_label_height(256);
     /* 64x64 cells at 4 pixels each (the default scale of a 64-cell side), and the label band */
     CHECK(gif->ImageCount == 65, "65 frames, steps 0..64 (got %d)", gif->ImageCount);
@@ -145,7 +114,7 @@ static void test_gol_gif(void)
         char name[64];
         snprintf(name, sizeof name, "frames/step_%05d.png", i);
         picture frame = read_png(name);
-        if (!rgb || !label_matches(rgb, 256, 0, 256, i)) labels = 0;
+        if (!rgb || !gif_label_matches(rgb, 256, 0, 256, i)) labels = 0;
         if (!rgb || !cells_match(rgb, 256, 0, band, &frame)) cells = 0;
         if (!rgb || ink_in_band(rgb, 256, 256) < 20) inked = 0;
         if ((!labels || !cells) && cells + labels == 1) fprintf(stderr, "  frame %d differs\n", i);
@@ -184,7 +153,7 @@ static void test_gol_strip(void)
         char name[64];
         snprintf(name, sizeof name, "frames/step_%05d.png", 8 * f);
         picture frame = read_png(name);
-        ok = label_matches(strip.rgb, strip.width, f * 257, 256, 8 * f) && cells_match(strip.rgb, strip.width, f * 257, band, &frame);
+        ok = gif_label_matches(strip.rgb, strip.width, f * 257, 256, 8 * f) && cells_match(strip.rgb, strip.width, f * 257, band, &frame);
         if (!ok) fprintf(stderr, "  strip frame %d (step %d) differs\n", f, 8 * f);
         free(frame.rgb);
     }
@@ -199,11 +168,11 @@ static void test_rgb_gif(void)
     int s1 = run_dlca(err, sizeof err, "run '%s' --device cpu --fps 25 --out image.gif", image_model);
     int s2 = run_dlca(err, sizeof err, "run '%s' --device cpu --every 15 --out image_frames", image_model);
     CHECK(s1 == 0 && s2 == 0, "dlca run image to a GIF and frames exits 0 (%d %d): %s", s1, s2, err);
+    const char *why;
     int error = 0;
-    GifFileType *gif = DGifOpenFileName(in_scratch("image.gif"), &error);
-    if (!gif || DGifSlurp(gif) != GIF_OK) {
-        CHECK(0, "giflib reads image.gif: %s", GifErrorString(gif ? gif->Error : error));
-        if (gif) DGifCloseFile(gif, &error);
+    GifFileType *gif = gif_read(in_scratch("image.gif"), &why);
+    if (!gif) {
+        CHECK(0, "giflib reads image.gif: %s", why);
         return;
     }
     /* 16x16 cells at 8 pixels: 128 wide, narrower than IMAGE_LABEL_WIDE, so a band of size 1 */
@@ -213,7 +182,7 @@ static void test_rgb_gif(void)
     unsigned char *rgb = gif->ImageCount == 16 ? gif_frame_rgb(gif, 15) : NULL;
     picture frame = read_png("image_frames/step_00015.png");
     CHECK(rgb && cells_match(rgb, 128, 0, band, &frame), "the last frame's colours are exact");
-    CHECK(rgb && label_matches(rgb, 128, 0, 128, 15), "and it is labelled step 15");
+    CHECK(rgb && gif_label_matches(rgb, 128, 0, 128, 15), "and it is labelled step 15");
     GraphicsControlBlock first;
     CHECK(DGifSavedExtensionToGCB(gif, 0, &first) == GIF_OK && first.DelayTime == 4, "--fps 25: 4 cs a frame (%d)",
           first.DelayTime);

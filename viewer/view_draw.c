@@ -26,6 +26,7 @@ static const char *const help_lines[] = {
     "c         channels: grey, rgb, mosaic",
     "+ -       faster / slower",
     "s         save a screenshot",
+    "g         start / stop recording a GIF",
     "?         this help",
     "q esc     quit",
     "",
@@ -124,13 +125,14 @@ static void describe_rate(const view_app *app, char *text, size_t size)
     else snprintf(text, size, "sync");
 }
 
-/* "step 120  15/s  hard sync  grey  paused  ? help" */
+/* "step 120  15/s  hard sync  grey  paused  REC  ? help" */
 static void status_line(const view_app *app, char *text, size_t size)
 {
     char rate[32];
     describe_rate(app, rate, sizeof rate);
-    snprintf(text, size, "step %llu  %g/s  %s %s  %s%s  ? help", (unsigned long long)app->sim.t, app->speed,
-             app->sim.hard ? "hard" : "soft", rate, view_kind_name(app->kind), app->playing ? "" : "  paused");
+    snprintf(text, size, "step %llu  %g/s  %s %s  %s%s%s  ? help", (unsigned long long)app->sim.t, app->speed,
+             app->sim.hard ? "hard" : "soft", rate, view_kind_name(app->kind), app->playing ? "" : "  paused",
+             app->recording ? "  REC" : "");
 }
 
 static void update_title(view_app *app)
@@ -184,23 +186,22 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The next dlca-view-NNNN.png that does not exist yet in the screenshot folder. */
-static int next_shot_path(view_app *app, char *path, size_t size)
+int view_next_path(view_app *app, const char *ext, int *counter, char *path, size_t size)
 {
     const char *dir = app->opt.screenshot_dir ? app->opt.screenshot_dir : ".";
-    for (; app->shot < MAX_SHOTS; app->shot++) {
-        int n = snprintf(path, size, "%s/dlca-view-%04d.png", dir, app->shot);
+    for (; *counter < MAX_SHOTS; (*counter)++) {
+        int n = snprintf(path, size, "%s/dlca-view-%04d.%s", dir, *counter, ext);
         if (n < 0 || (size_t)n >= size) return err_set(DLCA_ERR, "--screenshot-dir: the path %.60s... is too long", dir);
         if (!exists(path)) return DLCA_OK;
     }
-    return err_set(DLCA_ERR, "%s: dlca-view-0000.png .. dlca-view-%04d.png all exist", dir, MAX_SHOTS - 1);
+    return err_set(DLCA_ERR, "%s: dlca-view-0000.%s .. dlca-view-%04d.%s all exist", dir, ext, MAX_SHOTS - 1, ext);
 }
 
 int view_screenshot(view_app *app, const char *path)
 {
     char automatic[4096];
     if (!path) {
-        if (next_shot_path(app, automatic, sizeof automatic)) return DLCA_ERR;
+        if (view_next_path(app, "png", &app->shot, automatic, sizeof automatic)) return DLCA_ERR;
         path = automatic;
     }
     SDL_Rect dest;
