@@ -1,5 +1,6 @@
 /* cmd_eval.c: `dlca eval MODEL` (how good a model is) and `dlca info MODEL` (what it is). */
 #include "ca_backend.h"
+#include "ca_config_text.h"
 #include "ca_eval.h"
 #include "ca_file.h"
 #include "ca_memory.h"
@@ -121,11 +122,13 @@ int cmd_eval(int argc, char **argv)
     return rc ? cli_fail("eval", 0) : 0;
 }
 
-static void print_widths(const char *name, const int *widths, int depth)
+/* Perception gates of the model (each kernel's once), and how many the boolean circuit has,
+ * where each kernel runs once for each channel: `dlca export` counts those. */
+static size_t perception_gates(const ca_config *c)
 {
-    printf("%-16s", name);
-    for (int i = 0; i < depth; i++) printf("%s%d", i ? "," : "", widths[i]);
-    printf("\n");
+    size_t per_kernel = 0;
+    for (int l = 0; l < c->perception_depth; l++) per_kernel += (size_t)c->perception_widths[l];
+    return per_kernel * (size_t)c->kernels;
 }
 
 int cmd_info(int argc, char **argv)
@@ -133,31 +136,32 @@ int cmd_info(int argc, char **argv)
     const char *path, *device;
     int help = 0;
     if (parse_model_args(argc, argv, "info", NULL, &path, &device, &help)) return cli_fail("info", 1);
-    if (help) return printf("usage: dlca info MODEL\n\nThe model's config and training state.\n"), 0;
+    if (help)
+        return printf("usage: dlca info MODEL\n\n"
+                      "The model's config as `key = value` lines, which dlca train --config reads back\n"
+                      "('dlca info m.dlca > m.conf; dlca train --config m.conf' repeats the run), and\n"
+                      "its gates, training state and target as '#' comments.\n"),
+               0;
     ca_model m;
     ca_train_state state;
     ca_target_image target;
     if (ca_file_load(path, &m, &state, &target)) return cli_fail("info", 0);
     const ca_config *c = &m.config;
-    char preset[4 * CA_NAME_LENGTH + 1];
-    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", cli_printable(c->preset, preset, sizeof preset),
-           "grid", c->height, c->width,
-           ca_boundary_name(c->boundary), "channels", c->channels);
-    printf("%-16s%d\n", "kernels", c->kernels);
-    print_widths("perception", c->perception_widths, c->perception_depth);
-    print_widths("update", c->update_widths, c->update_depth);
-    printf("%-16s%s\n%-16s%zu\n%-16s%d\n", "update wiring", wiring_kind_name(c->update_wiring), "gates", m.gate_count,
-           "T", c->steps);
-    printf("%-16s%g%s\n%-16s0..%d\n", "fire rate", c->fire_rate, c->fire_rate < 1.0 ? " (async)" : " (sync)",
-           "loss channels", c->loss_channels - 1);
-    printf("%-16s%d\n%-16s%d\n%-16s%g\n%-16s%llu\n", "batch", c->batch, "train steps", c->train_steps, "learning rate",
-           c->learning_rate, "seed", (unsigned long long)c->seed);
-    if (state.moment1)
-        printf("%-16s%llu of %d steps, %.1f s\n", "trained", (unsigned long long)state.step, c->train_steps,
-               state.seconds);
+    char name[4 * 4096 + 1];
+    size_t perception = perception_gates(c), circuit = m.gate_count + perception * (size_t)(c->channels - 1);
+    printf("# %s: a dlca model (file version %d)\n", cli_printable(path, name, sizeof name), CA_FILE_VERSION);
+    if (circuit == m.gate_count)
+        printf("# gates: %zu (dlca export prunes them)\n", m.gate_count);
     else
-        printf("%-16sno training state (cannot be resumed)\n", "trained");
-    if (target.bits) printf("%-16s%d channel(s), %dx%d\n", "target", target.channels, target.height, target.width);
+        printf("# gates: %zu in the model, %zu in its boolean circuit before pruning: each of the %zu perception "
+               "gates runs once for each of the %d channels (dlca export prunes them)\n",
+               m.gate_count, circuit, perception, c->channels);
+    if (state.moment1)
+        printf("# trained: %llu of %d steps, %.1f s\n", (unsigned long long)state.step, c->train_steps, state.seconds);
+    else
+        printf("# trained: no training state (cannot be resumed)\n");
+    if (target.bits) printf("# target: %d channel(s), %dx%d, stored in the model\n", target.channels, target.height, target.width);
+    ca_config_print(c, stdout);
     ca_train_state_free(&state);
     ca_target_image_free(&target);
     ca_model_free(&m);
