@@ -63,10 +63,10 @@ int image_write_frame(const char *path, const double *grid, int channels, ca_sha
 int image_write_rgb(const char *path, const unsigned char *rgb, int width, int height);
 
 /* Plots soft (blue) and hard (orange) loss against steps as a width x height PNG (at least
- * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT) with a log y axis: losses below 1e-6, hard loss 0
- * included, are drawn at 1e-6; NaN and infinite points are skipped. Light lines mark the powers of
- * ten, labelled 1e2, 1e0, 1e-2...; the x axis is labelled with the first and last step and a
- * legend names the curves. steps may be NULL (0, 1, 2...); hard may be NULL (soft only). */
+ * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT): two panels, the soft loss on a log scale and the
+ * hard loss on a symlog one where 0 is drawn as 0, with round ticks and the best hard loss
+ * marked (image_plot.h, which also says where everything is). NaN and infinite points are
+ * skipped. steps may be NULL (0, 1, 2...); hard may be NULL (soft only, one panel). */
 int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
                            int width, int height);
 
