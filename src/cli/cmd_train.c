@@ -47,7 +47,8 @@ static void print_help(void)
            "\n"
            "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
            "\n"
-           "The model: a preset (default gol), changed by a config file and by flags, in that order.\n"
+           "The model: a preset (default gol), changed by a config file and then by flags; each\n"
+           "key below defaults to the preset's value.\n"
            "  --config FILE      `key = value` lines ('#' comments), the keys below without their\n"
            "                     dashes; 'dlca info MODEL > FILE' writes a model's, so that\n"
            "                     'dlca train --config FILE' repeats its run\n");
@@ -55,7 +56,8 @@ static void print_help(void)
         const ca_config_key *k = &ca_config_keys[i];
         char flag[64];
         snprintf(flag, sizeof flag, "--%s %s", k->key, k->value);
-        printf("  %-18s %s\n", flag, k->help);
+        if (strlen(flag) > 18) printf("  %s\n  %-18s %s\n", flag, "", k->help); /* too wide for the column */
+        else printf("  %-18s %s\n", flag, k->help);
     }
     printf("\n"
            "The run:\n"

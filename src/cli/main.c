@@ -34,7 +34,7 @@ static int cmd_presets(int argc, char **argv)
 
 static const cli_command commands[] = {
     {"train", "train a preset (or resume a run) on the GPU or the CPU", cmd_train},
-    {"run", "run a trained model and write its frames as PNG", cmd_run},
+    {"run", "run a trained model and write its frames: an animated GIF, a PNG strip or PNGs", cmd_run},
     {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
     {"info", "a model file's config (as dlca train --config reads it) and training state", cmd_info},
     {"runs", "the models in a folder: preset, steps done, last losses", cmd_runs},

@@ -236,16 +236,16 @@ static void print_seed(const ca_config *c, char *o, size_t n) { snprintf(o, n, "
 
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {
-    {"preset", NULL, "NAME", "the preset the other keys change: gol, checkerboard, checkerboard-async, lizard, image",
+    {"preset", NULL, "NAME", "what the other keys change: gol, checkerboard, checkerboard-async, lizard or image",
      parse_preset, print_preset},
     {"grid", NULL, "HxW", "grid height x width, each 1..4096", parse_grid, print_grid},
     {"boundary", NULL, "B", "periodic or zero", parse_boundary, print_boundary},
-    {"channels", NULL, "N", "C, bits per cell; sets the last update layer too unless --update is given", parse_channels,
+    {"channels", NULL, "N", "C, bits per cell; the last update layer follows it unless --update is given", parse_channels,
      print_channels},
     {"kernels", NULL, "N", "K perception kernels", parse_kernels, print_kernels},
     {"perception", NULL, "8,4,2", "gates per perception layer of each kernel; the first is 8 (moore wiring)",
      parse_perception, print_perception},
-    {"update", NULL, "256x10,128,...,C", "gates per update layer, NxK = K layers of N; the last has C",
+    {"update", NULL, "256x10,128,...,C", "gates per update layer, NxK = K layers of N; the last has C gates",
      parse_update, print_update},
     {"wiring", NULL, "W", "update wiring: unique (each input used) or random", parse_wiring, print_wiring},
     {"steps-per-rollout", "T", "N", "T, CA steps per rollout (--T is the same flag)", parse_steps, print_steps},
@@ -253,7 +253,7 @@ const ca_config_key ca_config_keys[] = {
      parse_fire_rate, print_fire_rate},
     {"loss-channels", NULL, "N", "the loss compares channels 0..N-1", parse_loss_channels, print_loss_channels},
     {"start", NULL, "S", "start state: boards (3x3 Life boards), random, zeros or seed-cell", parse_start, print_start},
-    {"target-kind", NULL, "T", "what the last grid is compared with: life, checkerboard or image (--target PNG)",
+    {"target-kind", NULL, "T", "what the last grid is compared with: life, checkerboard or image (--target)",
      parse_target, print_target},
     {"batch", NULL, "N", "samples per training step", parse_batch, print_batch},
     {"steps", NULL, "N", "training steps", parse_train_steps, print_train_steps},
