@@ -3,8 +3,9 @@
  * --kernels, --perception, --update, --wiring, --steps-per-rollout) shape the model; `dlca info
  * m.dlca > m.conf; dlca train --config m.conf` repeats the run: the same wiring and logits at step
  * 0, and after the same steps the same model file byte for byte but for the training time it
- * records (the f64 seconds, which a clock measures); flags override the file; and bad files and
- * values are refused in one line that names the file, the line and the key. */
+ * records (the f64 seconds, which a clock measures); flags override the file; info and export
+ * give the same gate counts; and bad files and values are refused in one line that names the
+ * file, the line and the key. */
 #include "ca_config_text.h"
 #include "ca_file.h"
 #include "check.h"
@@ -143,6 +144,20 @@ static void test_flags_and_round_trip(void)
           "the flags shape the model (C %d, K %d, %d update layers)", c->channels, c->kernels, c->update_depth);
     status = run_dlca(err, sizeof err, "a.conf", "info a.dlca");
     CHECK(status == 0, "dlca info exits 0: %s", err);
+    /* info and export count the same gates: the model's, and the circuit's with each of the
+     * 2 x (8 + 4) perception gates once for each of the 4 channels */
+    size_t gates = a.gate_count, circuit = a.gate_count + 24 * 3;
+    FILE *f = fopen(in_scratch("a.conf"), "r");
+    char info[4096] = "", want[256];
+    if (f) info[fread(info, 1, sizeof info - 1, f)] = '\0', fclose(f);
+    snprintf(want, sizeof want, "# gates: %zu in the model, %zu in its boolean circuit before pruning", gates, circuit);
+    CHECK(strstr(info, want) != NULL, "info says '%s':\n%s", want, info);
+    status = run_dlca(err, sizeof err, "export.txt", "export a.dlca --format c --out a.c");
+    FILE *e = fopen(in_scratch("export.txt"), "r");
+    char exported[1024] = "";
+    if (e) exported[fread(exported, 1, sizeof exported - 1, e)] = '\0', fclose(e);
+    snprintf(want, sizeof want, "from %zu in the circuit: the model's %zu gates", circuit, gates);
+    CHECK(status == 0 && strstr(exported, want), "export says '%s': %s", want, exported);
     ca_config_assignments list;
     ca_config back;
     memset(&list, 0, sizeof list);
