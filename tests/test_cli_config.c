@@ -232,6 +232,8 @@ static void test_bad_files(void)
     CHECK(status == 1 && strstr(err, "folder.conf: not a regular file"), "a folder is refused: %s", err);
     status = run_dlca(err, sizeof err, "out.txt", "train --resume a.dlca --config a.conf --device cpu");
     CHECK(status != 0 && strstr(err, "--resume continues a run as it was configured"), "--config with --resume is refused: %s", err);
+    status = run_dlca(err, sizeof err, "out.txt", "train --config a.conf --config a.conf --device cpu --out bad.dlca");
+    CHECK(status == 2 && strstr(err, "--config: one file only"), "two --config files are refused: %s", err);
     status = run_dlca(err, sizeof err, "out.txt", "train --update 8,8,3 --preset checkerboard --channels 4 --device cpu --out bad.dlca");
     CHECK(status == 1 && strstr(err, "config: the last update layer must have C = 4 gates, not 3"),
           "flags that disagree are refused: %s", err);

@@ -113,7 +113,10 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--out") == 0) o->out = v;
     else if (strcmp(flag, "--log") == 0) o->log = v;
     else if (strcmp(flag, "--resume") == 0) o->resume = v;
-    else if (strcmp(flag, "--config") == 0) o->config = v;
+    else if (strcmp(flag, "--config") == 0) {
+        if (o->config) return err_set(DLCA_ERR, "--config: one file only, not %s and %s", o->config, v);
+        o->config = v;
+    }
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
     else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
