@@ -1,8 +1,8 @@
 /* test_image_png.c: image_png.h against libpng itself. Loads the shipped targets, loads PNGs
  * of every colour type and bit depth written here with libpng (expected bits computed from the
- * samples), round-trips strips and frames, plots a loss curve, and feeds the loader missing,
- * empty, foreign, corrupt and truncated files, each of which must fail with a message naming
- * the file. Scratch files live in a fresh /tmp folder that must be empty again at the end
+ * samples), round-trips strips and frames, and feeds the loader missing, empty, foreign, corrupt
+ * and truncated files, each of which must fail with a message naming the file (the loss plot is
+ * test_image_plot's). Scratch files live in a fresh /tmp folder that must be empty again at the end
  * (so no temporary file is left behind); DLCA_TEST_KEEP=1 keeps it for a look. */
 #include "check.h"
 #include "error.h"
@@ -454,59 +454,6 @@ static void test_write_errors(void)
     CHECK(access(scratch_path("x.png"), F_OK) != 0, "a refused write left a file");
 }
 
-/* ----------------------------------------------------------- loss curve ---- */
-
-static int has_colour(const unsigned char *rgb, int w, int h, const unsigned char colour[3])
-{
-    int n = 0;
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) n += !memcmp(rgb + 3 * i, colour, 3);
-    return n;
-}
-
-static void test_loss_curve_size(int width, int height)
-{
-    enum { N = 300 };
-    double steps[N], soft[N], hard[N];
-    char name[64];
-    const char *path;
-    int w = 0, h = 0;
-    png_uint_32 format;
-    unsigned char *rgb;
-    static const unsigned char white[3] = {255, 255, 255};
-    snprintf(name, sizeof name, "loss_%dx%d.png", width, height);
-    path = scratch_path(name);
-    for (int i = 0; i < N; i++) {
-        steps[i] = 10.0 * i;
-        soft[i] = 20.0 * exp(-i / 25.0);
-        hard[i] = i < 150 ? 40.0 * exp(-i / 30.0) : 0.0; /* reaches 0, drawn at the 1e-6 floor */
-    }
-    soft[77] = NAN;
-    CHECK(image_write_loss_curve(path, steps, soft, hard, N, width, height) == DLCA_OK, "%s", err_message());
-    rgb = read_rgb(path, &w, &h, &format);
-    CHECK(rgb && w == width && h == height, "plot is %dx%d, want %dx%d", w, h, width, height);
-    if (rgb) {
-        CHECK(has_colour(rgb, w, h, image_soft_colour) > width / 4, "too few soft (blue) pixels");
-        CHECK(has_colour(rgb, w, h, image_hard_colour) > width / 4, "too few hard (orange) pixels");
-        CHECK(has_colour(rgb, w, h, white) > w * h / 2, "the background is not mostly white");
-    }
-    free(rgb);
-}
-
-static void test_loss_curve(void)
-{
-    double one = 0.5, nan_loss = NAN;
-    test_loss_curve_size(640, 400);
-    test_loss_curve_size(IMAGE_PLOT_MIN_WIDTH, IMAGE_PLOT_MIN_HEIGHT);
-    CHECK(image_write_loss_curve(scratch_path("loss_one.png"), NULL, &one, NULL, 1, 200, 100) == DLCA_OK, "%s",
-          err_message());
-    CHECK(image_write_loss_curve(scratch_path("loss_nan.png"), NULL, &nan_loss, &nan_loss, 1, 200, 100) == DLCA_OK,
-          "%s", err_message());
-    CHECK(image_write_loss_curve(scratch_path("loss_tiny.png"), NULL, &one, NULL, 1, 60, 40) != DLCA_OK,
-          "a 60x40 plot was accepted");
-    CHECK(image_write_loss_curve(scratch_path("loss_none.png"), NULL, &one, NULL, 0, 200, 100) != DLCA_OK,
-          "an empty plot was accepted");
-}
-
 /* -------------------------------------------------------- broken inputs ---- */
 
 /* Loading must fail, name the file and mention `want` (NULL: anything). */
@@ -634,7 +581,6 @@ int main(void)
     test_strip_view(IMAGE_RGB, 4);
     test_frame();
     test_write_errors();
-    test_loss_curve();
     test_broken_files();
     remove_scratch();
     return test_finish("test_image_png");

@@ -2,7 +2,9 @@
  * pixel for pixel, the frames `dlca run` writes for the same model, grid, seed, steps and damage
  * (hard and soft, sync and async), and the engine's own rollout where `dlca run` has no flag for
  * it (painting cells, switching hard to soft). Reset, channel views, window resizing, automatic
- * screenshot names and bad input (one line on stderr, non-zero exit) are checked too.
+ * screenshot names and bad input (one line on stderr, non-zero exit) are checked too. A recording
+ * (--record, key g) has the frames of `dlca run --out F.gif`, and without --headless and without
+ * a usable display the viewer says so in one line and exits 1 instead of running unseen.
  * The viewer is found beside this test, in viewer/; without it (DLCA_BUILD_VIEWER=OFF) the test
  * is skipped (exit 77). */
 #include "ca_file.h"
@@ -10,6 +12,7 @@
 #include "ca_runner.h"
 #include "check.h"
 #include "error.h"
+#include "gif_fixtures.h"
 #include "image_png.h"
 #include "view_start.h"
 
@@ -154,13 +157,14 @@ static int view(char *err, size_t size, const char *flags, const char *keys)
                model, H, W, SCALE, SEED, flags, keys);
 }
 
-/* `dlca run` of the test model for `steps` steps, its last frame renamed to `name`. */
+/* `dlca run` of the test model for `steps` steps, its last frame (named by its step) renamed to
+ * `name`. */
 static int dlca_run(char *err, size_t size, const char *flags, int steps, const char *name)
 {
     int status = run(dlca, err, size, "run '%s' --device cpu --grid %dx%d --scale %d --seed %d --steps %d --every %d %s --out frames",
                      model, H, W, SCALE, SEED, steps, steps, flags);
     char from[512], to[512];
-    snprintf(from, sizeof from, "%s/frames/frame_00001.png", scratch);
+    snprintf(from, sizeof from, "%s/frames/step_%05d.png", scratch, steps);
     snprintf(to, sizeof to, "%s/%s", scratch, name);
     if (status == 0 && rename(from, to) != 0) return 99;
     return status;
@@ -292,6 +296,76 @@ static void test_screenshot_names(void)
     CHECK(exists(path), "the next one is dlca-view-0001.png");
 }
 
+/* Frames i of two decoded GIFs: the same size and pixels? */
+static int same_gif_frame(const GifFileType *a, int i, const GifFileType *b, int j)
+{
+    if (a->SWidth != b->SWidth || a->SHeight != b->SHeight || i >= a->ImageCount || j >= b->ImageCount) return 0;
+    unsigned char *p = gif_frame_rgb(a, i), *q = gif_frame_rgb(b, j);
+    int same = p && q && memcmp(p, q, (size_t)a->SWidth * (size_t)a->SHeight * 3) == 0;
+    free(p), free(q);
+    return same;
+}
+
+/* --record from the start, g stops it after step 5, g starts dlca-view-0000.gif at step 7, which
+ * the end of the script saves. The first has dlca run's GIF frames of steps 0..5. */
+static void test_record(void)
+{
+    char err[4096], path[512];
+    int v = view(err, sizeof err, "--record rec.gif", "step 5; key g; step 2; key g; step 3");
+    CHECK(v == 0, "viewer --record exits 0: %s", err);
+    int r = run(dlca, err, sizeof err, "run '%s' --device cpu --grid %dx%d --scale %d --seed %d --steps 5 --out run.gif",
+                model, H, W, SCALE, SEED);
+    CHECK(r == 0, "dlca run --out run.gif exits 0: %s", err);
+    const char *why;
+    snprintf(path, sizeof path, "%s/rec.gif", scratch);
+    GifFileType *rec = gif_read(path, &why);
+    CHECK(rec != NULL, "rec.gif decodes: %s", why);
+    snprintf(path, sizeof path, "%s/run.gif", scratch);
+    GifFileType *ran = gif_read(path, &why);
+    CHECK(ran != NULL, "run.gif decodes: %s", why);
+    int band = image_label_height(W * SCALE);
+    if (rec && ran) {
+        CHECK(rec->ImageCount == 6 && rec->SWidth == W * SCALE && rec->SHeight == H * SCALE + band,
+              "rec.gif: 6 frames (steps 0..5) of %dx%d (%d of %dx%d)", W * SCALE, H * SCALE + band, rec->ImageCount,
+              rec->SWidth, rec->SHeight);
+        int same = rec->ImageCount == ran->ImageCount;
+        for (int i = 0; same && i < rec->ImageCount; i++) same = same_gif_frame(rec, i, ran, i);
+        CHECK(same, "the recording's frames are dlca run --out F.gif's, step labels included");
+    }
+    snprintf(path, sizeof path, "%s/dlca-view-0000.gif", scratch);
+    GifFileType *second = gif_read(path, &why);
+    CHECK(second != NULL, "key g's recording is saved as dlca-view-0000.gif: %s", why);
+    if (second) {
+        unsigned char *first = second->ImageCount > 0 ? gif_frame_rgb(second, 0) : NULL;
+        CHECK(second->ImageCount == 4, "it holds steps 7..10 (%d frames)", second->ImageCount);
+        CHECK(gif_label_matches(first, second->SWidth, 0, second->SWidth, 7), "its first frame is labelled step 7");
+        free(first);
+    }
+    int error;
+    if (rec) DGifCloseFile(rec, &error);
+    if (ran) DGifCloseFile(ran, &error);
+    if (second) DGifCloseFile(second, &error);
+}
+
+/* Without --headless and without a display: one line that says so and what to do, exit 1, no hang. */
+static void test_no_display(void)
+{
+    static const char *const environments[] = {"", "DISPLAY=:4711"};
+    for (size_t i = 0; i < sizeof environments / sizeof environments[0]; i++) {
+        char err[4096], args[2048];
+        /* LSan would list the libdbus suppression (tests/lsan.supp) that SDL's X11 attempt needs */
+        snprintf(args, sizeof args, "%s LSAN_OPTIONS=\"${LSAN_OPTIONS:-}:print_suppressions=0\" timeout 60 '%s' '%s' --device cpu",
+                 environments[i], viewer, model);
+        int status = run("env", err, sizeof err, "%s", args);
+        size_t lines = 0;
+        for (const char *p = err; *p; p++) lines += *p == '\n';
+        CHECK(status == 1, "'%s' exits 1 (got %d; 124 is a hang)", args, status);
+        CHECK(lines == 1 && strstr(err, "dlca-view: no display (DISPLAY/WAYLAND_DISPLAY unset or unusable") &&
+                  strstr(err, "--headless"),
+              "'%s' says in one line that there is no display and to use --headless: %s", args, err);
+    }
+}
+
 /* A refusal: status `want`, one line on stderr that names `needle`. */
 static void expect_refused(int want, const char *needle, const char *args)
 {
@@ -322,6 +396,10 @@ static void test_bad_input(void)
     expect_refused(1, "X0,Y0-X1,Y1", args);
     snprintf(args, sizeof args, "'%s' --headless --script nothing.txt", model);
     expect_refused(1, "nothing.txt", args);
+    snprintf(args, sizeof args, "'%s' --headless --record no/such/folder.gif --keys 'step 1'", model);
+    expect_refused(1, "no/such/folder.gif", args);
+    snprintf(args, sizeof args, "'%s' --headless --keys 'key x'", model);
+    expect_refused(1, "space right r h a c g + - s ? q esc", args);
     expect_refused(1, "DLCA_ASSETS", "--headless"); /* DLCA_ASSETS points at an empty folder */
 }
 
@@ -353,6 +431,8 @@ int main(int argc, char **argv)
     test_matches_engine();
     test_reset_views_resize();
     test_screenshot_names();
+    test_record();
+    test_no_display();
     test_bad_input();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);

@@ -5,7 +5,7 @@
 # iverilog (the Verilog export) and graphviz (circuit pictures).
 set -eu
 
-packages="build-essential cmake pkg-config libvulkan-dev glslang-tools libpng-dev libsdl2-dev \
+packages="build-essential cmake pkg-config libvulkan-dev glslang-tools libpng-dev libgif-dev libsdl2-dev \
 mesa-vulkan-drivers vulkan-tools vulkan-validationlayers dataset-fashion-mnist iverilog graphviz"
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -6,6 +6,7 @@
 #include "cli_env.h"
 
 #include "ca_file.h"
+#include "ca_run_defaults.h"
 #include "error.h"
 
 #include <limits.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VIEW_AUTO_SIDE = 700, VIEW_MAX_AUTO_SCALE = 32, VIEW_GOL_SIDE = 64 };
+enum { VIEW_AUTO_SIDE = 700, VIEW_MAX_AUTO_SCALE = 32 };
 
 /* Longest the loop steps per frame, so a slow engine still leaves the window responsive. */
 static const double step_budget = 1.0 / 30.0;
@@ -58,8 +59,9 @@ static int start_sim(view_app *app)
 {
     const ca_config *c = &app->model.config;
     const view_options *o = &app->opt;
-    int height = o->has_grid ? o->height : c->height, width = o->has_grid ? o->width : c->width;
-    if (!o->has_grid && c->start == CA_START_BOARDS) height = width = VIEW_GOL_SIDE; /* 3x3 shows nothing */
+    int height, width;
+    ca_run_default_grid(c, &height, &width); /* dlca run's default: 64x64 for gol, whose 3x3 shows nothing */
+    if (o->has_grid) height = o->height, width = o->width;
     double rate = o->has_rate ? o->fire_rate : c->fire_rate;
     app->async_rate = rate < 1.0 ? rate : default_async_rate;
     app->kind = o->has_view ? (view_kind)o->view : c->loss_channels == 3 ? VIEW_RGB : VIEW_GREY;
@@ -72,10 +74,37 @@ static int start_sim(view_app *app)
     return view_image_update(app);
 }
 
+/* Without a display SDL falls back to its off-screen driver and the viewer would run on,
+ * invisible, for ever: that is refused with what to do instead. SDL is offered only the drivers
+ * whose display variable is set, so that it does not probe the others (libwayland prints about
+ * XDG_RUNTIME_DIR on stderr when it finds none); SDL_VIDEODRIVER, when set, is SDL's choice. */
+static int no_display(const char *why)
+{
+    return err_set(DLCA_ERR, "no display (DISPLAY/WAYLAND_DISPLAY unset or unusable%s%s): use --headless with --keys or "
+                   "--script, or dlca run MODEL --out F.gif", why[0] ? ": " : "", why);
+}
+
+static int init_video(void)
+{
+#if defined(_WIN32) || defined(__APPLE__)
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) return err_set(DLCA_ERR, "cannot open a window: %s", SDL_GetError());
+    return DLCA_OK;
+#else
+    cli_display d;
+    cli_env_display(&d);
+    if (!d.x11 && !d.wayland && !d.sdl_driver) return no_display("");
+    if (!d.sdl_driver) SDL_SetHint(SDL_HINT_VIDEODRIVER, d.wayland && d.x11 ? "wayland,x11" : d.wayland ? "wayland" : "x11");
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) return no_display(SDL_GetError());
+    const char *driver = SDL_GetCurrentVideoDriver();
+    if (!driver || strcmp(driver, "offscreen") == 0 || strcmp(driver, "dummy") == 0)
+        return no_display(driver ? driver : "no video driver");
+    return DLCA_OK;
+#endif
+}
+
 static int open_window(view_app *app, int width, int height)
 {
-    if (SDL_Init(SDL_INIT_VIDEO) != 0)
-        return err_set(DLCA_ERR, "cannot open a window: %s (no display? use --headless)", SDL_GetError());
+    if (init_video()) return DLCA_ERR;
     app->window = SDL_CreateWindow("dlca-view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, width, height,
                                    SDL_WINDOW_RESIZABLE);
     if (!app->window) return err_set(DLCA_ERR, "cannot open a window: %s", SDL_GetError());
@@ -109,11 +138,13 @@ int view_app_init(view_app *app, const view_options *options)
     if (cli_run_options(&run, options->device) || ca_backend_open(&run, &app->vk, &app->backend)) return DLCA_ERR;
     if (start_sim(app) || open_output(app)) return DLCA_ERR;
     app->playing = app->script.count == 0; /* a script decides when to play */
+    if (options->record && view_record_start(app, options->record)) return DLCA_ERR;
     return DLCA_OK;
 }
 
 void view_app_free(view_app *app)
 {
+    view_record_abort(app); /* a recording still open here ended in an error: not saved */
     view_script_free(&app->script);
     if (app->texture) SDL_DestroyTexture(app->texture);
     if (app->renderer) SDL_DestroyRenderer(app->renderer);
@@ -181,7 +212,7 @@ static int advance(view_app *app, double elapsed)
     double start = view_now();
     app->step_debt += app->speed * elapsed;
     while (app->step_debt >= 1.0) {
-        if (view_sim_step(&app->sim)) return DLCA_ERR;
+        if (view_step(app)) return DLCA_ERR;
         app->step_debt -= 1.0;
         if (view_now() - start > step_budget) {
             app->step_debt = fmin(app->step_debt, 1.0); /* drop what cannot be caught up */
@@ -230,5 +261,6 @@ int view_app_run(view_app *app)
         else if (!rc && !script_done(app)) SDL_Delay(1); /* off screen, waiting */
         if (app->opt.headless && script_done(app)) app->quit = 1;
     }
+    if (!rc) rc = view_record_stop(app);
     return rc;
 }

@@ -5,6 +5,7 @@
 #define DLCA_VIEW_APP_H
 
 #include "ca_backend.h"
+#include "image_gif.h"
 #include "view_image.h"
 #include "view_options.h"
 #include "view_script.h"
@@ -44,6 +45,13 @@ typedef struct {
     int drag_value;    /* -1: no drag; 0 erasing, 1 setting */
     int drag_x, drag_y;
     int shot;          /* next screenshot number to try */
+    int movie;         /* next recording number to try */
+    /* a GIF being recorded (view_record.c): one frame a step, at a scale fixed at its start */
+    image_gif *recording;
+    char record_path[4096];
+    view_kind record_kind;
+    int record_scale, record_width, record_height; /* frame size, label band included */
+    unsigned char *record_rgb;
     /* the script */
     view_script script;
     int next_command;
@@ -99,5 +107,28 @@ int view_image_update(view_app *app);
 
 /* (Re)creates the off-screen target at width x height (--headless). */
 int view_offscreen(view_app *app, int width, int height);
+
+/* The next DIR/dlca-view-NNNN.EXT that does not exist (DIR: --screenshot-dir, else "."); *counter
+ * is the number to try first and is left at the one returned. */
+int view_next_path(view_app *app, const char *ext, int *counter, char *path, size_t size);
+
+/* ---- view_record.c ---- */
+
+/* One CA step, recorded when a recording is under way: every step passes here. */
+int view_step(view_app *app);
+
+/* Starts recording into `path` (NULL: the next free dlca-view-NNNN.gif) with the current grid as
+ * its first frame, at the screenshot's cell size, a frame shown 1/speed s. */
+int view_record_start(view_app *app, const char *path);
+
+/* Adds the current grid as a frame when recording. A change of view (key c) ends the recording
+ * first, saving it, since its frames keep one size and palette. */
+int view_record_frame(view_app *app);
+
+/* Finishes and saves the recording, if any. */
+int view_record_stop(view_app *app);
+
+/* Drops an unfinished recording (its file is not written). */
+void view_record_abort(view_app *app);
 
 #endif

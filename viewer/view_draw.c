@@ -4,7 +4,7 @@
 
 #include "error.h"
 #include "image_png.h"
-#include "view_font.h"
+#include "image_font.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,6 +26,7 @@ static const char *const help_lines[] = {
     "c         channels: grey, rgb, mosaic",
     "+ -       faster / slower",
     "s         save a screenshot",
+    "g         start / stop recording a GIF",
     "?         this help",
     "q esc     quit",
     "",
@@ -93,12 +94,12 @@ static int upload_image(view_app *app)
 /* Text in the 5x7 font, each font pixel a size x size square, in the current draw colour. */
 static void draw_text(SDL_Renderer *r, int x, int y, int size, const char *text)
 {
-    SDL_Rect rects[VIEW_FONT_WIDTH * VIEW_FONT_HEIGHT];
-    for (; *text; text++, x += VIEW_FONT_ADVANCE * size) {
+    SDL_Rect rects[IMAGE_FONT_WIDTH * IMAGE_FONT_HEIGHT];
+    for (; *text; text++, x += IMAGE_FONT_ADVANCE * size) {
         int n = 0;
-        for (int gy = 0; gy < VIEW_FONT_HEIGHT; gy++)
-            for (int gx = 0; gx < VIEW_FONT_WIDTH; gx++)
-                if (view_font_pixel(*text, gx, gy)) rects[n++] = (SDL_Rect){x + gx * size, y + gy * size, size, size};
+        for (int gy = 0; gy < IMAGE_FONT_HEIGHT; gy++)
+            for (int gx = 0; gx < IMAGE_FONT_WIDTH; gx++)
+                if (image_font_pixel(*text, gx, gy)) rects[n++] = (SDL_Rect){x + gx * size, y + gy * size, size, size};
         if (n) SDL_RenderFillRects(r, rects, n);
     }
 }
@@ -108,14 +109,14 @@ static void draw_panel(SDL_Renderer *r, int x, int y, int size, const char *cons
 {
     size_t longest = 0;
     for (int i = 0; i < count; i++) longest = strlen(lines[i]) > longest ? strlen(lines[i]) : longest;
-    SDL_Rect box = {x, y, (int)longest * VIEW_FONT_ADVANCE * size + 2 * TEXT_PAD * size,
-                    count * VIEW_FONT_LINE * size + 2 * TEXT_PAD * size - (VIEW_FONT_LINE - VIEW_FONT_HEIGHT) * size};
+    SDL_Rect box = {x, y, (int)longest * IMAGE_FONT_ADVANCE * size + 2 * TEXT_PAD * size,
+                    count * IMAGE_FONT_LINE * size + 2 * TEXT_PAD * size - (IMAGE_FONT_LINE - IMAGE_FONT_HEIGHT) * size};
     SDL_SetRenderDrawBlendMode(r, SDL_BLENDMODE_BLEND);
     SDL_SetRenderDrawColor(r, 0, 0, 0, 210);
     SDL_RenderFillRect(r, &box);
     SDL_SetRenderDrawColor(r, 255, 236, 150, 255);
     for (int i = 0; i < count; i++)
-        draw_text(r, x + TEXT_PAD * size, y + TEXT_PAD * size + i * VIEW_FONT_LINE * size, size, lines[i]);
+        draw_text(r, x + TEXT_PAD * size, y + TEXT_PAD * size + i * IMAGE_FONT_LINE * size, size, lines[i]);
 }
 
 static void describe_rate(const view_app *app, char *text, size_t size)
@@ -124,13 +125,14 @@ static void describe_rate(const view_app *app, char *text, size_t size)
     else snprintf(text, size, "sync");
 }
 
-/* "step 120  15/s  hard sync  grey  paused  ? help" */
+/* "step 120  15/s  hard sync  grey  paused  REC  ? help" */
 static void status_line(const view_app *app, char *text, size_t size)
 {
     char rate[32];
     describe_rate(app, rate, sizeof rate);
-    snprintf(text, size, "step %llu  %g/s  %s %s  %s%s  ? help", (unsigned long long)app->sim.t, app->speed,
-             app->sim.hard ? "hard" : "soft", rate, view_kind_name(app->kind), app->playing ? "" : "  paused");
+    snprintf(text, size, "step %llu  %g/s  %s %s  %s%s%s  ? help", (unsigned long long)app->sim.t, app->speed,
+             app->sim.hard ? "hard" : "soft", rate, view_kind_name(app->kind), app->playing ? "" : "  paused",
+             app->recording ? "  REC" : "");
 }
 
 static void update_title(view_app *app)
@@ -171,7 +173,7 @@ int view_draw(view_app *app)
     draw_panel(r, 0, 0, size, &line, 1);
     if (app->notice[0] && view_now() < app->notice_until) {
         line = app->notice;
-        draw_panel(r, 0, VIEW_FONT_LINE * size + 2 * TEXT_PAD * size, size, &line, 1);
+        draw_panel(r, 0, IMAGE_FONT_LINE * size + 2 * TEXT_PAD * size, size, &line, 1);
     }
     if (app->help) draw_panel(r, width / 8, height / 8, size, help_lines, HELP_LINES);
     if (app->window) update_title(app);
@@ -184,23 +186,22 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The next dlca-view-NNNN.png that does not exist yet in the screenshot folder. */
-static int next_shot_path(view_app *app, char *path, size_t size)
+int view_next_path(view_app *app, const char *ext, int *counter, char *path, size_t size)
 {
     const char *dir = app->opt.screenshot_dir ? app->opt.screenshot_dir : ".";
-    for (; app->shot < MAX_SHOTS; app->shot++) {
-        int n = snprintf(path, size, "%s/dlca-view-%04d.png", dir, app->shot);
+    for (; *counter < MAX_SHOTS; (*counter)++) {
+        int n = snprintf(path, size, "%s/dlca-view-%04d.%s", dir, *counter, ext);
         if (n < 0 || (size_t)n >= size) return err_set(DLCA_ERR, "--screenshot-dir: the path %.60s... is too long", dir);
         if (!exists(path)) return DLCA_OK;
     }
-    return err_set(DLCA_ERR, "%s: dlca-view-0000.png .. dlca-view-%04d.png all exist", dir, MAX_SHOTS - 1);
+    return err_set(DLCA_ERR, "%s: dlca-view-0000.%s .. dlca-view-%04d.%s all exist", dir, ext, MAX_SHOTS - 1, ext);
 }
 
 int view_screenshot(view_app *app, const char *path)
 {
     char automatic[4096];
     if (!path) {
-        if (next_shot_path(app, automatic, sizeof automatic)) return DLCA_ERR;
+        if (view_next_path(app, "png", &app->shot, automatic, sizeof automatic)) return DLCA_ERR;
         path = automatic;
     }
     SDL_Rect dest;

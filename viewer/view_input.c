@@ -29,6 +29,7 @@ view_key view_key_from_sdl(SDL_Keycode sym, int repeat)
     case SDLK_a: return VIEW_KEY_ASYNC;
     case SDLK_c: return VIEW_KEY_CHANNELS;
     case SDLK_s: return VIEW_KEY_SAVE;
+    case SDLK_g: return VIEW_KEY_RECORD;
     case SDLK_QUESTION:
     case SDLK_SLASH: /* ? is shift-/ on most layouts */
     case SDLK_F1: return VIEW_KEY_HELP;
@@ -63,8 +64,8 @@ int view_press(view_app *app, view_key key)
     view_sim *sim = &app->sim;
     switch (key) {
     case VIEW_KEY_PLAY: app->playing = !app->playing, app->step_debt = 0.0; return DLCA_OK;
-    case VIEW_KEY_STEP: app->playing = 0; return view_sim_step(sim);
-    case VIEW_KEY_RESET: return view_sim_reset(sim);
+    case VIEW_KEY_STEP: app->playing = 0; return view_step(app);
+    case VIEW_KEY_RESET: return view_sim_reset(sim) ? DLCA_ERR : view_record_frame(app);
     case VIEW_KEY_HARD: return declined_is_news(app, view_sim_set_hard(sim, !sim->hard));
     case VIEW_KEY_ASYNC:
         return declined_is_news(app, view_sim_set_fire_rate(sim, sim->fire_rate < 1.0 ? 1.0 : app->async_rate));
@@ -74,6 +75,7 @@ int view_press(view_app *app, view_key key)
     case VIEW_KEY_FASTER:
     case VIEW_KEY_SLOWER: app->speed = next_speed(app->speed, key == VIEW_KEY_FASTER); return DLCA_OK;
     case VIEW_KEY_SAVE: return view_screenshot(app, NULL);
+    case VIEW_KEY_RECORD: return app->recording ? view_record_stop(app) : view_record_start(app, NULL);
     case VIEW_KEY_HELP: app->help = !app->help; return DLCA_OK;
     case VIEW_KEY_QUIT: app->quit = 1; return DLCA_OK;
     default: return DLCA_OK;

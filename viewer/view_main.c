@@ -2,6 +2,7 @@
  * error (one line on stderr, and a message box when there is a display to show it on). */
 #include "view_app.h"
 
+#include "cli_env.h"
 #include "error.h"
 
 #include <stdio.h>
@@ -12,8 +13,9 @@ static int have_display(void)
 #if defined(_WIN32) || defined(__APPLE__)
     return 1;
 #else
-    const char *x11 = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
-    return (x11 && x11[0]) || (wayland && wayland[0]);
+    cli_display d;
+    cli_env_display(&d);
+    return d.x11 || d.wayland;
 #endif
 }
 

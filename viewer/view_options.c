@@ -30,22 +30,28 @@ void view_options_help(void)
            "  --view V           grey (channel 0), rgb (channels 0..2) or mosaic (every channel)\n"
            "  --speed N          steps per second (default 15)\n"
            "  --brush N          mouse brush side in cells (default 3)\n"
-           "  --screenshot-dir D where key s saves dlca-view-NNNN.png (default: here)\n"
+           "  --screenshot-dir D where key s saves dlca-view-NNNN.png and key g dlca-view-NNNN.gif\n"
+           "                     (default: here)\n"
+           "  --record F.gif     record from the start: a frame a step, labelled with its step, at\n"
+           "                     the shown cell size, until key g or the end (dlca run --out F.gif\n"
+           "                     writes the same frames)\n"
            "  --script FILE      run the commands in FILE (language below), starting paused;\n"
            "                     a regular file of at most 1 MiB\n"
            "  --keys TEXT        the same with the commands given inline\n"
            "  --headless         no window (needs no display): draw off screen, run the script,\n"
-           "                     quit at its end\n"
+           "                     quit at its end. Without it and without a display (DISPLAY or\n"
+           "                     WAYLAND_DISPLAY unset or unusable) dlca-view says so and exits 1\n"
            "\n"
            "keys: space pause/play, right one step, r reset, h hard/soft, a async on/off,\n"
-           "      c channels (grey, rgb, mosaic), + - speed, s screenshot, ? help, q esc quit\n"
+           "      c channels (grey, rgb, mosaic), + - speed, s screenshot, g start/stop recording a\n"
+           "      GIF, ? help, q esc quit\n"
            "mouse: left-drag erases cells (damage), right-drag sets them\n"
            "\n"
            "script: commands separated by ';' or new lines, '#' comments; cells, not pixels:\n"
            "  step [N]             N steps (default 1)\n"
            "  drag X0,Y0-X1,Y1     left-drag from cell (X0,Y0) to (X1,Y1): erase along the way\n"
            "  paint X0,Y0-X1,Y1    right-drag: set the cells along the way\n"
-           "  key NAME             press space, right, r, h, a, c, +, -, s, ?, q or esc\n"
+           "  key NAME             press space, right, r, h, a, c, g, +, -, s, ?, q or esc\n"
            "  screenshot [PATH]    the grid view as a PNG at the shown cell size (as key s)\n"
            "  capture PATH         the window as shown, overlays included\n"
            "  resize WxH           resize the window (pixels)\n"
@@ -85,6 +91,7 @@ static int parse_flag(view_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--script") == 0) o->script_path = v;
     else if (strcmp(flag, "--keys") == 0) o->keys = v;
     else if (strcmp(flag, "--screenshot-dir") == 0) o->screenshot_dir = v;
+    else if (strcmp(flag, "--record") == 0) o->record = v;
     else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, 4096, &o->height, &o->width);
     else if (strcmp(flag, "--scale") == 0) return parse_small_int(flag, v, 64, &o->scale);
     else if (strcmp(flag, "--brush") == 0) return parse_small_int(flag, v, 64, &o->brush);

@@ -9,7 +9,8 @@ typedef struct {
     const char *device;         /* soft mode's engine: auto, cpu or a Vulkan device */
     const char *script_path;    /* --script */
     const char *keys;           /* --keys */
-    const char *screenshot_dir; /* where key s saves (default ".") */
+    const char *screenshot_dir; /* where keys s and g save (default ".") */
+    const char *record;         /* --record: a GIF recorded from the start (NULL: none) */
     int has_grid, height, width;
     int scale;                  /* pixels per cell at start; 0 = about 700 pixels a side */
     int hard;                   /* the boolean circuit (default) or the relaxed one */

@@ -22,6 +22,7 @@ static const struct {
     {"space", VIEW_KEY_PLAY}, {"right", VIEW_KEY_STEP}, {"r", VIEW_KEY_RESET}, {"h", VIEW_KEY_HARD},
     {"a", VIEW_KEY_ASYNC},    {"c", VIEW_KEY_CHANNELS}, {"+", VIEW_KEY_FASTER}, {"-", VIEW_KEY_SLOWER},
     {"s", VIEW_KEY_SAVE},     {"?", VIEW_KEY_HELP},     {"q", VIEW_KEY_QUIT},  {"esc", VIEW_KEY_QUIT},
+    {"g", VIEW_KEY_RECORD},
 };
 
 static const char *const command_names[VIEW_CMD_COUNT] = {"step",   "drag",   "paint", "key", "screenshot",
@@ -44,7 +45,7 @@ static int parse_key(view_cmd *cmd, const char *arg, const origin *o)
 {
     for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++)
         if (strcasecmp(arg, key_names[i].name) == 0) return cmd->args[0] = (int)key_names[i].key, DLCA_OK;
-    return bad(o, "unknown key (keys: space right r h a c + - s ? q esc)");
+    return bad(o, "unknown key (keys: space right r h a c g + - s ? q esc)");
 }
 
 static int parse_drag(view_cmd *cmd, const char *arg, const origin *o)

@@ -4,7 +4,7 @@
  *   step [N]              N CA steps (default 1), as many right-arrow presses
  *   drag X0,Y0-X1,Y1      left-drag the mouse from cell (X0,Y0) to (X1,Y1): erases (damage)
  *   paint X0,Y0-X1,Y1     right-drag: sets the cells
- *   key NAME              a key press: space right r h a c + - s ? q esc
+ *   key NAME              a key press: space right r h a c g + - s ? q esc
  *   screenshot [PATH]     the grid view as a PNG (default dlca-view-NNNN.png, as key s)
  *   capture PATH          the whole window as shown, overlays included, as a PNG
  *   resize WxH            resize the window to W x H pixels
@@ -38,6 +38,7 @@ typedef enum {
     VIEW_KEY_FASTER,   /* + */
     VIEW_KEY_SLOWER,   /* - */
     VIEW_KEY_SAVE,     /* s */
+    VIEW_KEY_RECORD,   /* g */
     VIEW_KEY_HELP,     /* ? */
     VIEW_KEY_QUIT,     /* q, esc */
     VIEW_KEY_NONE

@@ -95,3 +95,10 @@ void cli_env_compiler(const char **cc, const char **tmpdir)
     *cc = env_value("DLCA_CC");
     *tmpdir = env_value("TMPDIR");
 }
+
+void cli_env_display(cli_display *d)
+{
+    d->x11 = env_value("DISPLAY");
+    d->wayland = env_value("WAYLAND_DISPLAY");
+    d->sdl_driver = env_value("SDL_VIDEODRIVER");
+}

@@ -11,6 +11,7 @@
  *   DLCA_CHECK_STAGES=1       check each GPU training stage against the CPU engine (slow; debugging)
  *   DLCA_ASSETS=DIR           where the shipped targets and models are
  *   DLCA_CC=CC, TMPDIR=DIR    the C compiler and temporary folder of `dlca bench --hard`
+ *   DISPLAY, WAYLAND_DISPLAY, SDL_VIDEODRIVER   whether dlca-view has a display to open a window on
  *   GPU path (ca_gpu_plan.h), each unset = automatic:
  *   DLCA_FUSED=0|1            per-layer or fused kernels
  *   DLCA_PERSISTENT=0|1|step  persistent kernels off, on, or one dispatch a CA step
@@ -34,5 +35,14 @@ int cli_run_options(ca_options *options, const char *device_flag);
 
 /* The C compiler and temporary folder for `dlca bench --hard` (DLCA_CC, TMPDIR; NULL: unset). */
 void cli_env_compiler(const char **cc, const char **tmpdir);
+
+/* What the viewer's window would open on (each NULL when unset or empty): an X11 display
+ * (DISPLAY), a Wayland one (WAYLAND_DISPLAY), and the SDL video driver the user chose
+ * (SDL_VIDEODRIVER), which SDL reads itself. */
+typedef struct {
+    const char *x11, *wayland, *sdl_driver;
+} cli_display;
+
+void cli_env_display(cli_display *display);
 
 #endif

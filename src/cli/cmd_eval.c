@@ -1,29 +1,37 @@
 /* cmd_eval.c: `dlca eval MODEL` (how good a model is) and `dlca info MODEL` (what it is). */
+#include "atomic_file.h"
 #include "ca_backend.h"
+#include "ca_config_text.h"
 #include "ca_eval.h"
 #include "ca_file.h"
 #include "ca_memory.h"
 #include "ca_target.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cli_json.h"
 #include "commands.h"
 #include "error.h"
+#include "hard_circuit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* MODEL plus an optional --device and --max-memory; `max_memory` NULL (info) allows neither. */
+/* MODEL plus an optional --device, --max-memory and --json; `max_memory` NULL (info) allows none
+ * of them. */
 static int parse_model_args(int argc, char **argv, const char *command, double *max_memory, const char **model,
-                            const char **device, int *help)
+                            const char **device, const char **json, int *help)
 {
     const char *value;
     *model = NULL, *device = NULL;
+    if (json) *json = NULL;
     if (max_memory) *max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (max_memory && strcmp(argv[i], "--device") == 0) {
             if (cli_value(argc, argv, &i, device)) return DLCA_ERR;
+        } else if (max_memory && json && strcmp(argv[i], "--json") == 0) {
+            if (cli_value(argc, argv, &i, json)) return DLCA_ERR;
         } else if (max_memory && strcmp(argv[i], "--max-memory") == 0) {
             if (cli_value(argc, argv, &i, &value) || cli_double(argv[i - 1], value, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, max_memory)) return DLCA_ERR;
         } else if (strncmp(argv[i], "--", 2) == 0) {
@@ -38,65 +46,132 @@ static int parse_model_args(int argc, char **argv, const char *command, double *
     return DLCA_OK;
 }
 
-static void print_gates(const ca_model *m)
-{
-    int histogram[16];
+/* What eval found, for the text report and the JSON one alike. */
+typedef struct {
+    double soft, hard;
+    int life; /* the Life accuracy was measured */
+    double accuracy;
+    int histogram[GATE_OP_COUNT];
     size_t active;
-    ca_eval_gate_histogram(m, histogram, &active);
-    printf("gates: %zu, active %zu (not counting pass-through A/B)\nops:", m->gate_count, active);
-    for (int op = 0; op < GATE_OP_COUNT; op++)
-        if (histogram[op]) printf(" %s %d", gate_op_names[op], histogram[op]);
-    printf("\n");
+    hard_stats circuit;
+    ca_check checks[CA_EVAL_MAX_CHECKS];
+    int count, failed;
+} eval_report;
+
+static int measure(const ca_eval_context *x, eval_report *r)
+{
+    memset(r, 0, sizeof *r);
+    if (ca_eval_losses(x, &r->soft, &r->hard)) return DLCA_ERR;
+    r->life = x->model->config.target == CA_TARGET_LIFE;
+    if (r->life && ca_eval_life_accuracy(x, &r->accuracy)) return DLCA_ERR;
+    ca_eval_gate_histogram(x->model, r->histogram, &r->active);
+    hard_netlist net;
+    if (hard_circuit_build(&net, x->model, &r->circuit)) return DLCA_ERR;
+    hard_netlist_free(&net);
+    if (ca_eval_checks(x, r->checks, &r->count)) return DLCA_ERR;
+    for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
+    return DLCA_OK;
 }
 
-/* Prints the losses, gates and checks; *failed gets the number of checks that failed. */
-static int evaluate(const ca_eval_context *x, int *failed_checks)
+static int life_wrong(double accuracy) { return (int)(512.0 * (1.0 - accuracy) + 0.5); }
+
+static void print_report(const eval_report *r, const ca_model *m)
 {
-    double soft, hard;
-    if (ca_eval_losses(x, &soft, &hard)) return DLCA_ERR;
-    printf("loss on its task (round 0): soft %.6g, hard %.6g\n", soft, hard);
-    if (x->model->config.target == CA_TARGET_LIFE) {
-        double accuracy;
-        if (ca_eval_life_accuracy(x, &accuracy)) return DLCA_ERR;
-        printf("Game of Life: %.2f%% of the 512 neighbourhoods right (%d wrong)\n", 100.0 * accuracy,
-               (int)(512.0 * (1.0 - accuracy) + 0.5));
+    printf("loss on its task (round 0): soft %.6g, hard %.6g\n", r->soft, r->hard);
+    if (r->life)
+        printf("Game of Life: %.2f%% of the 512 neighbourhoods right (%d wrong)\n", 100.0 * r->accuracy,
+               life_wrong(r->accuracy));
+    printf("gates: %zu, active %zu (not counting pass-through A/B)\nops:", m->gate_count, r->active);
+    for (int op = 0; op < GATE_OP_COUNT; op++)
+        if (r->histogram[op]) printf(" %s %d", gate_op_names[op], r->histogram[op]);
+    printf("\ncircuit: %zu gates after pruning (%zu before)\n", r->circuit.after.total, r->circuit.before.total);
+    for (int i = 0; i < r->count; i++)
+        printf("%s  %s (error %.4g)\n", r->checks[i].passed ? "pass" : "FAIL", r->checks[i].name, r->checks[i].error);
+    printf("%d of %d checks passed\n", r->count - r->failed, r->count);
+}
+
+static int write_json(const char *path, const eval_report *r, const ca_model *m, const char *model_path,
+                      const char *device)
+{
+    cli_json j;
+    memset(&j, 0, sizeof j);
+    cli_json_open(&j, NULL, '{');
+    cli_json_string(&j, "model", model_path);
+    cli_json_string(&j, "preset", m->config.preset);
+    cli_json_string(&j, "device", device);
+    cli_json_open(&j, "losses", '{');
+    cli_json_number(&j, "soft", r->soft);
+    cli_json_number(&j, "hard", r->hard);
+    cli_json_close(&j, '}');
+    if (r->life) {
+        cli_json_open(&j, "life", '{');
+        cli_json_number(&j, "accuracy", r->accuracy);
+        cli_json_int(&j, "wrong", life_wrong(r->accuracy));
+        cli_json_close(&j, '}');
     }
-    print_gates(x->model);
-    ca_check checks[CA_EVAL_MAX_CHECKS];
-    int count, failed = 0;
-    if (ca_eval_checks(x, checks, &count)) return DLCA_ERR;
-    for (int i = 0; i < count; i++) {
-        printf("%s  %s (error %.4g)\n", checks[i].passed ? "pass" : "FAIL", checks[i].name, checks[i].error);
-        failed += !checks[i].passed;
+    cli_json_open(&j, "gates", '{');
+    cli_json_int(&j, "total", (long long)m->gate_count);
+    cli_json_int(&j, "active", (long long)r->active);
+    cli_json_open(&j, "ops", '{');
+    for (int op = 0; op < GATE_OP_COUNT; op++) cli_json_int(&j, gate_op_names[op], r->histogram[op]);
+    cli_json_close(&j, '}');
+    cli_json_int(&j, "circuit", (long long)r->circuit.before.total);
+    cli_json_int(&j, "pruned", (long long)r->circuit.after.total);
+    cli_json_close(&j, '}');
+    cli_json_open(&j, "checks", '[');
+    for (int i = 0; i < r->count; i++) {
+        cli_json_open(&j, NULL, '{');
+        cli_json_string(&j, "name", r->checks[i].name);
+        cli_json_bool(&j, "passed", r->checks[i].passed);
+        cli_json_number(&j, "error", r->checks[i].error);
+        cli_json_close(&j, '}');
     }
-    printf("%d of %d checks passed\n", count - failed, count);
-    *failed_checks = failed;
-    if (failed) return err_set(DLCA_ERR, "%d of %d checks failed", failed, count);
-    return DLCA_OK;
+    cli_json_close(&j, ']');
+    cli_json_int(&j, "passed", r->count - r->failed);
+    cli_json_int(&j, "failed", r->failed);
+    cli_json_bool(&j, "pass", r->failed == 0);
+    cli_json_close(&j, '}');
+    int rc = cli_json_write(&j, path, "--json");
+    cli_json_free(&j);
+    return rc;
+}
+
+static void print_eval_help(void)
+{
+    printf("usage: dlca eval MODEL [--device D] [--max-memory GiB] [--json FILE]\n\n"
+           "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
+           "neighbourhoods, active gates and a histogram of ops, the pruned circuit's size, and\n"
+           "the preset's generalisation checks (bigger grid, damage, async inference), each\n"
+           "pass/fail. Exits 0 when every check passes, 1 when one fails (or on an error).\n\n"
+           "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n"
+           "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
+           "                     memory than this (default %g)\n"
+           "  --json FILE        also write the report as JSON for scripts (written atomically; '-'\n"
+           "                     writes it to stdout instead of the text): model, preset, device,\n"
+           "                     losses {soft, hard}, life {accuracy, wrong} (gol), gates {total,\n"
+           "                     active, ops {AND: n, ...}, circuit, pruned}, checks [{name, passed,\n"
+           "                     error}], passed, failed, pass (true when every check passed);\n"
+           "                     a NaN or infinite value is null\n", CA_MEMORY_DEFAULT_GIB);
 }
 
 int cmd_eval(int argc, char **argv)
 {
-    const char *path, *device;
+    const char *path, *device, *json;
     double max_memory;
     int help = 0;
-    if (parse_model_args(argc, argv, "eval", &max_memory, &path, &device, &help)) return cli_fail("eval", 1);
-    if (help) {
-        printf("usage: dlca eval MODEL [--device D] [--max-memory GiB]\n\n"
-               "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
-               "neighbourhoods, active gates and a histogram of ops, and the preset's\n"
-               "generalisation checks (bigger grid, damage, async inference), each pass/fail.\n"
-               "Exits 0 when every check passes, 1 when one fails (or on an error).\n\n"
-               "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n"
-               "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
-               "                     memory than this (default %g)\n", CA_MEMORY_DEFAULT_GIB);
-        return 0;
-    }
+    if (parse_model_args(argc, argv, "eval", &max_memory, &path, &device, &json, &help)) return cli_fail("eval", 1);
+    if (help) return print_eval_help(), 0;
+    if (json && strcmp(json, "-") != 0 && atomic_file_check(json, "--json")) return cli_fail("eval", 0);
     ca_model model;
     ca_target_image target;
     vk_context vk;
     ca_backend backend = CA_BACKEND_CPU;
     if (ca_file_load(path, &model, NULL, &target)) return cli_fail("eval", 0);
+    if (json && strcmp(json, "-") != 0 && atomic_file_same(json, path)) {
+        err_set(DLCA_ERR, "--json %s is the model %s itself: give another file", json, path);
+        ca_target_image_free(&target), ca_model_free(&model);
+        return cli_fail("eval", 0);
+    }
     double *image = target.bits ? ca_target_values(&target) : NULL;
     int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory") : DLCA_OK;
     ca_options run;
@@ -107,13 +182,17 @@ int cmd_eval(int argc, char **argv)
     if (!rc)
         rc = ca_memory_check(ca_eval_memory(&context), max_memory, "eval of %s (a batch of %d grid%s of %dx%d, %d channels)",
                              path, c->batch, c->batch == 1 ? "" : "s", c->height, c->width, c->channels);
+    eval_report report;
+    int text = !json || strcmp(json, "-") != 0;
     if (!rc) {
         char preset[4 * CA_NAME_LENGTH + 1];
-        printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
-               ca_backend_name(backend, &vk));
-        int failed = 0;
-        rc = evaluate(&context, &failed);
+        if (text) printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
+                         ca_backend_name(backend, &vk));
+        rc = measure(&context, &report);
     }
+    if (!rc && text) print_report(&report, &model);
+    if (!rc && json) rc = write_json(json, &report, &model, path, ca_backend_name(backend, &vk));
+    if (!rc && report.failed) rc = err_set(DLCA_ERR, "%d of %d checks failed", report.failed, report.count);
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     free(image);
     ca_target_image_free(&target);
@@ -121,43 +200,46 @@ int cmd_eval(int argc, char **argv)
     return rc ? cli_fail("eval", 0) : 0;
 }
 
-static void print_widths(const char *name, const int *widths, int depth)
+/* Perception gates of the model (each kernel's once), and how many the boolean circuit has,
+ * where each kernel runs once for each channel: `dlca export` counts those. */
+static size_t perception_gates(const ca_config *c)
 {
-    printf("%-16s", name);
-    for (int i = 0; i < depth; i++) printf("%s%d", i ? "," : "", widths[i]);
-    printf("\n");
+    size_t per_kernel = 0;
+    for (int l = 0; l < c->perception_depth; l++) per_kernel += (size_t)c->perception_widths[l];
+    return per_kernel * (size_t)c->kernels;
 }
 
 int cmd_info(int argc, char **argv)
 {
     const char *path, *device;
     int help = 0;
-    if (parse_model_args(argc, argv, "info", NULL, &path, &device, &help)) return cli_fail("info", 1);
-    if (help) return printf("usage: dlca info MODEL\n\nThe model's config and training state.\n"), 0;
+    if (parse_model_args(argc, argv, "info", NULL, &path, &device, NULL, &help)) return cli_fail("info", 1);
+    if (help)
+        return printf("usage: dlca info MODEL\n\n"
+                      "The model's config as `key = value` lines, which dlca train --config reads back\n"
+                      "('dlca info m.dlca > m.conf; dlca train --config m.conf' repeats the run), and\n"
+                      "its gates, training state and target as '#' comments.\n"),
+               0;
     ca_model m;
     ca_train_state state;
     ca_target_image target;
     if (ca_file_load(path, &m, &state, &target)) return cli_fail("info", 0);
     const ca_config *c = &m.config;
-    char preset[4 * CA_NAME_LENGTH + 1];
-    printf("%-16s%s\n%-16s%dx%d, %s boundary\n%-16s%d\n", "preset", cli_printable(c->preset, preset, sizeof preset),
-           "grid", c->height, c->width,
-           ca_boundary_name(c->boundary), "channels", c->channels);
-    printf("%-16s%d\n", "kernels", c->kernels);
-    print_widths("perception", c->perception_widths, c->perception_depth);
-    print_widths("update", c->update_widths, c->update_depth);
-    printf("%-16s%s\n%-16s%zu\n%-16s%d\n", "update wiring", wiring_kind_name(c->update_wiring), "gates", m.gate_count,
-           "T", c->steps);
-    printf("%-16s%g%s\n%-16s0..%d\n", "fire rate", c->fire_rate, c->fire_rate < 1.0 ? " (async)" : " (sync)",
-           "loss channels", c->loss_channels - 1);
-    printf("%-16s%d\n%-16s%d\n%-16s%g\n%-16s%llu\n", "batch", c->batch, "train steps", c->train_steps, "learning rate",
-           c->learning_rate, "seed", (unsigned long long)c->seed);
-    if (state.moment1)
-        printf("%-16s%llu of %d steps, %.1f s\n", "trained", (unsigned long long)state.step, c->train_steps,
-               state.seconds);
+    char name[4 * 4096 + 1];
+    size_t perception = perception_gates(c), circuit = m.gate_count + perception * (size_t)(c->channels - 1);
+    printf("# %s: a dlca model (file version %d)\n", cli_printable(path, name, sizeof name), CA_FILE_VERSION);
+    if (circuit == m.gate_count)
+        printf("# gates: %zu (dlca export prunes them)\n", m.gate_count);
     else
-        printf("%-16sno training state (cannot be resumed)\n", "trained");
-    if (target.bits) printf("%-16s%d channel(s), %dx%d\n", "target", target.channels, target.height, target.width);
+        printf("# gates: %zu in the model, %zu in its boolean circuit before pruning: each of the %zu perception "
+               "gates runs once for each of the %d channels (dlca export prunes them)\n",
+               m.gate_count, circuit, perception, c->channels);
+    if (state.moment1)
+        printf("# trained: %llu of %d steps, %.1f s\n", (unsigned long long)state.step, c->train_steps, state.seconds);
+    else
+        printf("# trained: no training state (cannot be resumed)\n");
+    if (target.bits) printf("# target: %d channel(s), %dx%d, stored in the model\n", target.channels, target.height, target.width);
+    ca_config_print(c, stdout);
     ca_train_state_free(&state);
     ca_target_image_free(&target);
     ca_model_free(&m);

@@ -90,7 +90,15 @@ int cmd_export(int argc, char **argv)
         hard_netlist_free(&net);
     }
     if (!rc && o.stats) hard_stats_print(&stats, stdout);
-    if (!rc) printf("wrote %s: %zu gates (%zu before pruning)\n", o.out, stats.after.total, stats.before.total);
+    /* `dlca info` counts the model's gates, where a perception gate serves every channel; the
+     * circuit has it once a channel. Both counts are given, so that they never seem to disagree. */
+    const ca_config *c = &model.config;
+    if (!rc && stats.before.total == stats.model_gates)
+        printf("wrote %s: %zu gates after pruning, from the model's %zu\n", o.out, stats.after.total, stats.model_gates);
+    else if (!rc)
+        printf("wrote %s: %zu gates after pruning, from %zu in the circuit: the model's %zu gates, its perception "
+               "gates once for each of the %d channels\n",
+               o.out, stats.after.total, stats.before.total, stats.model_gates, c->channels);
     ca_model_free(&model);
     return rc ? cli_fail("export", 0) : 0;
 }

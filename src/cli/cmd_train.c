@@ -3,6 +3,7 @@
  * is checked, told apart from the others and locked before any work (paths_prepare). */
 #include "atomic_file.h"
 #include "ca_backend.h"
+#include "ca_config_text.h"
 #include "ca_file.h"
 #include "ca_memory.h"
 #include "ca_target.h"
@@ -21,16 +22,15 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *preset, *target, *device, *out, *log, *resume;
+    const char *target, *device, *out, *log, *resume, *config;
     int force;
     ca_cache cache;
     long long every;
     double max_memory; /* GiB */
-    /* Overrides of the preset: set when given. */
-    long long steps, batch, T, seed;
-    double lr, fire_rate;
-    int height, width, boundary;
-    int has_preset, has_steps, has_batch, has_T, has_seed, has_lr, has_rate, has_grid, has_boundary;
+    /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
+    ca_config_assignments flags;
+    long long steps; /* --steps, which --resume takes as the new total */
+    int has_steps;
 } train_options;
 
 static volatile sig_atomic_t stop_requested;
@@ -43,19 +43,24 @@ static void on_signal(int signal_number)
 
 static void print_help(void)
 {
-    printf("usage: dlca train [--preset NAME] [options]\n"
+    printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
            "\n"
            "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
            "\n"
-           "  --preset NAME      gol, checkerboard, checkerboard-async, lizard, image (default gol)\n"
-           "  --steps N          training steps (default: the preset's)\n"
-           "  --batch N          samples per step (preset)\n"
-           "  --lr X             AdamW learning rate (preset)\n"
-           "  --T N              CA steps per rollout (preset)\n"
-           "  --grid HxW         grid size (preset)\n"
-           "  --boundary B       periodic or zero (preset)\n"
-           "  --async RATE       fire rate in (0, 1]; 1 = synchronous (preset)\n"
-           "  --seed N           fixes every random choice: wiring, starts, fire masks (default 1)\n"
+           "The model: a preset (default gol), changed by a config file and then by flags; each\n"
+           "key below defaults to the preset's value.\n"
+           "  --config FILE      `key = value` lines ('#' comments), the keys below without their\n"
+           "                     dashes; 'dlca info MODEL > FILE' writes a model's, so that\n"
+           "                     'dlca train --config FILE' repeats its run\n");
+    for (int i = 0; i < ca_config_key_count; i++) {
+        const ca_config_key *k = &ca_config_keys[i];
+        char flag[64];
+        snprintf(flag, sizeof flag, "--%s %s", k->key, k->value);
+        if (strlen(flag) > 18) printf("  %s\n  %-18s %s\n", flag, "", k->help); /* too wide for the column */
+        else printf("  %-18s %s\n", flag, k->help);
+    }
+    printf("\n"
+           "The run:\n"
            "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
            "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
            "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
@@ -88,34 +93,34 @@ static int parse_cache(const char *text, ca_cache *cache)
     return DLCA_OK;
 }
 
-static int parse_boundary(const char *text, int *boundary)
+/* A config key given as a flag: checked now (its syntax and range, on a scratch config), so a bad
+ * value is refused before anything else, and applied when the config is built. */
+static int parse_config_flag(train_options *o, const char *flag, const char *v)
 {
-    if (strcmp(text, "periodic") == 0) *boundary = CA_BOUNDARY_PERIODIC;
-    else if (strcmp(text, "zero") == 0) *boundary = CA_BOUNDARY_ZERO;
-    else return err_set(DLCA_ERR, "--boundary: '%s' is not periodic or zero", text);
+    ca_config scratch;
+    const ca_config_key *key = ca_config_key_find(flag + 2);
+    ca_config_preset(&scratch, "gol");
+    if (key->parse(&scratch, v, flag) || ca_config_assign(&o->flags, flag + 2, v, flag)) return DLCA_ERR;
+    if (strcmp(key->key, "steps") == 0) o->has_steps = 1, o->steps = scratch.train_steps;
     return DLCA_OK;
 }
 
 /* One flag with its value; returns DLCA_ERR with the message set. */
 static int parse_flag(train_options *o, const char *flag, const char *v)
 {
-    if (strcmp(flag, "--preset") == 0) o->preset = v, o->has_preset = 1;
-    else if (strcmp(flag, "--target") == 0) o->target = v;
+    if (strcmp(flag, "--target") == 0) o->target = v;
     else if (strcmp(flag, "--device") == 0) o->device = v;
     else if (strcmp(flag, "--out") == 0) o->out = v;
     else if (strcmp(flag, "--log") == 0) o->log = v;
     else if (strcmp(flag, "--resume") == 0) o->resume = v;
+    else if (strcmp(flag, "--config") == 0) {
+        if (o->config) return err_set(DLCA_ERR, "--config: one file only, not %s and %s", o->config, v);
+        o->config = v;
+    }
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
     else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
-    else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, CA_MAX_TRAIN_STEPS, &o->steps);
-    else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
-    else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
-    else if (strcmp(flag, "--seed") == 0) return o->has_seed = 1, cli_int(flag, v, 0, INT64_MAX, &o->seed);
-    else if (strcmp(flag, "--lr") == 0) return o->has_lr = 1, cli_double(flag, v, CA_MIN_LEARNING_RATE, CA_MAX_LEARNING_RATE, &o->lr);
-    else if (strcmp(flag, "--async") == 0) return o->has_rate = 1, cli_double(flag, v, CA_MIN_FIRE_RATE, 1.0, &o->fire_rate);
-    else if (strcmp(flag, "--grid") == 0) return o->has_grid = 1, cli_grid(flag, v, CA_MAX_SIDE, &o->height, &o->width);
-    else if (strcmp(flag, "--boundary") == 0) return o->has_boundary = 1, parse_boundary(v, &o->boundary);
+    else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
 }
@@ -123,7 +128,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
 static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->preset = "gol", o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
+    o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (strcmp(argv[i], "--force") == 0) {
@@ -134,23 +139,25 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
     }
-    if (o->resume && (o->has_preset || o->has_batch || o->has_T || o->has_seed || o->has_lr || o->has_rate || o->has_grid ||
-                      o->has_boundary || o->target))
+    int configures = 0; /* flags that change the config; --steps only sets a resumed run's total */
+    for (int i = 0; i < o->flags.count; i++) configures += strcmp(o->flags.items[i].key->key, "steps") != 0;
+    if (o->resume && (configures || o->config || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --force and --max-memory may be given with it");
     return DLCA_OK;
 }
 
-static void apply_overrides(ca_config *c, const train_options *o)
+/* The config: the preset, then --config's file, then the flags (ca_config_text.h). */
+static int build_config(ca_config *config, const train_options *o)
 {
-    if (o->has_steps) c->train_steps = (int)o->steps;
-    if (o->has_batch) c->batch = (int)o->batch;
-    if (o->has_T) c->steps = (int)o->T;
-    if (o->has_seed) c->seed = (uint64_t)o->seed;
-    if (o->has_lr) c->learning_rate = o->lr;
-    if (o->has_rate) c->fire_rate = o->fire_rate;
-    if (o->has_grid) c->height = o->height, c->width = o->width;
-    if (o->has_boundary) c->boundary = (ca_boundary)o->boundary;
+    ca_config_assignments all;
+    memset(&all, 0, sizeof all);
+    int rc = o->config ? ca_config_load_text(&all, o->config) : DLCA_OK;
+    for (int i = 0; !rc && i < o->flags.count; i++)
+        rc = ca_config_assign(&all, o->flags.items[i].key->key, o->flags.items[i].value, o->flags.items[i].origin);
+    if (!rc) rc = ca_config_build(config, &all, "gol");
+    ca_config_assignments_free(&all);
+    return rc;
 }
 
 /* The run being trained: model, saved state and target, as the model file holds them. */
@@ -178,13 +185,13 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
             return DLCA_ERR;
     } else {
         ca_config config;
-        if (ca_config_preset(&config, o->preset)) return DLCA_ERR;
-        apply_overrides(&config, o);
+        if (build_config(&config, o)) return DLCA_ERR;
         if (ca_model_init(&r->model, &config)) return DLCA_ERR;
         char path[4096];
         const char *fallback = ca_target_default_path(&config, assets, path, sizeof path);
         const char *target = o->target ? o->target : fallback;
-        if (o->target && !fallback) return err_set(DLCA_ERR, "--target: preset '%s' has no picture target", o->preset);
+        if (o->target && !fallback)
+            return err_set(DLCA_ERR, "--target: preset '%s' has no picture target (target-kind is not image)", config.preset);
         if (target && ca_target_load_png(&config, target, &r->target)) return DLCA_ERR;
     }
     if (r->target.bits && !(r->image = ca_target_values(&r->target)))
@@ -368,8 +375,11 @@ int cli_train(int argc, char **argv, const ca_options *seam)
 {
     train_options options;
     int help = 0;
-    if (parse_options(argc, argv, &options, &help)) return cli_fail("train", 1);
-    if (help) return print_help(), 0;
+    if (parse_options(argc, argv, &options, &help)) {
+        ca_config_assignments_free(&options.flags);
+        return cli_fail("train", 1);
+    }
+    if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_signal;
@@ -378,5 +388,7 @@ int cli_train(int argc, char **argv, const ca_options *seam)
     /* A closed terminal or ssh session: save, as for Ctrl-C; but nohup's "ignore it" stands. */
     struct sigaction hangup;
     if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
-    return train(&options, seam) ? cli_fail("train", 0) : 0;
+    int rc = train(&options, seam);
+    ca_config_assignments_free(&options.flags);
+    return rc ? cli_fail("train", 0) : 0;
 }

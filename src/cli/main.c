@@ -34,9 +34,10 @@ static int cmd_presets(int argc, char **argv)
 
 static const cli_command commands[] = {
     {"train", "train a preset (or resume a run) on the GPU or the CPU", cmd_train},
-    {"run", "run a trained model and write its frames as PNG", cmd_run},
+    {"run", "run a trained model and write its frames: an animated GIF, a PNG strip or PNGs", cmd_run},
     {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
-    {"info", "a model file's config and training state", cmd_info},
+    {"info", "a model file's config (as dlca train --config reads it) and training state", cmd_info},
+    {"runs", "the models in a folder: preset, steps done, last losses", cmd_runs},
     {"export", "write a model's pruned hard circuit as C, Verilog or Graphviz", cmd_export},
     {"bench", "time training steps (GPU timestamps, gate evals/s) or the hard engine", cmd_bench},
     {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},

@@ -1,9 +1,11 @@
-/* image_plot.c: the loss-curve plot of image_png.h, drawn into an RGB buffer with a built-in
- * 5x7 bitmap font (digits and the few letters the labels need), then written as a PNG. No
- * plotting library: the picture only has to be legible, and this keeps dlca self-contained. */
-#include "image_png.h"
+/* image_plot.c: the loss plot (image_plot.h), drawn into an RGB buffer with dlca's 5x7 bitmap
+ * font (image_font.h), then written as a PNG. No plotting library: the picture only has to be
+ * legible and exact about a few things (where 0 is, which step was best), and this keeps dlca
+ * self-contained. */
+#include "image_plot.h"
 
 #include "error.h"
+#include "image_font.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,56 +14,11 @@
 
 const unsigned char image_soft_colour[3] = {31, 119, 180}; /* blue */
 const unsigned char image_hard_colour[3] = {255, 127, 14}; /* orange */
+const unsigned char image_best_colour[3] = {44, 160, 44};  /* green */
+const unsigned char image_plot_ink[3] = {32, 32, 32};
 
-static const unsigned char white[3] = {255, 255, 255};
 static const unsigned char grid_grey[3] = {225, 225, 225};
 static const unsigned char frame_grey[3] = {96, 96, 96};
-static const unsigned char text_colour[3] = {32, 32, 32};
-
-#define LOSS_FLOOR 1e-6
-
-/* ------------------------------------------------------------------- font ---- */
-
-enum { GLYPH_W = 5, GLYPH_H = 7, GLYPH_ADVANCE = GLYPH_W + 1 };
-
-typedef struct {
-    char ch;
-    const char *rows[GLYPH_H]; /* '#' = ink */
-} glyph;
-
-static const glyph font[] = {
-    {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
-    {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-    {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
-    {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
-    {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
-    {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
-    {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
-    {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
-    {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
-    {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
-    {'-', {".....", ".....", ".....", ".###.", ".....", ".....", "....."}},
-    {'+', {".....", "..#..", "..#..", "#####", "..#..", "..#..", "....."}},
-    {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
-    {'a', {".....", ".....", ".###.", "....#", ".####", "#...#", ".####"}},
-    {'d', {"....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"}},
-    {'e', {".....", ".....", ".###.", "#...#", "#####", "#....", ".###."}},
-    {'f', {"..##.", ".#..#", ".#...", "###..", ".#...", ".#...", ".#..."}},
-    {'h', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
-    {'o', {".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."}},
-    {'p', {".....", ".....", "####.", "#...#", "####.", "#....", "#...."}},
-    {'r', {".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."}},
-    {'s', {".....", ".....", ".####", "#....", ".###.", "....#", "####."}},
-    {'t', {".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."}},
-};
-
-/* NULL for characters the font lacks; they print as a space. */
-static const glyph *glyph_for(char ch)
-{
-    for (size_t i = 0; i < sizeof font / sizeof font[0]; i++)
-        if (font[i].ch == ch) return &font[i];
-    return NULL;
-}
 
 /* ----------------------------------------------------------------- canvas ---- */
 
@@ -103,198 +60,278 @@ static void draw_line(canvas *c, int x0, int y0, int x1, int y1, int thick, cons
     }
 }
 
-static int text_width(const char *s, int scale) { return (int)strlen(s) * GLYPH_ADVANCE * scale - scale; }
-
-/* Draws s with its top-left corner at (x, y), each font pixel scale x scale. */
-static void draw_text(canvas *c, int x, int y, const char *s, int scale, const unsigned char colour[3])
+static void draw_text(canvas *c, int x, int y, const char *s, int font, const unsigned char colour[3])
 {
-    for (; *s; s++, x += GLYPH_ADVANCE * scale) {
-        const glyph *g = glyph_for(*s);
-        if (!g) continue;
-        for (int j = 0; j < GLYPH_H; j++)
-            for (int i = 0; i < GLYPH_W; i++)
-                if (g->rows[j][i] == '#') fill_rect(c, x + i * scale, y + j * scale, scale, scale, colour);
-    }
+    image_font_draw(c->rgb, c->w, c->h, x, y, s, font, colour);
 }
 
-/* ------------------------------------------------------------------- plot ---- */
-
-/* The plot frame in canvas pixels and the data range it shows. Data sit `pad` pixels inside
- * the frame, so a hard loss of 0 (drawn at the floor) is not hidden under the frame line. */
-typedef struct {
-    int left, top, right, bottom, pad;
-    double x_min, x_max;
-    int decade_lo, decade_hi; /* y axis from 10^lo to 10^hi */
-    int scale;                /* font and line scale */
-} plot_frame;
+/* ----------------------------------------------------------------- scales ---- */
 
 static double step_at(const double *steps, int i) { return steps ? steps[i] : (double)i; }
 
-/* log10 of a loss as plotted, or NAN for points to skip. */
-static double plot_log(double loss)
-{
-    if (isnan(loss) || isinf(loss)) return NAN;
-    return log10(loss < LOSS_FLOOR ? LOSS_FLOOR : loss);
-}
+static int soft_ok(double v) { return isfinite(v) && v > 0.0; }
+static int hard_ok(double v) { return isfinite(v) && v >= 0.0; }
 
-static void find_y_range(plot_frame *f, const double *soft, const double *hard, int count)
+/* The hard panel's scale: linear from 0 to 1, log10 above. */
+static double symlog(double v) { return v <= 1.0 ? v : 1.0 + log10(v); }
+
+int image_plot_ticks(double lo, double hi, int max_ticks, double *ticks)
 {
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < count; i++) {
-        double v[2] = {plot_log(soft[i]), hard ? plot_log(hard[i]) : NAN};
-        for (int k = 0; k < 2; k++) {
-            if (isnan(v[k])) continue;
-            lo = fmin(lo, v[k]);
-            hi = fmax(hi, v[k]);
+    if (max_ticks > IMAGE_PLOT_MAX_TICKS) max_ticks = IMAGE_PLOT_MAX_TICKS;
+    if (max_ticks < 1) max_ticks = 1;
+    if (!(hi > lo)) return ticks[0] = lo, 1;
+    static const double mantissas[3] = {1.0, 2.0, 5.0};
+    for (int k = (int)floor(log10((hi - lo) / max_ticks)) - 1;; k++)
+        for (int m = 0; m < 3; m++) {
+            double step = mantissas[m] * pow(10.0, k);
+            double first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
+            if (last - first + 1 > max_ticks) continue;
+            int n = 0;
+            for (double i = first; i <= last; i++) ticks[n++] = i * step == 0.0 ? 0.0 : i * step; /* no -0 */
+            return n;
         }
-    }
-    if (lo > hi) lo = -1.0, hi = 1.0; /* nothing finite to plot */
-    hi = fmin(hi, 300.0);             /* keeps the decade count an int even for absurd losses */
-    f->decade_lo = (int)floor(lo);
-    f->decade_hi = (int)ceil(hi);
-    if (f->decade_hi == f->decade_lo) f->decade_hi++;
 }
 
-static void find_x_range(plot_frame *f, const double *steps, int count)
+static void decade_label(char *out, size_t size, int decade)
 {
-    f->x_min = INFINITY;
-    f->x_max = -INFINITY;
+    static const char *const plain[] = {"0.01", "0.1", "1", "10", "100", "1000"};
+    if (decade >= -2 && decade <= 3) snprintf(out, size, "%s", plain[decade + 2]);
+    else snprintf(out, size, "1e%d", decade);
+}
+
+/* Hard ticks: 0, then 10^(d-1) for d = 1 .. decades + 1 (1, 10, 100, ...), at symlog value d. */
+static void hard_label(char *out, size_t size, int d)
+{
+    if (d == 0) snprintf(out, size, "0");
+    else decade_label(out, size, d - 1);
+}
+
+static void step_label(char *out, size_t size, double step)
+{
+    if (fabs(step) < 1e9 && step == floor(step)) snprintf(out, size, "%.0f", step);
+    else snprintf(out, size, "%.6g", step);
+}
+
+/* ----------------------------------------------------------------- layout ---- */
+
+static void find_ranges(image_plot_layout *l, const double *steps, const double *soft, const double *hard, int count)
+{
+    double lo = INFINITY, hi = -INFINITY, worst = 0.0, best = INFINITY;
+    l->x_min = INFINITY, l->x_max = -INFINITY, l->best = -1;
     for (int i = 0; i < count; i++) {
         double s = step_at(steps, i);
         if (!isfinite(s)) continue;
-        f->x_min = fmin(f->x_min, s);
-        f->x_max = fmax(f->x_max, s);
+        l->x_min = fmin(l->x_min, s), l->x_max = fmax(l->x_max, s);
+        if (soft_ok(soft[i])) lo = fmin(lo, log10(soft[i])), hi = fmax(hi, log10(soft[i]));
+        if (hard && hard_ok(hard[i])) {
+            worst = fmax(worst, hard[i]);
+            if (hard[i] < best) best = hard[i], l->best = i;
+        }
     }
-    if (f->x_min > f->x_max) f->x_min = 0.0, f->x_max = 1.0;
-    if (f->x_max == f->x_min) f->x_max = f->x_min + 1.0;
+    if (l->x_min > l->x_max) l->x_min = 0.0, l->x_max = 1.0;
+    if (l->x_max == l->x_min) l->x_max = l->x_min + 1.0;
+    if (lo > hi) lo = -1.0, hi = 1.0; /* nothing to plot */
+    l->soft_lo = (int)floor(fmax(lo, -300.0)), l->soft_hi = (int)ceil(fmin(hi, 300.0));
+    if (l->soft_hi == l->soft_lo) l->soft_hi++;
+    l->hard_decades = worst > 1.0 ? (int)ceil(log10(fmin(worst, 1e300))) : 0;
 }
 
-static void decade_label(char *buf, size_t size, int decade) { snprintf(buf, size, "1e%d", decade); }
-
-/* Margins leave room for the widest y label on the left and one text line below. */
-static void layout(plot_frame *f, int width, int height)
+/* Columns of the widest y label of either panel. */
+static int widest_y_label(const image_plot_layout *l, int with_hard)
 {
-    char label[16];
+    char label[24];
     int widest = 0;
-    f->scale = width >= 480 && height >= 300 ? 2 : 1;
-    for (int d = f->decade_lo; d <= f->decade_hi; d++) {
+    for (int d = l->soft_lo; d <= l->soft_hi; d++) {
         decade_label(label, sizeof label, d);
-        if (text_width(label, f->scale) > widest) widest = text_width(label, f->scale);
+        int w = image_font_width(label, l->font);
+        widest = w > widest ? w : widest;
     }
-    f->left = widest + 4 * f->scale + 2;
-    f->top = 5 * f->scale;
-    f->right = width - 1 - 5 * f->scale;
-    f->bottom = height - 1 - (GLYPH_H + 5) * f->scale;
-    f->pad = 3 * f->scale;
+    for (int d = 0; with_hard && d <= l->hard_decades + 1; d++) {
+        hard_label(label, sizeof label, d);
+        int w = image_font_width(label, l->font);
+        widest = w > widest ? w : widest;
+    }
+    return widest;
 }
 
-static int x_pixel(const plot_frame *f, double step)
+int image_plot_layout_of(image_plot_layout *l, const double *steps, const double *soft, const double *hard, int count,
+                         int width, int height)
 {
-    double t = (step - f->x_min) / (f->x_max - f->x_min);
-    return f->left + f->pad + (int)lround(t * (f->right - f->left - 2 * f->pad));
+    memset(l, 0, sizeof *l);
+    if (!soft) return err_set(DLCA_ERR, "image_write_loss_curve: NULL soft losses");
+    if (count < 1) return err_set(DLCA_ERR, "no losses to plot");
+    if (width < IMAGE_PLOT_MIN_WIDTH || height < IMAGE_PLOT_MIN_HEIGHT || width > 100000 || height > 100000)
+        return err_set(DLCA_ERR, "a %dx%d plot is not drawable (at least %dx%d)", width, height, IMAGE_PLOT_MIN_WIDTH,
+                       IMAGE_PLOT_MIN_HEIGHT);
+    l->width = width, l->height = height;
+    l->font = width >= 480 && height >= 300 ? 2 : 1;
+    find_ranges(l, steps, soft, hard, count);
+    int f = l->font, line = (IMAGE_FONT_HEIGHT + 4) * f;
+    l->pad = 3 * f;
+    l->left = widest_y_label(l, hard != NULL) + 4 * f + 2;
+    l->right = width - 1 - 6 * f;
+    int bottom = height - 1 - line - 2 * f; /* the step labels below the lower panel */
+    l->soft_top = line;
+    if (!hard) {
+        l->soft_bottom = bottom;
+        return DLCA_OK;
+    }
+    int panel = (bottom - 2 * line) / 2; /* two panels, the hard one's title between them */
+    l->soft_bottom = l->soft_top + panel;
+    l->hard_top = l->soft_bottom + line;
+    l->hard_bottom = bottom;
+    return DLCA_OK;
 }
 
-static int y_pixel(const plot_frame *f, double log_loss)
+int image_plot_x(const image_plot_layout *l, double step)
 {
-    double t = (log_loss - f->decade_lo) / (f->decade_hi - f->decade_lo);
-    return f->bottom - f->pad - (int)lround(t * (f->bottom - f->top - 2 * f->pad));
+    double t = (step - l->x_min) / (l->x_max - l->x_min);
+    return l->left + l->pad + (int)lround(t * (l->right - l->left - 2 * l->pad));
 }
 
-/* Grid lines at every power of ten; labels on as many as fit without overlapping. */
-static void draw_y_axis(canvas *c, const plot_frame *f)
+int image_plot_soft_y(const image_plot_layout *l, double soft)
 {
-    int decades = f->decade_hi - f->decade_lo;
-    int room = (f->bottom - f->top - 2 * f->pad) / ((GLYPH_H + 3) * f->scale);
-    int every = room < 1 ? decades : (decades + room - 1) / room;
-    char label[16];
-    if (every < 1) every = 1;
-    for (int d = f->decade_lo; d <= f->decade_hi; d++) {
-        int y = y_pixel(f, d);
-        fill_rect(c, f->left, y, f->right - f->left + 1, 1, grid_grey);
-        if ((d - f->decade_lo) % every) continue;
-        fill_rect(c, f->left - 2 * f->scale, y, 2 * f->scale, 1, frame_grey);
+    double t = (log10(soft) - l->soft_lo) / (l->soft_hi - l->soft_lo);
+    return l->soft_bottom - l->pad - (int)lround(t * (l->soft_bottom - l->soft_top - 2 * l->pad));
+}
+
+int image_plot_hard_y(const image_plot_layout *l, double hard)
+{
+    double t = symlog(hard) / (1.0 + l->hard_decades);
+    return l->hard_bottom - l->pad - (int)lround(t * (l->hard_bottom - l->hard_top - 2 * l->pad));
+}
+
+/* ---------------------------------------------------------------- drawing ---- */
+
+/* A tick at row y: a grid line, a mark, and its label when that is a text line above the last. */
+static void y_tick(canvas *c, const image_plot_layout *l, int y, const char *label, int *last_label)
+{
+    int f = l->font;
+    fill_rect(c, l->left + 1, y, l->right - l->left - 1, 1, grid_grey);
+    fill_rect(c, l->left - 2 * f, y, 2 * f, 1, frame_grey);
+    if (*last_label - y < (IMAGE_FONT_HEIGHT + 2) * f) return;
+    draw_text(c, l->left - 3 * f - image_font_width(label, f), y - IMAGE_FONT_HEIGHT * f / 2, label, f, image_plot_ink);
+    *last_label = y;
+}
+
+static void draw_y_axes(canvas *c, const image_plot_layout *l)
+{
+    char label[24];
+    int last = 1 << 30;
+    for (int d = l->soft_lo; d <= l->soft_hi; d++) {
         decade_label(label, sizeof label, d);
-        draw_text(c, f->left - 3 * f->scale - text_width(label, f->scale), y - GLYPH_H * f->scale / 2, label,
-                  f->scale, text_colour);
+        y_tick(c, l, image_plot_soft_y(l, pow(10.0, d)), label, &last);
+    }
+    if (!l->hard_bottom) return;
+    last = 1 << 30;
+    for (int d = 0; d <= l->hard_decades + 1; d++) {
+        hard_label(label, sizeof label, d);
+        y_tick(c, l, image_plot_hard_y(l, d == 0 ? 0.0 : pow(10.0, d - 1)), label, &last);
     }
 }
 
-/* The first and last step under their ticks, and the word "step" between them where it fits. */
-static void draw_x_axis(canvas *c, const plot_frame *f)
+/* Round ticks along the step axis: grid lines in both panels, and under the lower one labels that
+ * do not run into each other, then "step" at the right end (labels give way to it). */
+static void draw_x_axis(canvas *c, const image_plot_layout *l)
 {
-    char first[32], last[32];
-    int y = f->bottom + 3 * f->scale, x0 = x_pixel(f, f->x_min), x1 = x_pixel(f, f->x_max);
-    snprintf(first, sizeof first, "%.10g", f->x_min);
-    snprintf(last, sizeof last, "%.10g", f->x_max);
-    fill_rect(c, x0, f->bottom, 1, 2 * f->scale + 1, frame_grey);
-    fill_rect(c, x1, f->bottom, 1, 2 * f->scale + 1, frame_grey);
-    draw_text(c, x0 - f->pad, y, first, f->scale, text_colour);
-    draw_text(c, x1 + f->pad - text_width(last, f->scale) + 1, y, last, f->scale, text_colour);
-    int step_w = text_width("step", f->scale), step_x = (f->left + f->right - step_w) / 2;
-    int gap = GLYPH_ADVANCE * f->scale; /* "step" only where it stays clear of both numbers */
-    if (step_x >= x0 - f->pad + text_width(first, f->scale) + gap &&
-        step_x + step_w + gap <= x1 + f->pad - text_width(last, f->scale))
-        draw_text(c, step_x, y, "step", f->scale, text_colour);
+    int f = l->font, gap = IMAGE_FONT_ADVANCE * f, bottom = l->hard_bottom ? l->hard_bottom : l->soft_bottom;
+    int y = bottom + 3 * f, step_w = image_font_width("step", f), limit = c->w - 1 - step_w - 2 * gap;
+    char label[32];
+    step_label(label, sizeof label, fabs(l->x_max) > fabs(l->x_min) ? l->x_max : l->x_min);
+    int room = image_font_width(label, f) + 3 * gap;
+    double ticks[IMAGE_PLOT_MAX_TICKS];
+    int n = image_plot_ticks(l->x_min, l->x_max, (l->right - l->left) / room, ticks), last_end = -(1 << 30);
+    for (int i = 0; i < n; i++) {
+        int x = image_plot_x(l, ticks[i]);
+        fill_rect(c, x, l->soft_top + 1, 1, l->soft_bottom - l->soft_top - 1, grid_grey);
+        if (l->hard_bottom) fill_rect(c, x, l->hard_top + 1, 1, l->hard_bottom - l->hard_top - 1, grid_grey);
+        fill_rect(c, x, bottom, 1, 2 * f + 1, frame_grey);
+        step_label(label, sizeof label, ticks[i]);
+        int w = image_font_width(label, f), left = x - w / 2;
+        if (left < 0) left = 0;
+        if (left < last_end + gap || left + w > limit) continue;
+        draw_text(c, left, y, label, f, image_plot_ink);
+        last_end = left + w;
+    }
+    draw_text(c, c->w - 1 - step_w, y, "step", f, image_plot_ink);
 }
 
-/* Joins consecutive finite points; a NaN or infinite loss breaks the line. */
-static void draw_curve(canvas *c, const plot_frame *f, const double *steps, const double *loss, int count,
-                       const unsigned char colour[3])
+/* Joins consecutive drawable points; one that is not (NaN, infinite, out of the scale) breaks the line. */
+static void draw_curve(canvas *c, const image_plot_layout *l, const double *steps, const double *loss, int count,
+                       int hard, const unsigned char colour[3])
 {
     int have_prev = 0, px = 0, py = 0;
     for (int i = 0; i < count; i++) {
-        double v = plot_log(loss[i]), s = step_at(steps, i);
-        if (isnan(v) || !isfinite(s)) {
+        double s = step_at(steps, i);
+        if (!isfinite(s) || !(hard ? hard_ok(loss[i]) : soft_ok(loss[i]))) {
             have_prev = 0;
             continue;
         }
-        int x = x_pixel(f, s), y = y_pixel(f, v);
-        draw_line(c, have_prev ? px : x, have_prev ? py : y, x, y, f->scale, colour);
+        int x = image_plot_x(l, s), y = hard ? image_plot_hard_y(l, loss[i]) : image_plot_soft_y(l, loss[i]);
+        draw_line(c, have_prev ? px : x, have_prev ? py : y, x, y, l->font, colour);
         have_prev = 1, px = x, py = y;
     }
 }
 
-/* A boxed key in the top-right corner: a line sample and the name of each curve. */
-static void draw_legend(canvas *c, const plot_frame *f, int with_hard)
+/* The title of a panel in its curve's colour: the first of `names` (longest first, NULL-ended)
+ * that fits `room`, else the last. */
+static void draw_title(canvas *c, const image_plot_layout *l, int top, const char *const *names,
+                       const unsigned char colour[3], int room)
 {
-    int s = f->scale, line = (GLYPH_H + 3) * s, sample_w = 10 * s;
-    int box_w = sample_w + text_width("soft", s) + 7 * s, box_h = line * (with_hard ? 2 : 1) + 3 * s;
-    int x0 = f->right - box_w - 2 * s, y0 = f->top + 2 * s;
-    const char *names[2] = {"soft", "hard"};
-    const unsigned char *colours[2] = {image_soft_colour, image_hard_colour};
-    fill_rect(c, x0, y0, box_w, box_h, white);
-    frame_rect(c, x0, y0, x0 + box_w - 1, y0 + box_h - 1, frame_grey);
-    for (int k = 0; k < (with_hard ? 2 : 1); k++) {
-        int y = y0 + 2 * s + k * line;
-        fill_rect(c, x0 + 2 * s, y + GLYPH_H * s / 2 - s / 2, sample_w, 2 * s, colours[k]);
-        draw_text(c, x0 + sample_w + 4 * s, y + s / 2, names[k], s, text_colour);
-    }
+    int f = l->font, y = top - (IMAGE_FONT_HEIGHT + 2) * f;
+    const char *name = names[0];
+    for (int i = 0; names[i] && image_font_width(name, f) > room; i++) name = names[i];
+    draw_text(c, l->left, y, name, f, colour);
+}
+
+/* A dashed line across both panels at the best hard loss's step, and "best N at step S" at the
+ * right of the hard panel's title row where it fits (else "best N"). */
+static void draw_best(canvas *c, const image_plot_layout *l, const double *steps, const double *hard, int *room)
+{
+    *room = l->right - l->left;
+    if (l->best < 0 || !l->hard_bottom) return;
+    int f = l->font, x = image_plot_x(l, step_at(steps, l->best));
+    for (int y = l->soft_top + 1; y < l->hard_bottom; y++)
+        if ((y / (2 * f)) % 2 == 0 && (y < l->soft_bottom || y > l->hard_top)) fill_rect(c, x, y, 1, 1, image_best_colour);
+    char value[32], text[80];
+    step_label(value, sizeof value, hard[l->best]);
+    char at[32];
+    step_label(at, sizeof at, step_at(steps, l->best));
+    snprintf(text, sizeof text, "best %s at step %s", value, at);
+    if (image_font_width(text, f) > (l->right - l->left) / 2) snprintf(text, sizeof text, "best %s", value);
+    int w = image_font_width(text, f);
+    draw_text(c, l->right - w, l->hard_top - (IMAGE_FONT_HEIGHT + 2) * f, text, f, image_best_colour);
+    *room = l->right - l->left - w - IMAGE_FONT_ADVANCE * f;
 }
 
 int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
                            int width, int height)
 {
-    plot_frame f;
-    canvas c = {NULL, width, height};
-    int status;
-    if (!path || !soft) return err_set(DLCA_ERR, "image_write_loss_curve: NULL path or soft losses");
-    if (count < 1) return err_set(DLCA_ERR, "%s: no losses to plot", path);
-    if (width < IMAGE_PLOT_MIN_WIDTH || height < IMAGE_PLOT_MIN_HEIGHT || width > 100000 || height > 100000)
-        return err_set(DLCA_ERR, "%s: a %dx%d plot is not drawable (at least %dx%d)", path, width, height,
-                       IMAGE_PLOT_MIN_WIDTH, IMAGE_PLOT_MIN_HEIGHT);
-    c.rgb = malloc((size_t)width * (size_t)height * 3);
+    image_plot_layout l;
+    if (!path) return err_set(DLCA_ERR, "image_write_loss_curve: NULL path");
+    if (image_plot_layout_of(&l, steps, soft, hard, count, width, height)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err_message());
+        return err_set(DLCA_ERR, "%s: %s", path, why);
+    }
+    canvas c = {malloc((size_t)width * (size_t)height * 3), width, height};
     if (!c.rgb) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for a %dx%d plot", path, width, height);
     memset(c.rgb, 255, (size_t)width * (size_t)height * 3);
-    find_x_range(&f, steps, count);
-    find_y_range(&f, soft, hard, count);
-    layout(&f, width, height);
-    draw_y_axis(&c, &f);
-    frame_rect(&c, f.left, f.top, f.right, f.bottom, frame_grey);
-    if (hard) draw_curve(&c, &f, steps, hard, count, image_hard_colour);
-    draw_curve(&c, &f, steps, soft, count, image_soft_colour);
-    draw_x_axis(&c, &f);
-    draw_legend(&c, &f, hard != NULL);
-    status = image_write_rgb(path, c.rgb, width, height);
+    static const char *const soft_names[] = {"soft loss (log scale)", "soft loss", "soft", NULL};
+    static const char *const hard_names[] = {"hard loss: wrong cell bits", "hard loss", "hard", NULL};
+    draw_y_axes(&c, &l);
+    draw_x_axis(&c, &l);
+    int room;
+    draw_best(&c, &l, steps, hard, &room);
+    frame_rect(&c, l.left, l.soft_top, l.right, l.soft_bottom, frame_grey);
+    draw_title(&c, &l, l.soft_top, soft_names, image_soft_colour, l.right - l.left);
+    if (hard) {
+        frame_rect(&c, l.left, l.hard_top, l.right, l.hard_bottom, frame_grey);
+        draw_title(&c, &l, l.hard_top, hard_names, image_hard_colour, room);
+        draw_curve(&c, &l, steps, hard, count, 1, image_hard_colour);
+    }
+    draw_curve(&c, &l, steps, soft, count, 0, image_soft_colour);
+    int status = image_write_rgb(path, c.rgb, width, height);
     free(c.rgb);
     return status;
 }

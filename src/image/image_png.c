@@ -22,11 +22,6 @@
 
 enum { PNG_SIGNATURE_BYTES = 8, RGBA16_BYTES = 8 };
 
-/* PNG allows 2^31-1, but libpng's readers refuse more than a million by default. */
-#define IMAGE_MAX_SIDE 1000000
-/* Pictures dlca writes: 2^28 pixels (768 MiB of RGB) is far past any useful strip. */
-#define IMAGE_MAX_PIXELS (1 << 28)
-
 /* Pictures dlca reads are targets, the size of a grid: libpng refuses a larger header itself.
  * libpng 1.6 reads a text chunk into a buffer of the length the chunk claims, cleared first,
  * whatever png_set_chunk_malloc_max says (that caps decompression only): a 44-byte file with a
@@ -272,87 +267,4 @@ int image_write_rgb(const char *path, const unsigned char *rgb, int width, int h
     if (width < 1 || height < 1 || width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE)
         return err_set(DLCA_ERR, "%s: cannot write a %dx%d picture", path, width, height);
     return write_atomically(path, rgb, width, height);
-}
-
-/* ----------------------------------------------------------------- frames ---- */
-
-enum { STRIP_SEPARATOR_GREY = 128 };
-
-static unsigned char to_byte(double v)
-{
-    if (!(v > 0.0)) return 0; /* also NaN */
-    if (v >= 1.0) return 255;
-    return (unsigned char)(v * 255.0 + 0.5);
-}
-
-/* Colour of one cell of grid [channels][cells]. */
-static void cell_colour(unsigned char rgb[3], const double *grid, size_t cells, size_t cell, image_view view)
-{
-    for (int c = 0; c < 3; c++) rgb[c] = to_byte(grid[(view == IMAGE_RGB ? (size_t)c : 0) * cells + cell]);
-}
-
-static int check_strip_args(const char *path, const double *frames, int count, int channels, ca_shape s, int sample,
-                            int scale, image_view view)
-{
-    if (!path || !frames) return err_set(DLCA_ERR, "image_write_strip: NULL path or frames");
-    if (count < 1 || channels < 1 || scale < 1)
-        return err_set(DLCA_ERR, "%s: need count, channels and scale >= 1 (got %d, %d, %d)", path, count, channels,
-                       scale);
-    if (s.batch < 1 || s.height < 1 || s.width < 1)
-        return err_set(DLCA_ERR, "%s: bad grid shape %dx%dx%d", path, s.batch, s.height, s.width);
-    if (sample < 0 || sample >= s.batch)
-        return err_set(DLCA_ERR, "%s: sample %d is outside the batch of %d", path, sample, s.batch);
-    if (view != IMAGE_CHANNEL0 && view != IMAGE_RGB) return err_set(DLCA_ERR, "%s: unknown view %d", path, (int)view);
-    if (view == IMAGE_RGB && channels < 3)
-        return err_set(DLCA_ERR, "%s: the RGB view needs 3 channels, the grid has %d", path, channels);
-    return DLCA_OK;
-}
-
-int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes)
-{
-    double width = (double)count * shape.width * scale + count - 1, height = (double)shape.height * scale;
-    if (bytes) *bytes = width * height * 3.0;
-    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE || width * height > IMAGE_MAX_PIXELS)
-        return err_set(DLCA_ERR, "%s: a %s of %.0fx%.0f pixels is too large (at most %d pixels a side and %d in all): "
-                       "use a smaller --scale, --grid or fewer frames", path, count > 1 ? "strip" : "frame", width,
-                       height, IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
-    return DLCA_OK;
-}
-
-int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
-                      int scale, image_view view)
-{
-    size_t cells = ca_shape_cells(shape), frame_size, width, height;
-    unsigned char *rgb;
-    int status;
-    if (check_strip_args(path, frames, count, channels, shape, sample, scale, view)) return DLCA_ERR;
-    frame_size = (size_t)channels * cells;
-    width = (size_t)count * (size_t)shape.width * (size_t)scale + (size_t)count - 1;
-    height = (size_t)shape.height * (size_t)scale;
-    /* The side limit alone let --grid 1024x1024 --scale 64 ask for 25 GB of pixels and hang in memset. */
-    if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE || width * height > IMAGE_MAX_PIXELS)
-        return err_set(DLCA_ERR, "%s: a strip of %zux%zu pixels is too large (at most %d pixels a side and %d in all): "
-                       "use a smaller --scale, --grid or fewer frames", path, width, height, IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
-    rgb = malloc(width * height * 3);
-    if (!rgb) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for a %zux%zu strip", path, width, height);
-    memset(rgb, STRIP_SEPARATOR_GREY, width * height * 3);
-    for (size_t py = 0; py < height; py++) {
-        size_t y = py / (size_t)scale;
-        for (int f = 0; f < count; f++) {
-            size_t left = (size_t)f * ((size_t)shape.width * (size_t)scale + 1);
-            for (size_t px = 0; px < (size_t)shape.width * (size_t)scale; px++) {
-                size_t cell = ((size_t)sample * (size_t)shape.height + y) * (size_t)shape.width + px / (size_t)scale;
-                cell_colour(rgb + (py * width + left + px) * 3, frames + (size_t)f * frame_size, cells, cell, view);
-            }
-        }
-    }
-    status = image_write_rgb(path, rgb, (int)width, (int)height);
-    free(rgb);
-    return status;
-}
-
-int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,
-                      image_view view)
-{
-    return image_write_strip(path, grid, 1, channels, shape, sample, scale, view);
 }

@@ -8,6 +8,10 @@
 
 #include "ca_shape.h"
 
+/* Pictures dlca writes: PNG allows 2^31-1 a side, but libpng's readers refuse more than a million
+ * by default; 2^28 pixels (768 MiB of RGB) is far past any useful strip. */
+enum { IMAGE_MAX_SIDE = 1000000, IMAGE_MAX_PIXELS = 1 << 28 };
+
 /* How a target picture becomes bits. Both premultiply R, G, B by alpha first. */
 typedef enum {
     IMAGE_RGB_BITS,  /* out [3][H][W]: channel c is 1 where colour c > 0.5 (the image preset) */
@@ -38,16 +42,18 @@ int image_load_target_colours(const char *path, image_target_mode mode, int heig
 /* Number of distinct colours (R, G, B each on where > 0.5) in a [3][pixels] target: at most 8. */
 int image_count_colours(const double *target, int pixels);
 
-/* Writes sample `sample` of `count` grids (frames: [count][channels][cells], cells from `shape`)
+/* Frames and strips are drawn in image_frame.c (image_frame.h adds step labels and GIFs).
+ * Writes sample `sample` of `count` grids (frames: [count][channels][cells], cells from `shape`)
  * left to right, one 1-pixel grey line between frames, each cell a scale x scale square.
  * The PNG is 8-bit RGB, (count*W*scale + count-1) x (H*scale) pixels. */
 int image_write_strip(const char *path, const double *frames, int count, int channels, ca_shape shape, int sample,
                       int scale, image_view view);
 
-/* Whether a strip of `count` frames of `shape`'s grid at `scale` is within the limits
- * image_write_strip applies, checked before anything is run or rendered (count 1: one frame);
- * *bytes (may be NULL) gets the size of its RGB pixels. The message names `path`. */
-int image_strip_check(const char *path, int count, ca_shape shape, int scale, double *bytes);
+/* Whether a strip of `count` frames of `shape`'s grid at `scale` (with step labels when
+ * `labelled`) is within the limits image_write_strip applies, checked before anything is run or
+ * rendered (count 1: one frame); *bytes (may be NULL) gets the size of its RGB pixels. The
+ * message names `path`. */
+int image_strip_check(const char *path, int count, ca_shape shape, int scale, int labelled, double *bytes);
 
 /* image_write_strip for a single grid [channels][cells]. */
 int image_write_frame(const char *path, const double *grid, int channels, ca_shape shape, int sample, int scale,
@@ -57,10 +63,10 @@ int image_write_frame(const char *path, const double *grid, int channels, ca_sha
 int image_write_rgb(const char *path, const unsigned char *rgb, int width, int height);
 
 /* Plots soft (blue) and hard (orange) loss against steps as a width x height PNG (at least
- * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT) with a log y axis: losses below 1e-6, hard loss 0
- * included, are drawn at 1e-6; NaN and infinite points are skipped. Light lines mark the powers of
- * ten, labelled 1e2, 1e0, 1e-2...; the x axis is labelled with the first and last step and a
- * legend names the curves. steps may be NULL (0, 1, 2...); hard may be NULL (soft only). */
+ * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT): two panels, the soft loss on a log scale and the
+ * hard loss on a symlog one where 0 is drawn as 0, with round ticks and the best hard loss
+ * marked (image_plot.h, which also says where everything is). NaN and infinite points are
+ * skipped. steps may be NULL (0, 1, 2...); hard may be NULL (soft only, one panel). */
 int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
                            int width, int height);
 

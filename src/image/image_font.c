@@ -1,8 +1,10 @@
-/* view_font.c: a 5x7 bitmap font for printable ASCII, drawn here as text ('#' = pixel on) so
+/* image_font.c: a 5x7 bitmap font for printable ASCII, drawn here as text ('#' = pixel on) so
  * that a glyph can be read and fixed in place. */
-#include "view_font.h"
+#include "image_font.h"
 
-static const char glyphs[95][VIEW_FONT_HEIGHT][VIEW_FONT_WIDTH + 1] = {
+#include <string.h>
+
+static const char glyphs[95][IMAGE_FONT_HEIGHT][IMAGE_FONT_WIDTH + 1] = {
     [' ' - 32] = {".....", ".....", ".....", ".....", ".....", ".....", "....."},
     ['!' - 32] = {"..#..", "..#..", "..#..", "..#..", "..#..", ".....", "..#.."},
     ['"' - 32] = {".#.#.", ".#.#.", ".#.#.", ".....", ".....", ".....", "....."},
@@ -100,10 +102,30 @@ static const char glyphs[95][VIEW_FONT_HEIGHT][VIEW_FONT_WIDTH + 1] = {
     ['~' - 32] = {".....", ".....", ".#...", "#.#.#", "...#.", ".....", "....."},
 };
 
-int view_font_pixel(char c, int x, int y)
+int image_font_pixel(char c, int x, int y)
 {
     unsigned char code = (unsigned char)c;
     if (code < 32 || code > 126) code = '?';
-    if (x < 0 || y < 0 || x >= VIEW_FONT_WIDTH || y >= VIEW_FONT_HEIGHT) return 0;
+    if (x < 0 || y < 0 || x >= IMAGE_FONT_WIDTH || y >= IMAGE_FONT_HEIGHT) return 0;
     return glyphs[code - 32][y][x] == '#';
+}
+
+int image_font_width(const char *text, int size)
+{
+    size_t n = strlen(text);
+    return n ? (int)n * IMAGE_FONT_ADVANCE * size - size : 0;
+}
+
+void image_font_draw(unsigned char *rgb, int width, int height, int x, int y, const char *text, int size,
+                     const unsigned char colour[3])
+{
+    for (; *text; text++, x += IMAGE_FONT_ADVANCE * size)
+        for (int gy = 0; gy < IMAGE_FONT_HEIGHT; gy++)
+            for (int gx = 0; gx < IMAGE_FONT_WIDTH; gx++) {
+                if (!image_font_pixel(*text, gx, gy)) continue;
+                for (int py = y + gy * size; py < y + (gy + 1) * size; py++)
+                    for (int px = x + gx * size; px < x + (gx + 1) * size; px++)
+                        if (px >= 0 && py >= 0 && px < width && py < height)
+                            memcpy(rgb + ((size_t)py * (size_t)width + (size_t)px) * 3, colour, 3);
+            }
 }

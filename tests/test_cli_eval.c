@@ -1,0 +1,188 @@
+/* test_cli_eval: `dlca eval --json FILE` for scripts. The JSON is valid (read by a parser of its
+ * own, tests/mini_json.h) and says what the text report says: the losses, the Life accuracy, the
+ * gate counts and ops, every check with pass/fail and its error, the totals and the verdict, for
+ * a model that passes (the shipped gol) and one that fails (2 steps of checkerboard, exit 1 with
+ * the JSON still written). `--json -` prints the same document on stdout instead of the text;
+ * a --json that is a folder or the model itself is refused before any work. */
+#include "check.h"
+#include "mini_json.h"
+
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dlca[1024], scratch[256];
+
+static int run_dlca(char *err, size_t err_size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static int run_dlca(char *err, size_t err_size, const char *format, ...)
+{
+    char args[4096], command[8192];
+    va_list list;
+    va_start(list, format);
+    vsnprintf(args, sizeof args, format, list);
+    va_end(list);
+    snprintf(command, sizeof command, "cd '%s' && '%s' %s > stdout.txt 2> stderr.txt", scratch, dlca, args);
+    int status = system(command);
+    snprintf(command, sizeof command, "%s/stderr.txt", scratch);
+    FILE *f = fopen(command, "r");
+    size_t n = f ? fread(err, 1, err_size - 1, f) : 0;
+    err[n] = '\0';
+    if (f) fclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* A whole file of the scratch folder as a string (malloc'ed), or NULL. */
+static char *slurp(const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", scratch, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = calloc(1, 1 << 20);
+    if (text) text[fread(text, 1, (1 << 20) - 1, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The JSON `json` says what the text report `text` says. */
+static void matches_text(const char *json, const char *text, const char *what)
+{
+    double soft, hard;
+    const char *loss = strstr(text, "loss on its task (round 0): ");
+    CHECK(loss && sscanf(loss, "loss on its task (round 0): soft %lf, hard %lf", &soft, &hard) == 2, "%s: text losses", what);
+    if (loss) {
+        CHECK_CLOSE(mj_number_at(json, "losses.soft"), soft, 0.0, 1e-5, "%s: soft loss", what);
+        CHECK_CLOSE(mj_number_at(json, "losses.hard"), hard, 0.0, 1e-5, "%s: hard loss", what);
+    }
+    const char *life = strstr(text, "Game of Life: ");
+    int wrong;
+    if (life && sscanf(strstr(life, "("), "(%d wrong)", &wrong) == 1)
+        CHECK(mj_number_at(json, "life.wrong") == wrong, "%s: Life's wrong neighbourhoods", what);
+    else
+        CHECK(isnan(mj_number_at(json, "life.wrong")), "%s: no Life accuracy where the text has none", what);
+    size_t total, active, pruned, before;
+    const char *gates = strstr(text, "gates: "), *circuit = strstr(text, "circuit: ");
+    CHECK(gates && sscanf(gates, "gates: %zu, active %zu", &total, &active) == 2 && circuit &&
+              sscanf(circuit, "circuit: %zu gates after pruning (%zu before)", &pruned, &before) == 2,
+          "%s: text gate counts", what);
+    if (gates && circuit) {
+        CHECK(mj_number_at(json, "gates.total") == (double)total && mj_number_at(json, "gates.active") == (double)active,
+              "%s: gates %zu, active %zu", what, total, active);
+        CHECK(mj_number_at(json, "gates.pruned") == (double)pruned && mj_number_at(json, "gates.circuit") == (double)before,
+              "%s: circuit %zu -> %zu", what, before, pruned);
+        double sum = 0.0;
+        static const char *const ops[] = {"FALSE", "AND", "A_AND_NOT_B", "A", "NOT_A_AND_B", "B", "XOR", "OR",
+                                          "NOR", "XNOR", "NOT_B", "A_OR_NOT_B", "NOT_A", "NOT_A_OR_B", "NAND", "TRUE"};
+        for (int op = 0; op < 16; op++) {
+            char path[64];
+            snprintf(path, sizeof path, "gates.ops.%s", ops[op]);
+            sum += mj_number_at(json, path);
+        }
+        CHECK(sum == (double)total, "%s: the op histogram sums to the gates (%g)", what, sum);
+    }
+    /* every "pass  NAME (error E)" / "FAIL  NAME (error E)" line is checks[i] */
+    int i = 0, checks_match = 1;
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        int passed = strncmp(line, "pass  ", 6) == 0;
+        if (!passed && strncmp(line, "FAIL  ", 6) != 0) continue;
+        const char *open = strstr(line, " (error ");
+        char name[200], path[64], quoted[210];
+        snprintf(name, sizeof name, "%.*s", open ? (int)(open - line - 6) : 0, line + 6);
+        snprintf(quoted, sizeof quoted, "\"%s\"", name);
+        snprintf(path, sizeof path, "checks.%d.name", i);
+        int same = mj_is(json, path, quoted);
+        snprintf(path, sizeof path, "checks.%d.passed", i);
+        same &= mj_is(json, path, passed ? "true" : "false");
+        snprintf(path, sizeof path, "checks.%d.error", i);
+        double error = open ? strtod(open + 8, NULL) : NAN;
+        same &= fabs(mj_number_at(json, path) - error) <= 1e-3 * fabs(error) + 1e-12;
+        if (!same) fprintf(stderr, "  check %d (%s) differs\n", i, name);
+        checks_match &= same;
+        i++;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "checks.%d", i);
+    const char *start;
+    size_t length;
+    CHECK(i > 0 && checks_match && !mj_get(json, path, &start, &length), "%s: the %d checks are the text's, in order", what, i);
+    int passed = -1, count = -1;
+    const char *summary = strstr(text, " checks passed");
+    while (summary && summary > text && summary[-1] != '\n') summary--;
+    CHECK(summary && sscanf(summary, "%d of %d checks passed", &passed, &count) == 2 &&
+              mj_number_at(json, "passed") == passed && mj_number_at(json, "failed") == count - passed &&
+              mj_is(json, "pass", passed == count ? "true" : "false"),
+          "%s: %d of %d passed, and the verdict", what, passed, count);
+}
+
+static void test_passing(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err, "eval '%s/models/gol.dlca' --device cpu --json gol.json", DLCA_ASSET_DIR);
+    CHECK(status == 0, "eval gol --json exits 0: %s", err);
+    char *json = slurp("gol.json"), *text = slurp("stdout.txt");
+    CHECK(json && mj_valid(json), "gol.json is valid JSON");
+    if (json && text && mj_valid(json)) {
+        matches_text(json, text, "gol");
+        CHECK(mj_is(json, "preset", "\"gol\"") && mj_is(json, "device", "\"cpu\"") && mj_number_at(json, "life.accuracy") == 1.0,
+              "preset, device and Life accuracy");
+    }
+    status = run_dlca(err, sizeof err, "eval '%s/models/gol.dlca' --device cpu --json -", DLCA_ASSET_DIR);
+    char *out = slurp("stdout.txt");
+    CHECK(status == 0 && out && json && strcmp(out, json) == 0, "--json - prints the same document and nothing else");
+    free(json), free(text), free(out);
+}
+
+static void test_failing(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err,
+                          "train --preset checkerboard --grid 8x8 --T 4 --steps 2 --every 2 --device cpu --out weak.dlca");
+    CHECK(status == 0, "train the weak model: %s", err);
+    status = run_dlca(err, sizeof err, "eval weak.dlca --device cpu --json weak.json");
+    CHECK(status == 1 && strstr(err, "checks failed"), "a failed check: exit 1 (%d): %s", status, err);
+    char *json = slurp("weak.json"), *text = slurp("stdout.txt");
+    CHECK(json && mj_valid(json), "weak.json is written and valid");
+    if (json && text && mj_valid(json)) {
+        matches_text(json, text, "weak checkerboard");
+        CHECK(mj_is(json, "pass", "false") && mj_number_at(json, "failed") >= 1, "the verdict is fail");
+    }
+    free(json), free(text);
+}
+
+static void test_refused(void)
+{
+    char err[4096];
+    mkdir(strcat(strcpy(err, scratch), "/folder.json"), 0777);
+    int status = run_dlca(err, sizeof err, "eval weak.dlca --device cpu --json folder.json");
+    CHECK(status == 1 && strstr(err, "--json folder.json") && strstr(err, "directory"), "a folder: %s", err);
+    status = run_dlca(err, sizeof err, "eval weak.dlca --device cpu --json ./weak.dlca");
+    CHECK(status == 1 && strstr(err, "is the model"), "the model itself: %s", err);
+    status = run_dlca(err, sizeof err, "eval weak.dlca --json");
+    CHECK(status == 2 && strstr(err, "--json needs a value"), "no value: %s", err);
+    status = run_dlca(err, sizeof err, "info weak.dlca --json x.json");
+    CHECK(status == 2 && strstr(err, "--json"), "info has no --json: %s", err);
+}
+
+int main(int argc, char **argv)
+{
+    char self[900];
+    (void)argc;
+    snprintf(self, sizeof self, "%s", argv[0]);
+    char *dir = dirname(self), cwd[512];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(dlca, sizeof dlca, "%s/%s/dlca", cwd, dir);
+    else snprintf(dlca, sizeof dlca, "%s/dlca", dir);
+    snprintf(scratch, sizeof scratch, "/tmp/dlca_eval_XXXXXX");
+    if (!mkdtemp(scratch)) return fprintf(stderr, "cannot make a scratch folder\n"), 1;
+    test_passing();
+    test_failing();
+    test_refused();
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf '%s'", scratch);
+    if (!getenv("DLCA_TEST_KEEP") && system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);
+    return test_finish("test_cli_eval");
+}
