@@ -46,7 +46,7 @@ static void note(vk_context *vk, const char *format, ...)
     va_start(list, format);
     vsnprintf(text, sizeof text, format, list);
     va_end(list);
-    fprintf(stderr, "dlca: note: pipeline cache %s: %s; going on without it\n", vk->cache.path, text);
+    fprintf(stderr, "dlca: note: pipeline cache %s: %s\n", vk->cache.path, text);
 }
 
 /* ---- the key ---- */
@@ -159,29 +159,29 @@ static const char *file_problem(const vk_context *vk, uint64_t key, const unsign
 
 /* ---- reading ---- */
 
-/* The file's bytes (malloc'ed) in *file, or NULL with *why set (NULL why: there is no file). */
-static unsigned char *file_read(const char *path, size_t *size, const char **why)
+/* The file's bytes (malloc'ed), or NULL with why[] set ("" when there is no file: a first run). */
+static unsigned char *file_read(const char *path, size_t *size, char why[160])
 {
-    static const char *const too_big = "larger than the cache's cap";
-    *why = NULL, *size = 0;
+    why[0] = '\0', *size = 0;
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno != ENOENT) *why = strerror(errno);
+        if (errno != ENOENT) snprintf(why, 160, "cannot read it: %s", strerror(errno));
         return NULL;
     }
     struct stat st;
     unsigned char *data = NULL;
-    if (fstat(fd, &st) != 0) *why = strerror(errno);
-    else if (!S_ISREG(st.st_mode)) *why = "not a regular file (it is left alone)";
-    else if (st.st_size > (off_t)VK_CACHE_MAX_BYTES + HEADER_BYTES) *why = too_big;
-    else if (!(data = malloc(st.st_size ? (size_t)st.st_size : 1))) *why = "out of memory reading it";
+    if (fstat(fd, &st) != 0) snprintf(why, 160, "cannot read it: %s", strerror(errno));
+    else if (!S_ISREG(st.st_mode)) snprintf(why, 160, "not a regular file (left as it is)");
+    else if (st.st_size > (off_t)VK_CACHE_MAX_BYTES + HEADER_BYTES)
+        snprintf(why, 160, "%lld MiB, over the cap of %d MiB", (long long)(st.st_size >> 20), VK_CACHE_MAX_BYTES >> 20);
+    else if (!(data = malloc(st.st_size ? (size_t)st.st_size : 1))) snprintf(why, 160, "out of memory reading it");
     size_t n = 0;
     while (data && n < (size_t)st.st_size) {
         ssize_t got = read(fd, data + n, (size_t)st.st_size - n);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
-            *why = got < 0 ? strerror(errno) : "it shrank while being read";
+            snprintf(why, 160, "cannot read it: %s", got < 0 ? strerror(errno) : "it shrank while being read");
             free(data), data = NULL;
             break;
         }
@@ -218,20 +218,19 @@ void vk_cache_open(vk_context *vk, const char *folder)
     snprintf(c->path, n, "%s%s%s", folder, folder[strlen(folder) - 1] == '/' ? "" : "/", name);
     c->state = VK_CACHE_NEW;
     size_t size;
-    const char *why;
-    unsigned char *file = file_read(c->path, &size, &why);
-    if (file && !(why = file_problem(vk, key, file, size))) {
+    char why[160];
+    unsigned char *file = file_read(c->path, &size, why);
+    const char *problem = file ? file_problem(vk, key, file, size) : why[0] ? why : NULL;
+    if (file && !problem) {
         if (cache_create(vk, file + HEADER_BYTES, size - HEADER_BYTES) == DLCA_OK)
             c->state = VK_CACHE_LOADED, c->loaded_bytes = size - HEADER_BYTES;
         else
-            why = "the driver refused its data";
+            problem = "the driver refused its data";
     }
     free(file);
-    if (why) c->state = VK_CACHE_IGNORED, note(vk, "%s", why);
-    if (!c->handle && cache_create(vk, NULL, 0) != DLCA_OK) {
-        note(vk, "the driver could not create a pipeline cache");
-        c->handle = VK_NULL_HANDLE;
-    }
+    if (problem) c->state = VK_CACHE_IGNORED, note(vk, "%s; ignored, the pipelines are compiled", problem);
+    if (!c->handle && cache_create(vk, NULL, 0) != DLCA_OK)
+        note(vk, "the driver made no pipeline cache; every pipeline is compiled, nothing saved");
 }
 
 /* ---- saving ---- */
@@ -265,7 +264,7 @@ static unsigned char *cache_data(vk_context *vk, size_t *size)
     size_t n = 0;
     if (VK_STATUS(vkGetPipelineCacheData(vk->device, vk->cache.handle, &n, NULL))) return NULL;
     if (n > VK_CACHE_MAX_BYTES) {
-        err_set(DLCA_ERR, "%zu MiB exceeds the cap of %d MiB, not saved", n >> 20, VK_CACHE_MAX_BYTES >> 20);
+        err_set(DLCA_ERR, "%zu MiB of data, over the cap of %d MiB", n >> 20, VK_CACHE_MAX_BYTES >> 20);
         return NULL;
     }
     unsigned char *file = malloc(HEADER_BYTES + (n ? n : 1));
@@ -314,7 +313,7 @@ void vk_cache_close(vk_context *vk)
         int rc = VK_STATUS(vkGetPipelineCacheData(vk->device, c->handle, &size, NULL));
         /* A context that made no pipeline (`--device auto` trying a CPU driver) has nothing to add. */
         if (!rc && vk->pipelines_created > 0 && size > c->loaded_bytes) rc = cache_save(vk);
-        if (rc) note(vk, "%s", err_message());
+        if (rc) note(vk, "%s; not saved", err_message());
         if (kept[0]) err_set(DLCA_ERR, "%s", kept);
         else err_clear();
     }
