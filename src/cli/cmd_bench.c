@@ -279,6 +279,8 @@ static void json_startup(json_writer *w, const ca_bench_startup *s)
     json_number(w, "startup_pipelines_engine", s->pipelines[CA_STARTUP_ENGINE] - s->pipelines[CA_STARTUP_CONTEXT], 1);
     json_number(w, "startup_pipeline_cache_hits", s->cache_hits[CA_STARTUP_FIRST_STEP], gpu && s->cache_feedback);
     json_number(w, "startup_engine_ms", ca_bench_startup_ms(s, CA_STARTUP_ENGINE), 1);
+    json_number(w, "startup_engine_submissions",
+                (double)(s->submissions[CA_STARTUP_ENGINE] - s->submissions[CA_STARTUP_CONTEXT]), gpu);
     json_number(w, "startup_first_step_ms", ca_bench_startup_ms(s, CA_STARTUP_FIRST_STEP), 1);
     json_string(w, "pipeline_cache", s->cache_state);
     json_number(w, "pipeline_cache_read_bytes", (double)s->cache_bytes, gpu);
@@ -347,8 +349,12 @@ static void print_startup(const ca_bench_startup *s)
         else if (s->cache_feedback) printf("; %u found in the cache\n", s->cache_hits[CA_STARTUP_FIRST_STEP]);
         else printf("; the driver does not say which were cached\n");
     }
-    printf("    %-12s %9.1f ms  plan, buffers, tables, uploads (without its pipelines)\n", "engine init",
+    printf("    %-12s %9.1f ms  plan, buffers, tables, uploads (without its pipelines)", "engine init",
            ca_bench_startup_ms(s, CA_STARTUP_ENGINE));
+    if (s->gpu)
+        printf("; %llu queue submissions", (unsigned long long)(s->submissions[CA_STARTUP_ENGINE] -
+                                                                s->submissions[CA_STARTUP_CONTEXT]));
+    printf("\n");
     printf("    %-12s %9.1f ms  (without its pipelines)\n", "first step", ca_bench_startup_ms(s, CA_STARTUP_FIRST_STEP));
 }
 

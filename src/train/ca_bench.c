@@ -28,6 +28,7 @@ void ca_bench_startup_mark(ca_bench_startup *s, int part, const vk_context *vk)
     s->pipeline_ms[part] = vk ? vk->pipeline_ms : 0.0;
     s->pipelines[part] = vk ? vk->pipelines_created : 0;
     s->cache_hits[part] = vk ? vk->pipeline_cache_hits : 0;
+    s->submissions[part] = vk ? vk->submissions : 0;
     if (part != CA_STARTUP_CONTEXT) return;
     s->gpu = vk != NULL, s->cache_state = vk_cache_state_name(vk ? vk->cache.state : VK_CACHE_OFF);
     if (!vk) return;

@@ -27,6 +27,7 @@ typedef struct {
     /* The context's pipeline counters when each part ended (vk_context; zeros on the CPU engine). */
     double pipeline_ms[CA_STARTUP_PARTS];
     uint32_t pipelines[CA_STARTUP_PARTS], cache_hits[CA_STARTUP_PARTS];
+    uint64_t submissions[CA_STARTUP_PARTS]; /* queue submissions so far (each upload waits for one) */
     /* The context's own parts (vk_context_init) and its pipeline cache, copied at CA_STARTUP_CONTEXT. */
     double instance_ms, device_ms, cache_ms;
     int gpu, cache_feedback;              /* a Vulkan context; the driver reports cache hits */
