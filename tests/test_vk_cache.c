@@ -5,7 +5,8 @@
  * another build's key, another device's driver header, past the size cap, a directory or a FIFO in
  * its place) and an unwritable folder are one note on stderr, a context that works, and (where
  * the path can hold a file) a good file again afterwards; a directory or FIFO in its place is left
- * as it is. "" is off: no VkPipelineCache, nothing written. With DLCA_VALIDATE=1 any validation
+ * as it is. A cache grown past the cap is not saved and its file removed, with one note. "" is
+ * off: no VkPipelineCache, nothing written. With DLCA_VALIDATE=1 any validation
  * message fails the test. */
 #include "check.h"
 #include "crc32.h"
@@ -251,6 +252,54 @@ static void test_too_big(const char *folder, const char *path)
     CHECK(stat(path, &st) == 0 && st.st_size < VK_CACHE_MAX_BYTES, "replaced by a good file");
 }
 
+/* A context on `folder` that makes a pipeline and then finds its cache over a cap lowered to 16
+ * bytes (every driver's data has a 32-byte header): the number of notes, the text in err. */
+static int close_over_cap(const char *folder, char *err, size_t size, size_t *written)
+{
+    vk_context_options o = base;
+    snprintf(o.pipeline_cache, sizeof o.pipeline_cache, "%s", folder);
+    char err_path[300];
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", scratch);
+    fflush(stderr);
+    int saved = dup(2), fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (saved < 0 || fd < 0) return -1;
+    dup2(fd, 2), close(fd);
+    vk_context vk;
+    const vk_pipeline *p;
+    int rc = vk_context_init(&vk, device_index, &o);
+    if (!rc) rc = vk_pipeline_get(&vk, VK_PIPE_REDUCE_SUM, &p);
+    if (!rc) vk.cache.max_bytes = 16, vk_cache_close(&vk);
+    *written = rc ? 1 : vk.cache.saved_bytes;
+    if (!rc) validation_errors += vk.validation_errors, vk_context_free(&vk);
+    fflush(stderr);
+    dup2(saved, 2), close(saved);
+    FILE *f = fopen(err_path, "r");
+    size_t n = f ? fread(err, 1, size - 1, f) : 0;
+    err[n] = '\0';
+    if (f) fclose(f);
+    CHECK(rc == DLCA_OK, "a context with a lowered cap: %s", err_message());
+    return count_notes(err);
+}
+
+/* A cache grown past the cap is not saved, and a file there is removed, so the next context
+ * starts a new cache (rather than none, for ever). */
+static void test_grown_past_cap(const char *folder, const char *path)
+{
+    char err[4096];
+    size_t written;
+    struct stat st;
+    unlink(path);
+    int notes = close_over_cap(folder, err, sizeof err, &written);
+    CHECK(written == 0 && notes == 1 && strstr(err, "over the cap"), "past the cap: not saved, one note: %s", err);
+    CHECK(stat(path, &st) != 0, "past the cap: no file");
+    write_all(path, "not a cache", 11); /* ignored (a note), then over the cap: removed, no second note */
+    notes = close_over_cap(folder, err, sizeof err, &written);
+    CHECK(written == 0 && notes == 1, "an ignored file, then past the cap: one note: %s", err);
+    CHECK(stat(path, &st) != 0, "past the cap: the file is removed");
+    session_result r = session(folder, 1);
+    CHECK(r.state == VK_CACHE_NEW && r.notes == 0 && r.saved > 0, "the next context starts a new cache");
+}
+
 /* A directory or a FIFO where the file goes: one note, no wait on the FIFO, left as it was. */
 static void test_not_regular(const char *folder, const char *path)
 {
@@ -324,6 +373,7 @@ int main(void)
     test_first_and_second(folder);
     test_damaged(folder, first.path);
     test_too_big(folder, first.path);
+    test_grown_past_cap(folder, first.path);
     test_not_regular(folder, first.path);
     test_unwritable();
     test_two_writers(folder);

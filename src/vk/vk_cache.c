@@ -208,6 +208,7 @@ void vk_cache_open(vk_context *vk, const char *folder)
 {
     vk_cache *c = &vk->cache;
     memset(c, 0, sizeof *c);
+    c->max_bytes = VK_CACHE_MAX_BYTES;
     if (!folder || !folder[0]) return;
     char name[64];
     uint64_t key = c->key = cache_key(vk);
@@ -263,8 +264,14 @@ static unsigned char *cache_data(vk_context *vk, size_t *size)
 {
     size_t n = 0;
     if (VK_STATUS(vkGetPipelineCacheData(vk->device, vk->cache.handle, &n, NULL))) return NULL;
-    if (n > VK_CACHE_MAX_BYTES) {
-        err_set(DLCA_ERR, "%zu MiB of data, over the cap of %d MiB", n >> 20, VK_CACHE_MAX_BYTES >> 20);
+    if (n > vk->cache.max_bytes) {
+        /* The file is removed rather than kept: a cache that only grows would stay over the cap,
+         * never saved again, and the next run starts a new one with what it uses. */
+        struct stat st;
+        int removed = lstat(vk->cache.path, &st) != 0 ? errno == ENOENT
+                                                      : S_ISREG(st.st_mode) && unlink(vk->cache.path) == 0;
+        err_set(DLCA_ERR, "%zu KiB of data, over the cap of %zu KiB (%s)", n >> 10, vk->cache.max_bytes >> 10,
+                removed ? "the file is removed: the next run starts a new cache" : "and the file cannot be removed");
         return NULL;
     }
     unsigned char *file = malloc(HEADER_BYTES + (n ? n : 1));

@@ -13,10 +13,11 @@
  *    cannot be written is ignored with ONE note on stderr a context, never an error: the run goes
  *    on and compiles what it needs;
  *  - saved when the context is freed, only when it made pipelines and the data grew since it was
- *    read (a cache the run only read from is left as it is), and never past
- *    VK_CACHE_MAX_BYTES; written with atomic_file_write (a temp file renamed over the old one),
- *    so two dlca processes never leave a mixed file (the later rename wins; the other's additions
- *    are lost, which only costs a compile), and never over a directory, device, FIFO or socket;
+ *    read (a cache the run only read from is left as it is); never past VK_CACHE_MAX_BYTES (past
+ *    it the regular file is removed, so the next run starts a new cache rather than none); written
+ *    with atomic_file_write (a temp file renamed over the old one), so two dlca processes never
+ *    leave a mixed file (the later rename wins; the other's additions are lost, which only costs a
+ *    compile), and never over a directory, device, FIFO or socket;
  *  - read with O_NONBLOCK and checked to be a regular file first, so a FIFO cannot stall a run. */
 #ifndef DLCA_VK_CACHE_H
 #define DLCA_VK_CACHE_H
@@ -46,6 +47,8 @@ typedef struct {
     uint64_t key;           /* of this device, driver and build (vk_cache.h) */
     size_t loaded_bytes;    /* the driver's data read from the file (0: none) */
     size_t saved_bytes;     /* the driver's data written by vk_cache_close (0: nothing written) */
+    size_t max_bytes;       /* data saved at most: VK_CACHE_MAX_BYTES (a test may lower it); more
+                               removes the file, so the next run starts a new cache */
     int noted;              /* this context printed its one note */
 } vk_cache;
 
