@@ -105,7 +105,7 @@ int[9] neighbourhood_cells(uint cell, uint height, uint width, uint periodic)
 // Clamped to [0, 1] as src/core/gates.h's gate_eval: rounding outside [0, 1] is amplified by the
 // relaxed ops; gradients treat the clamp as the identity. Written as comparisons, which keep a
 // NaN on lavapipe; NVIDIA's compiler makes them a saturation, which maps a NaN into [0, 1], so
-// the trainer finds a NaN at the logits gradient instead (adamw.comp's nonfinite word).
+// the trainer finds a NaN at the logits gradient instead (the optimizer's non-finite check).
 float gate_eval(vec4 c, float a, float b)
 {
     float y = c.x + c.y * a + c.z * b + c.w * a * b;

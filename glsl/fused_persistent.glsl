@@ -10,9 +10,9 @@
 //
 // Waiting on another workgroup is safe only while it runs. Every workgroup takes a ticket when
 // it starts and none polls before all P have theirs; if they do not all come within ROLL_POLLS
-// reads (the device cannot hold them at once), the roll closes, every workgroup stops, AdamW
-// (adamw.comp, ADAMW_GUARDED) skips the step, and the trainer runs it again one dispatch a CA
-// step (src/train/ca_train_gpu.c).
+// reads (the device cannot hold them at once), the roll closes, every workgroup stops, the
+// optimizer skips the step (the roll words are its skip flag, tn_optim's skip_flag), and the
+// trainer runs it again one dispatch a CA step (src/train/ca_train_gpu.c).
 // Needs, declared before: ROLL_BINDING, the binding of the roll counters (zeroed by the host).
 #ifndef DLCA_FUSED_PERSISTENT_GLSL
 #define DLCA_FUSED_PERSISTENT_GLSL

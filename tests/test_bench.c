@@ -120,6 +120,13 @@ static void check_common(const char *text, const char *preset, int batch, int T,
     double wall = check_spread(text, "wall");
     CHECK_CLOSE(number(text, "gate_evals_per_s_wall"), per_step / (1e-3 * wall), 0.0, 1e-6, "evals/s by wall clock");
     CHECK(number(text, "steps") == 3 && number(text, "warmup") >= 1, "3 steps after 1 warm-up or more (a GPU warms up 1 s)");
+    /* The start-up report: the command's start to the end of the first step, in parts that add up
+     * (test_pipeline_cache.c checks the GPU's cache and context parts). */
+    double startup = number(text, "startup_ms"), parts = number(text, "startup_setup_ms") +
+                     number(text, "startup_context_ms") + number(text, "startup_pipelines_ms") +
+                     number(text, "startup_engine_ms") + number(text, "startup_first_step_ms");
+    CHECK(startup > 0.0 && fabs(parts - startup) <= 0.01 * startup + 1.0, "start-up %g ms, its parts %g ms", startup,
+          parts);
 }
 
 static void test_cpu(void)

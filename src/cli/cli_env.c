@@ -67,6 +67,27 @@ static int read_gpu(ca_gpu_options *g)
     return DLCA_OK;
 }
 
+/* The persistent pipeline cache's folder (vk_cache.h) into `folder`: DLCA_PIPELINE_CACHE=DIR (or
+ * off: none), else $XDG_CACHE_HOME/dlca (absolute only, as the XDG rules say), else
+ * $HOME/.cache/dlca; none when neither is set or the path is too long to hold a file. */
+static int read_pipeline_cache(char folder[VK_CACHE_FOLDER_MAX + 1])
+{
+    const char *named = env_value("DLCA_PIPELINE_CACHE"), *xdg = env_value("XDG_CACHE_HOME"), *home = env_value("HOME");
+    int n = 0;
+    folder[0] = '\0';
+    if (named && strcmp(named, "off") == 0) return DLCA_OK;
+    if (named) n = snprintf(folder, VK_CACHE_FOLDER_MAX + 1, "%s", named);
+    else if (xdg && xdg[0] == '/') n = snprintf(folder, VK_CACHE_FOLDER_MAX + 1, "%s/dlca", xdg);
+    else if (home) n = snprintf(folder, VK_CACHE_FOLDER_MAX + 1, "%s/.cache/dlca", home);
+    if (n > VK_CACHE_FOLDER_MAX) {
+        folder[0] = '\0';
+        if (named)
+            return err_set(DLCA_ERR, "environment DLCA_PIPELINE_CACHE: a folder of %d characters, at most %d (or off)",
+                           n, VK_CACHE_FOLDER_MAX);
+    }
+    return DLCA_OK;
+}
+
 int cli_env_read(ca_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -77,7 +98,8 @@ int cli_env_read(ca_options *o)
     if (env_switch("DLCA_VALIDATE", &o->vk.validate) || env_switch("DLCA_ROBUST", &o->vk.robust) ||
         env_switch("DLCA_PIPELINE_STATS", &o->vk.pipeline_stats) || env_count("DLCA_TIMEOUT", 1, 86400, &timeout) ||
         env_count("DLCA_THREADS", 1, 256, &threads) || env_switch("DLCA_CPU_REFERENCE", &o->cpu_reference) ||
-        env_switch("DLCA_CHECK_STAGES", &o->check_stages) || read_gpu(&o->gpu))
+        env_switch("DLCA_CHECK_STAGES", &o->check_stages) || read_gpu(&o->gpu) ||
+        read_pipeline_cache(o->vk.pipeline_cache))
         return DLCA_ERR;
     o->vk.timeout_s = timeout, o->cpu_threads = (int)threads;
     return DLCA_OK;

@@ -5,6 +5,8 @@
  *   DLCA_VALIDATE=1           Vulkan validation layers; a run that sees a message fails
  *   DLCA_ROBUST=1             keep the driver's bounds checks on buffer accesses
  *   DLCA_PIPELINE_STATS=1     print what the driver reports of each compiled kernel
+ *   DLCA_PIPELINE_CACHE=DIR|off  the persistent pipeline cache's folder, or none (default
+ *                             $XDG_CACHE_HOME/dlca, else $HOME/.cache/dlca: XDG_CACHE_HOME, HOME)
  *   DLCA_TIMEOUT=S            a GPU submission running longer than S seconds is a hang (default 120)
  *   DLCA_THREADS=N            the fast CPU engine's threads (default: the online cores)
  *   DLCA_CPU_REFERENCE=1      train on the double reference engine (slow; tests)

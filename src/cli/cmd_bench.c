@@ -1,8 +1,9 @@
 /* cmd_bench.c: `dlca bench`: the speed of a training step on the GPU or the CPU engine (median
  * and spread of wall clock and GPU timestamps, gate evaluations per second, dispatches and
- * submissions per step, device memory), or with --hard of the bit-packed hard engine (on the CPU, or
- * with --device on a Vulkan GPU over a batch of grids). Prints a
- * table; --json writes every number, flat, one key per line, for tools/bench_table.sh. */
+ * submissions per step, device memory) and the start-up before it (the command's start to the end
+ * of the first step: context, pipelines, engine), or with --hard of the bit-packed hard engine (on
+ * the CPU, or with --device on a Vulkan GPU over a batch of grids). Prints a table; --json writes
+ * every number, flat, one key per line, for tools/bench_table.sh. */
 #include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_bench.h"
@@ -33,12 +34,13 @@ typedef struct {
     ca_cache cache;
     long long batch, T, steps, warmup;
     int has_preset, has_batch, has_T, has_steps, has_warmup, has_device, hard;
+    int cold; /* no pipeline cache: start-up as on a first run */
 } bench_options;
 
 static void print_help(void)
 {
     printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--device D] [--cache full|checkpoint]\n"
-           "                  [--steps N] [--warmup N] [--json FILE] [--hard [MODEL]]\n"
+           "                  [--steps N] [--warmup N] [--cold] [--json FILE] [--hard [MODEL]]\n"
            "\n"
            "Times training steps (the step `dlca train` runs between log rows: forward, loss, BPTT,\n"
            "logit gradient, AdamW, with its uploads and loss read-back) after a warm-up, and prints the\n"
@@ -47,6 +49,11 @@ static void print_help(void)
            "parts. Gate evaluations per second count forward and backward once each: 2 x (gate\n"
            "evaluations per cell and CA step) x cells x T per step, where perception gates count once per\n"
            "channel. Also: dispatches and queue submissions per step, and peak device memory.\n"
+           "\n"
+           "Start-up: the time from the command's start to the end of the first training step, in parts:\n"
+           "setup (model, target), context (Vulkan instance, device, reading the pipeline cache),\n"
+           "pipelines (compiling or loading each kernel, with how many the driver found in the cache),\n"
+           "engine init and the first step (each without its pipelines).\n"
            "\n"
            "  --preset P       gol, checkerboard, checkerboard-async, lizard, image (default checkerboard)\n"
            "  --batch N        samples per step (default: the preset's); with --hard on a GPU, grids per\n"
@@ -60,6 +67,9 @@ static void print_help(void)
            "                   timed runs (default 5)\n"
            "  --warmup N       untimed steps first (default 3 on a GPU, 1 on the CPU engine); on a GPU\n"
            "                   they go on for 1 s at least, so that it leaves its idle clock\n"
+           "  --cold           start up without dlca's pipeline cache (DLCA_PIPELINE_CACHE), neither read\n"
+           "                   nor written, as a first run does; a driver's own shader cache (Mesa's,\n"
+           "                   NVIDIA's: __GL_SHADER_DISK_CACHE=0) still applies\n"
            "  --json FILE      also write every number (and device, driver, preset, batch, T, cache) as\n"
            "                   one flat JSON object; times in ms, memory in bytes, null when not measured\n"
            "  --hard [MODEL]   time the bit-packed hard engine instead on %dx%d periodic grids: MODEL's\n"
@@ -103,6 +113,10 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
     o->preset = "checkerboard", o->device = NULL, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (strcmp(argv[i], "--cold") == 0) {
+            o->cold = 1;
+            continue;
+        }
         if (strcmp(argv[i], "--hard") == 0) {
             /* MODEL is optional: the next argument, unless it is a flag. */
             o->hard = 1;
@@ -113,9 +127,9 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
     }
-    if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup))
-        return err_set(DLCA_ERR, "--hard times the hard engine: --cache and --warmup do not apply (use --steps, --T, "
-                                 "--preset, --device, --batch, --json)");
+    if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup || o->cold))
+        return err_set(DLCA_ERR, "--hard times the hard engine: --cache, --warmup and --cold do not apply (use --steps, "
+                                 "--T, --preset, --device, --batch, --json)");
     if (o->hard && o->has_batch && (!o->has_device || strcmp(o->device, "cpu") == 0))
         return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine: name a Vulkan device with --device D "
                                  "(the CPU hard engine runs one grid)");
@@ -246,8 +260,31 @@ typedef struct {
     const bench_machine *machine;
     const ca_config *config;
     ca_backend backend;
+    ca_bench_startup startup;
     ca_bench_result result;
 } train_report;
+
+/* The start-up parts (ca_bench_startup), ms; the context's own parts and the cache on a GPU. */
+static void json_startup(json_writer *w, const ca_bench_startup *s)
+{
+    const int gpu = s->gpu;
+    json_number(w, "startup_ms", s->end[CA_STARTUP_FIRST_STEP] - s->start, 1);
+    json_number(w, "startup_setup_ms", ca_bench_startup_ms(s, CA_STARTUP_SETUP), 1);
+    json_number(w, "startup_context_ms", ca_bench_startup_ms(s, CA_STARTUP_CONTEXT), 1);
+    json_number(w, "startup_instance_ms", s->instance_ms, gpu);
+    json_number(w, "startup_device_ms", s->device_ms, gpu);
+    json_number(w, "startup_cache_read_ms", s->cache_ms, gpu);
+    json_number(w, "startup_pipelines_ms", ca_bench_startup_pipelines_ms(s), 1);
+    json_number(w, "startup_pipelines", s->pipelines[CA_STARTUP_FIRST_STEP], 1);
+    json_number(w, "startup_pipelines_engine", s->pipelines[CA_STARTUP_ENGINE] - s->pipelines[CA_STARTUP_CONTEXT], 1);
+    json_number(w, "startup_pipeline_cache_hits", s->cache_hits[CA_STARTUP_FIRST_STEP], gpu && s->cache_feedback);
+    json_number(w, "startup_engine_ms", ca_bench_startup_ms(s, CA_STARTUP_ENGINE), 1);
+    json_number(w, "startup_engine_submissions",
+                (double)(s->submissions[CA_STARTUP_ENGINE] - s->submissions[CA_STARTUP_CONTEXT]), gpu);
+    json_number(w, "startup_first_step_ms", ca_bench_startup_ms(s, CA_STARTUP_FIRST_STEP), 1);
+    json_string(w, "pipeline_cache", s->cache_state);
+    json_number(w, "pipeline_cache_read_bytes", (double)s->cache_bytes, gpu);
+}
 
 static void json_train(json_writer *w, const void *data)
 {
@@ -288,6 +325,37 @@ static void json_train(json_writer *w, const void *data)
     json_number(w, "submissions_per_step", r->submissions_per_step, gpu);
     json_number(w, "peak_device_bytes", (double)r->peak_device_bytes, gpu);
     json_number(w, "engine_device_bytes", (double)r->engine_device_bytes, gpu);
+    json_startup(w, &t->startup);
+}
+
+/* Where the start-up went: one line a part, the pipelines on a line of their own. */
+static void print_startup(const ca_bench_startup *s)
+{
+    const uint32_t made = s->pipelines[CA_STARTUP_FIRST_STEP],
+                   in_engine = s->pipelines[CA_STARTUP_ENGINE] - s->pipelines[CA_STARTUP_CONTEXT];
+    printf("\n  start-up: %.1f ms from the command's start to the end of the first training step\n",
+           s->end[CA_STARTUP_FIRST_STEP] - s->start);
+    printf("    %-12s %9.1f ms  options, model, target\n", "setup", ca_bench_startup_ms(s, CA_STARTUP_SETUP));
+    printf("    %-12s %9.1f ms", "context", ca_bench_startup_ms(s, CA_STARTUP_CONTEXT));
+    if (s->gpu)
+        printf("  instance %.1f, device %.1f, pipeline cache %.1f (%s", s->instance_ms, s->device_ms, s->cache_ms,
+               s->cache_state);
+    if (s->gpu && s->cache_bytes) printf(", %zu bytes read", s->cache_bytes);
+    printf("%s\n", s->gpu ? ")" : "  (the CPU engine: no Vulkan context)");
+    if (s->gpu) {
+        printf("    %-12s %9.1f ms  %u made, %u in engine init, %u in the first step", "pipelines",
+               ca_bench_startup_pipelines_ms(s), made, in_engine, made - in_engine);
+        if (strcmp(s->cache_state, "off") == 0) printf("; no pipeline cache\n");
+        else if (s->cache_feedback) printf("; %u found in the cache\n", s->cache_hits[CA_STARTUP_FIRST_STEP]);
+        else printf("; the driver does not say which were cached\n");
+    }
+    printf("    %-12s %9.1f ms  plan, buffers, tables, uploads (without its pipelines)", "engine init",
+           ca_bench_startup_ms(s, CA_STARTUP_ENGINE));
+    if (s->gpu)
+        printf("; %llu queue submissions", (unsigned long long)(s->submissions[CA_STARTUP_ENGINE] -
+                                                                s->submissions[CA_STARTUP_CONTEXT]));
+    printf("\n");
+    printf("    %-12s %9.1f ms  (without its pipelines)\n", "first step", ca_bench_startup_ms(s, CA_STARTUP_FIRST_STEP));
 }
 
 static void print_spread(const char *name, const ca_bench_spread *s)
@@ -342,6 +410,12 @@ static void print_train(const train_report *t)
                r->persistent_gave_up);
 }
 
+static void print_report(const train_report *t)
+{
+    print_train(t);
+    print_startup(&t->startup);
+}
+
 /* Everything the training bench allocates, freed in one place. */
 typedef struct {
     ca_model model;
@@ -375,24 +449,32 @@ static void setup_free(train_setup *s)
     free(s->image);
 }
 
-static int bench_train(const bench_options *o)
+/* `start`: the command's start (ca_bench_now_ms), where the start-up report begins. */
+static int bench_train(const bench_options *o, double start)
 {
     train_setup s;
     bench_machine machine;
     memset(&s, 0, sizeof s);
+    train_report report = {o, &machine, &s.model.config, CA_BACKEND_CPU, {.start = start}, {0}};
+    ca_bench_startup *startup = &report.startup;
     ca_options run;
     int rc = cli_run_options(&run, o->device);
     run.gpu.cache = o->cache;
+    if (o->cold) run.vk.pipeline_cache[0] = '\0';
     if (!rc) rc = setup_model(&s, o, run.assets);
+    if (!rc) ca_bench_startup_mark(startup, CA_STARTUP_SETUP, NULL);
     if (!rc) rc = ca_backend_open(&run, &s.vk, &s.backend);
+    const vk_context *vk = s.backend == CA_BACKEND_GPU ? &s.vk : NULL;
+    if (!rc) ca_bench_startup_mark(startup, CA_STARTUP_CONTEXT, vk);
     if (!rc) rc = ca_trainer_init(&s.trainer, &s.model, s.image, s.backend, &s.vk, &run);
+    if (!rc) ca_bench_startup_mark(startup, CA_STARTUP_ENGINE, vk);
     if (rc) return setup_free(&s), rc;
     int gpu = s.backend == CA_BACKEND_GPU;
     int steps = o->has_steps ? (int)o->steps : gpu ? 20 : 5, warmup = o->has_warmup ? (int)o->warmup : gpu ? 3 : 1;
-    train_report report = {o, &machine, &s.model.config, s.backend, {0}};
+    report.backend = s.backend;
     machine_describe(&machine, s.backend, &s.vk);
-    rc = ca_bench_train(&s.trainer, warmup, steps, &report.result);
-    if (!rc) print_train(&report);
+    rc = ca_bench_train(&s.trainer, warmup, steps, startup, &report.result);
+    if (!rc) print_report(&report);
     if (!rc && o->json) rc = json_write(o->json, json_train, &report);
     setup_free(&s);
     return rc;
@@ -494,6 +576,7 @@ static int bench_hard(const bench_options *o)
 
 int cmd_bench(int argc, char **argv)
 {
+    double start = ca_bench_now_ms(); /* the start-up report counts from here */
     bench_options options;
     int help = 0;
     if (parse_options(argc, argv, &options, &help)) return cli_fail("bench", 1);
@@ -504,6 +587,6 @@ int cmd_bench(int argc, char **argv)
         err_set(DLCA_ERR, "--json %s is the model %s itself: give another --json", options.json, options.hard_model);
         return cli_fail("bench", 0);
     }
-    int rc = options.hard ? bench_hard(&options) : bench_train(&options);
+    int rc = options.hard ? bench_hard(&options) : bench_train(&options, start);
     return rc ? cli_fail("bench", 0) : 0;
 }

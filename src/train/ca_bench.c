@@ -13,11 +13,34 @@
 enum { SAMPLE_WALL, SAMPLE_GPU, SAMPLE_FORWARD, SAMPLE_LOSS, SAMPLE_BACKWARD, SAMPLE_OPTIMIZER, SAMPLE_COUNT };
 
 /* Wall clock, not CPU time: GPU work and waiting on the fence are what the step costs. */
-static double now_ms(void)
+double ca_bench_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+void ca_bench_startup_mark(ca_bench_startup *s, int part, const vk_context *vk)
+{
+    if (part < 0 || part >= CA_STARTUP_PARTS) return;
+    s->end[part] = ca_bench_now_ms();
+    s->marked = part + 1;
+    s->pipeline_ms[part] = vk ? vk->pipeline_ms : 0.0;
+    s->pipelines[part] = vk ? vk->pipelines_created : 0;
+    s->cache_hits[part] = vk ? vk->pipeline_cache_hits : 0;
+    s->submissions[part] = vk ? vk->submissions : 0;
+    if (part != CA_STARTUP_CONTEXT) return;
+    s->gpu = vk != NULL, s->cache_state = vk_cache_state_name(vk ? vk->cache.state : VK_CACHE_OFF);
+    if (!vk) return;
+    s->instance_ms = vk->instance_ms, s->device_ms = vk->device_ms, s->cache_ms = vk->cache_ms;
+    s->cache_feedback = vk->creation_feedback, s->cache_bytes = vk->cache.loaded_bytes;
+}
+
+double ca_bench_startup_ms(const ca_bench_startup *s, int part)
+{
+    if (part < 0 || part >= s->marked) return 0.0;
+    double begin = part ? s->end[part - 1] : s->start, pipelines_before = part ? s->pipeline_ms[part - 1] : 0.0;
+    return s->end[part] - begin - (s->pipeline_ms[part] - pipelines_before);
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -82,14 +105,29 @@ static int one_step(ca_trainer *t)
     return ca_trainer_step(t, &soft, NULL);
 }
 
-static int measure(ca_trainer *t, int steps, double *samples[SAMPLE_COUNT], ca_bench_result *r)
+double ca_bench_startup_pipelines_ms(const ca_bench_startup *s)
+{
+    return s->marked ? s->pipeline_ms[s->marked - 1] : 0.0;
+}
+
+/* one_step; the trainer's first step, whether it warms up or is measured, ends the start-up. */
+static int bench_step(ca_trainer *t, ca_bench_startup *startup)
+{
+    int first = startup && startup->marked == CA_STARTUP_FIRST_STEP;
+    int rc = one_step(t);
+    if (!rc && first) ca_bench_startup_mark(startup, CA_STARTUP_FIRST_STEP, t->backend == CA_BACKEND_GPU ? t->vk : NULL);
+    return rc;
+}
+
+static int measure(ca_trainer *t, int steps, ca_bench_startup *startup, double *samples[SAMPLE_COUNT],
+                   ca_bench_result *r)
 {
     int gpu = t->backend == CA_BACKEND_GPU;
     uint64_t dispatches = gpu ? t->vk->dispatches : 0, submissions = gpu ? t->vk->submissions : 0;
     for (int i = 0; i < steps; i++) {
-        double start = now_ms();
-        if (one_step(t)) return DLCA_ERR;
-        samples[SAMPLE_WALL][i] = now_ms() - start;
+        double start = ca_bench_now_ms();
+        if (bench_step(t, startup)) return DLCA_ERR;
+        samples[SAMPLE_WALL][i] = ca_bench_now_ms() - start;
         if (r->has_gpu_times && read_marks(t, samples, i)) return DLCA_ERR;
     }
     if (gpu) {
@@ -136,7 +174,7 @@ static int write_clocks(ca_trainer *t)
 }
 #endif
 
-int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
+int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_startup *startup, ca_bench_result *r)
 {
     memset(r, 0, sizeof *r);
     if (warmup < 0 || steps < 1) return err_set(DLCA_ERR, "bench: %d warm-up and %d measured steps", warmup, steps);
@@ -155,10 +193,11 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_result *r)
     /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
      * idle clock, several times slower, until it has been busy for about a second, so shorter
      * runs measure the clock, not the kernels (docs/bench-notes.md, rounds 15 and 16). */
-    double start = now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
-    for (; !rc && (done < warmup || now_ms() - start < least) && done < 1000000; done++) rc = one_step(t);
+    double start = ca_bench_now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
+    for (; !rc && (done < warmup || ca_bench_now_ms() - start < least) && done < 1000000; done++)
+        rc = bench_step(t, startup);
     r->warmup = done;
-    if (!rc) rc = measure(t, steps, samples, r);
+    if (!rc) rc = measure(t, steps, startup, samples, r);
     if (!rc) summarise(samples, steps, r);
     if (gpu) {
         r->persistent = t->gpu.plan.fused && t->gpu.plan.persistent_groups;

@@ -8,6 +8,45 @@
 #include "ca_train.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* Where a run's start-up goes, from the command's start to the end of its first training step:
+ * the parts in the order they run, each marked when it ends (ca_bench_startup_mark). */
+enum {
+    CA_STARTUP_SETUP,      /* options, the model and its target: before any device */
+    CA_STARTUP_CONTEXT,    /* ca_backend_open: Vulkan instance, device, the pipeline cache's file */
+    CA_STARTUP_ENGINE,     /* ca_trainer_init: plan, gate order, buffers, uploads, the engine's pipelines */
+    CA_STARTUP_FIRST_STEP, /* the first training step, with the pipelines it makes on first use */
+    CA_STARTUP_PARTS
+};
+
+typedef struct {
+    double start;                         /* ca_bench_now_ms() at the command's start */
+    int marked;                           /* parts marked so far */
+    double end[CA_STARTUP_PARTS];         /* when each part ended */
+    /* The context's pipeline counters when each part ended (vk_context; zeros on the CPU engine). */
+    double pipeline_ms[CA_STARTUP_PARTS];
+    uint32_t pipelines[CA_STARTUP_PARTS], cache_hits[CA_STARTUP_PARTS];
+    uint64_t submissions[CA_STARTUP_PARTS]; /* queue submissions so far (each upload waits for one) */
+    /* The context's own parts (vk_context_init) and its pipeline cache, copied at CA_STARTUP_CONTEXT. */
+    double instance_ms, device_ms, cache_ms;
+    int gpu, cache_feedback;              /* a Vulkan context; the driver reports cache hits */
+    const char *cache_state;              /* vk_cache_state_name: off, new, loaded, ignored */
+    size_t cache_bytes;                   /* the pipeline cache data read from its file */
+} ca_bench_startup;
+
+/* Wall clock in ms (CLOCK_MONOTONIC). */
+double ca_bench_now_ms(void);
+
+/* Marks the end of part `part` (the next one), with the pipeline counters of `vk` (NULL on the
+ * CPU engine). */
+void ca_bench_startup_mark(ca_bench_startup *startup, int part, const vk_context *vk);
+
+/* Part `part`'s wall time less the pipelines made during it, in ms (0 before it is marked). */
+double ca_bench_startup_ms(const ca_bench_startup *startup, int part);
+
+/* The time spent making pipelines in all the parts marked so far, in ms. */
+double ca_bench_startup_pipelines_ms(const ca_bench_startup *startup);
 
 /* One quantity over the measured steps. */
 typedef struct {
@@ -38,8 +77,9 @@ typedef struct {
 
 /* Runs `warmup` training steps (on a GPU, as many more as take 1 s in all; result->warmup says
  * how many ran), then `steps` measured ones (>= 1) on an initialised trainer (which really
- * trains: the model's logits change). */
-int ca_bench_train(ca_trainer *trainer, int warmup, int steps, ca_bench_result *result);
+ * trains: the model's logits change). The trainer's first step ends `startup`'s
+ * CA_STARTUP_FIRST_STEP (NULL: no start-up report). */
+int ca_bench_train(ca_trainer *trainer, int warmup, int steps, ca_bench_startup *startup, ca_bench_result *result);
 
 /* Median, 10th and 90th percentile (linear between ranks), min and max of values[0..n), n >= 1.
  * Sorts `values` in place. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vk_buffer.h"
 #include "vk_check.h"
@@ -314,9 +315,12 @@ static int device_create(vk_context *vk, const vk_context_options *o)
     if (!device_extension_available(vk->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
         return err_set(DLCA_ERR, "Vulkan device %s lacks %s, which dlca needs (hint: update the driver)",
                        vk->props.deviceName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    const char *extensions[3 + VK_CLOCK_BINDINGS] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME}; /* + clocks */
+    const char *extensions[4 + VK_CLOCK_BINDINGS] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME}; /* + clocks */
     uint32_t extension_count = 1;
     const void *chain = NULL;
+    /* Whether each pipeline came from the pipeline cache, for dlca bench's start-up report. */
+    vk->creation_feedback = device_extension_available(vk->physical, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
+    if (vk->creation_feedback) extensions[extension_count++] = VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME;
     /* Diagnostics: registers, spills and the like of each compiled kernel, where the driver tells. */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR statistics = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
@@ -400,16 +404,29 @@ static int device_objects_create(vk_context *vk, const vk_context_options *o)
     return DLCA_OK;
 }
 
+/* Wall clock in ms, for the start-up instrumentation. */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
 static int context_init(vk_context *vk, const char *spec, int index, const vk_context_options *options)
 {
-    const vk_context_options defaults = {0};
+    static const vk_context_options defaults = {0};
     const vk_context_options *o = options ? options : &defaults;
     memset(vk, 0, sizeof *vk);
+    double start = now_ms();
     int rc = instance_create(vk, o->validate);
+    double instance = now_ms();
     if (!rc) rc = device_choose(vk, spec, index);
     if (!rc) rc = queue_family_choose(vk);
     if (!rc) rc = device_create(vk, o);
     if (!rc) rc = device_objects_create(vk, o);
+    double device = now_ms();
+    if (!rc) vk_cache_open(vk, o->pipeline_cache); /* never fails the context (vk_cache.h) */
+    vk->instance_ms = instance - start, vk->device_ms = device - instance, vk->cache_ms = now_ms() - device;
     if (rc) vk_context_free(vk); /* leaves the message set above */
     return rc;
 }
@@ -430,6 +447,7 @@ void vk_context_free(vk_context *vk)
     if (vk->device) {
         vkDeviceWaitIdle(vk->device); /* best effort: a lost device still lets us destroy */
         vk_pipelines_free(vk);
+        vk_cache_close(vk); /* saved when it grew; keeps the error message */
         if (vk->staging) {
             vk_buffer_free(vk, vk->staging);
             free(vk->staging);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <vulkan/vulkan.h>
 
+#include "vk_cache.h"
+
 struct vk_pipeline;
 struct vk_buffer;
 
@@ -48,6 +50,15 @@ typedef struct vk_context {
     int unchecked_buffers;          /* pipelines ask for no bounds checks on storage and uniform
                                        buffers (VK_EXT_pipeline_robustness; unless options.robust) */
     int validation_errors;          /* warnings + errors reported by the layer; kept by vk_context_free */
+    vk_cache cache;                 /* the persistent pipeline cache (vk_context_options.pipeline_cache) */
+    int creation_feedback;          /* VK_EXT_pipeline_creation_feedback: the driver says what it found cached */
+    /* Start-up instrumentation (dlca bench): vk_context_init's parts in ms, the instance; choosing
+     * and creating the device with its pool, fence and queries; the cache's key and file. Then every
+     * pipeline made so far (table, specialised, run-time SPIR-V), how many of them the driver found
+     * in the pipeline cache (counted where creation_feedback), and the ms spent making them. */
+    double instance_ms, device_ms, cache_ms;
+    uint32_t pipelines_created, pipeline_cache_hits;
+    double pipeline_ms;
 } vk_context;
 
 /* How a context is made; a zeroed struct (or NULL) gives the defaults. */
@@ -56,6 +67,9 @@ typedef struct {
     int robust;         /* keep the driver's bounds checks on buffer accesses (DLCA_ROBUST=1) */
     int pipeline_stats; /* print what the driver reports of each compiled kernel (DLCA_PIPELINE_STATS=1) */
     double timeout_s;   /* a submission not finished after this long is reported as a hang; 0: 120 s */
+    /* The persistent pipeline cache's folder (vk_cache.h); "": none. src/cli/cli_env.c fills it:
+     * DLCA_PIPELINE_CACHE=DIR, else $XDG_CACHE_HOME/dlca, else $HOME/.cache/dlca; off: "". */
+    char pipeline_cache[VK_CACHE_FOLDER_MAX + 1];
 } vk_context_options;
 
 /* Opens device `device_index` (its position in `dlca devices`), or with device_index < 0 the

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vk_check.h"
 
@@ -189,9 +190,18 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
         .vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
         .images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT,
     };
+    /* Whether the driver found the pipeline in the cache, where it tells (start-up report). */
+    VkPipelineCreationFeedbackEXT whole = {0}, stage = {0};
+    VkPipelineCreationFeedbackCreateInfoEXT feedback = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO_EXT,
+        .pNext = vk->unchecked_buffers ? &unchecked : NULL,
+        .pPipelineCreationFeedback = &whole,
+        .pipelineStageCreationFeedbackCount = 1,
+        .pPipelineStageCreationFeedbacks = &stage,
+    };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .pNext = vk->unchecked_buffers ? &unchecked : NULL,
+        .pNext = vk->creation_feedback ? (const void *)&feedback : vk->unchecked_buffers ? (const void *)&unchecked : NULL,
         .flags = vk->pipeline_statistics ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -202,8 +212,12 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
         },
         .layout = p->layout,
     };
-    int rc = VK_STATUS(vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
+    /* Every pipeline goes through the persistent cache (vk_cache.h), VK_NULL_HANDLE when it is off. */
+    int rc = VK_STATUS(vkCreateComputePipelines(vk->device, vk->cache.handle, 1, &info, NULL, &p->pipeline));
     if (!rc && vk->pipeline_statistics) pipeline_statistics_print(vk, code->name, p->pipeline);
+    const VkPipelineCreationFeedbackFlags hit =
+        VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT_EXT | VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT_EXT;
+    if (!rc && vk->creation_feedback && (whole.flags & hit) == hit) vk->pipeline_cache_hits++;
     vkDestroyShaderModule(vk->device, module, NULL);
     return rc;
 }
@@ -223,17 +237,27 @@ static void pipeline_destroy(vk_context *vk, vk_pipeline *p)
     *p = (vk_pipeline){0};
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
 /* Checks `desc` against the device and `code`, then makes its layouts and pipeline into *p
- * (zeroed first, and again on failure). */
+ * (zeroed first, and again on failure). Counted and timed for the start-up report. */
 static int pipeline_build(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
                           const uint32_t *extra, uint32_t n_extra, vk_pipeline *p)
 {
+    double start = now_ms();
     *p = (vk_pipeline){0};
     int rc = desc_check(vk, desc);
     if (!rc) rc = spirv_interface_check(code, desc, p);
     if (!rc) rc = layouts_create(vk, desc, p);
     if (!rc) rc = pipeline_create(vk, desc, code, extra, n_extra, p);
     if (rc) pipeline_destroy(vk, p);
+    else vk->pipelines_created++;
+    vk->pipeline_ms += now_ms() - start;
     return rc;
 }
 

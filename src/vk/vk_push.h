@@ -45,10 +45,6 @@ typedef struct {
 } vk_push_fire;
 _Static_assert(sizeof(vk_push_fire) == 28, "mirror of fire_push in glsl/common.glsl");
 
-/* glsl/loss_grad.comp */
-/* glsl/reduce_sum.comp */
-/* glsl/logits_grad.comp */
-/* glsl/adamw.comp; lr and the bias corrections come from a step buffer instead */
 /* glsl/hard_step.comp: one step of the bit-packed hard engine (src/hard/hard_gpu.h), one invocation
  * per 32-bit word of a row */
 typedef struct {
