@@ -100,6 +100,8 @@ static session_result session(const char *folder, int make)
     r.err[n] = '\0';
     if (f) fclose(f);
     r.notes = count_notes(r.err);
+    if (r.rc) /* the failure's own message, for the check that reports it */
+        snprintf(r.err + n, sizeof r.err - n, "%s(failed: %s)", n ? " " : "", err_message());
     return r;
 }
 
