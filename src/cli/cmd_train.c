@@ -202,7 +202,7 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
 static int save_checkpoint(const char *path, ca_trainer *t, training_run *r, double seconds)
 {
     if (ca_trainer_sync(t)) return DLCA_ERR;
-    ca_train_state state = {t->step, seconds, t->moment1, t->moment2};
+    ca_train_state state = {t->step, seconds, t->moment1, t->moment2, {0}};
     return ca_file_save(path, &r->model, &state, r->target.bits ? &r->target : NULL);
 }
 
