@@ -10,6 +10,7 @@
 #include "ca_watch.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cmd_population.h"
 #include "commands.h"
 #include "error.h"
 #include "train_log.h"
@@ -23,10 +24,10 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *target, *device, *out, *log, *resume, *config;
+    const char *target, *device, *out, *log, *resume, *config, *keep_members;
     int force, stop_exact, keep_final;
     ca_cache cache;
-    long long every, check_every;
+    long long every, check_every, population;
     double max_memory; /* GiB */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
@@ -88,6 +89,14 @@ static void print_help(void)
            "                     (its state: a resumed run goes on from that circuit's step)\n"
            "  --keep-final       write the final circuit at the budget even when a measured one\n"
            "                     was better (the file still carries the best)\n"
+           "  --population N     train N models, member i with seed + i (member 0 is the run of\n"
+           "                     --seed), side by side: one submission a step for all on a GPU;\n"
+           "                     stops when one is verified exact (unless --no-stop-exact). --out\n"
+           "                     gets the best member (exact first, then fewest wrong cells, then\n"
+           "                     soft loss), --log its log; a table of all members at the end. No\n"
+           "                     checkpoints: --resume does not take a population\n"
+           "  --keep-members DIR with --population: every member's model and log in DIR as\n"
+           "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -138,6 +147,8 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
     else if (strcmp(flag, "--check-every") == 0) return cli_int(flag, v, 1, 1000000000, &o->check_every);
+    else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
+    else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -170,6 +181,10 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
                                  "--force and --max-memory may be given with it");
+    if (o->resume && o->population)
+        return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
+                                 "(the same seeds give the same members)");
+    if (o->keep_members && !o->population) return err_set(DLCA_ERR, "--keep-members: only with --population N");
     return DLCA_OK;
 }
 
@@ -454,7 +469,15 @@ static int train(const train_options *o, const ca_options *seam)
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    if (!rc) rc = train_single(o, &r, &paths, &run, backend, &vk);
+    if (!rc && o->population) {
+        cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
+                                    paths.out, paths.log, paths.plot, o->keep_members, (int)o->population, o->every,
+                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
+                                    &stop_requested};
+        rc = cmd_population_train(&args);
+    } else if (!rc) {
+        rc = train_single(o, &r, &paths, &run, backend, &vk);
+    }
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     run_free(&r);
     paths_free(&paths);
