@@ -22,6 +22,7 @@ struct tn_optim_check_push {
 struct tn_smm_push {
     uint rows, k, c, mode;
     uint out_offset, z_offset, m_offset, g_offset;
+    uint lanes;
 };
 
 // glsl/tn_sse.comp

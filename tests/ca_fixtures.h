@@ -27,7 +27,7 @@ static inline void tiny_config(ca_config *c, ca_boundary boundary, double fire_r
     c->update_depth = 3;
     c->update_widths[0] = 6, c->update_widths[1] = 4, c->update_widths[2] = 2;
     c->update_wiring = WIRING_UNIQUE;
-    c->steps = steps, c->fire_rate = fire_rate, c->loss_channels = 1;
+    c->steps = steps, c->fire_rate = fire_rate, c->loss_channels = 1, c->init_logit = CA_INIT_LOGIT;
     c->start = CA_START_RANDOM, c->target = CA_TARGET_CHECKERBOARD;
     c->batch = 2, c->train_steps = 10, c->learning_rate = 0.05, c->seed = 7;
 }

@@ -41,7 +41,7 @@ static inline int hard_test_model(ca_model *m, int channels, int kernels, int bi
     while (w > 2 * channels) c.update_widths[c.update_depth++] = w = (w + 1) / 2;
     c.update_widths[c.update_depth++] = channels;
     c.update_wiring = WIRING_UNIQUE;
-    c.steps = steps, c.fire_rate = fire_rate, c.loss_channels = 1;
+    c.steps = steps, c.fire_rate = fire_rate, c.loss_channels = 1, c.init_logit = CA_INIT_LOGIT;
     c.start = CA_START_RANDOM, c.target = CA_TARGET_CHECKERBOARD;
     c.batch = 2, c.train_steps = 1, c.learning_rate = 0.05, c.seed = seed;
     return ca_model_init(m, &c);

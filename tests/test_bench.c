@@ -186,6 +186,44 @@ static char *bench_gpu(int device, const char *cache, int timestamps)
     return text;
 }
 
+/* --kernels: one timeline row per dispatch of a step, in recording order, each a kernel name and a
+ * time >= 0, and the rows add up to the printed sum. */
+static void test_kernels(int device)
+{
+    int status = run_dlca("bench --device %d --preset gol --batch 2 --T 2 --steps 2 --warmup 1 --kernels --json "
+                          "'%s/kernels.json'", device, scratch);
+    char *out = slurp("stdout.txt"), *json = slurp("kernels.json");
+    CHECK(status == 0 && out && json, "bench --kernels exits 0 (%d)", status);
+    if (!out || !json) {
+        free(out), free(json);
+        return;
+    }
+    const char *at = strstr(out, "timeline of a step");
+    CHECK(at != NULL, "a timeline is printed: %s", out);
+    int rows = 0, named = 1, first_is_task = 0;
+    double total = 0.0, sum = -1.0;
+    for (const char *line = at ? strchr(at, '\n') : NULL; line && line[1]; line = strchr(line + 1, '\n')) {
+        int k;
+        char name[64];
+        double us;
+        if (sscanf(line + 1, " %d %63s %lf", &k, name, &us) == 3) {
+            rows++;
+            named = named && k == rows && us >= 0.0 && strlen(name) > 2;
+            if (rows == 1) first_is_task = strcmp(name, "task_round") == 0;
+            total += us;
+        } else if (sscanf(line + 1, " sum %lf", &sum) == 1) {
+            break;
+        } else {
+            break;
+        }
+    }
+    double dispatches = number(json, "dispatches_per_step");
+    CHECK(rows > 0 && rows == (int)(dispatches + 0.5), "one row per dispatch: %d rows, %g dispatches", rows, dispatches);
+    CHECK(named && first_is_task, "rows numbered in order, named, times >= 0, the round's task first");
+    CHECK(sum >= 0.0 && fabs(sum - total) <= 0.01 * rows + 1e-9, "the sum row %g adds the rows %g", sum, total);
+    free(out), free(json);
+}
+
 static int test_gpu(void)
 {
     vk_context vk;
@@ -216,6 +254,7 @@ static int test_gpu(void)
               number(fused, "dispatches_per_step"), number(fused, "submissions_per_step"));
     }
     free(fused);
+    if (timestamps) test_kernels(device);
     return 0;
 }
 

@@ -85,6 +85,9 @@ static void check_config_equal(const ca_config *a, const ca_config *b, const cha
     CHECK(a->batch == b->batch && a->train_steps == b->train_steps && a->learning_rate == b->learning_rate &&
               a->seed == b->seed,
           "%s: batch, train steps, learning rate, seed", what);
+    CHECK(a->lr_schedule == b->lr_schedule && a->warmup == b->warmup && a->lr_final == b->lr_final &&
+              a->init_logit == b->init_logit,
+          "%s: lr schedule, warm-up, lr final, init logit", what);
 }
 
 static int wiring_equal(const wiring *a, const wiring *b)
@@ -189,7 +192,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 128 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 136 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -632,7 +635,7 @@ static void test_corpus(void)
         CHECK(loaded.config.lr_schedule == CA_LR_CONSTANT && loaded.config.warmup == 0,
               "a version 1 file trains at a constant learning rate");
         ca_config want = m.config;
-        want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0;
+        want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
         CHECK(memcmp(&loaded.config, &want, sizeof want) == 0 && loaded.gate_count == m.gate_count &&
                   memcmp(loaded.logits, m.logits, m.gate_count * 16 * sizeof(float)) == 0 &&
                   old_state.step == state.step,

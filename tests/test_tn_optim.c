@@ -174,6 +174,49 @@ static void test_grad_replace(void)
     tn_params_free(&p);
 }
 
+/* y = sum(softmax(z) m) + sum(2 z), its two terms recorded in either order. */
+static tn_tensor *two_consumers(tn_tensor *z, tn_tensor *m, int smm_last)
+{
+    tn_tensor *twice = smm_last ? tn_mul_scalar(z, 2.0) : NULL;
+    tn_tensor *c = tn_softmax_matmul(z, m);
+    if (!smm_last) twice = tn_mul_scalar(z, 2.0);
+    tn_tensor *s1 = c ? tn_sum(c) : NULL, *s2 = twice ? tn_sum(twice) : NULL;
+    tn_tensor *y = s1 && s2 ? tn_add(s1, s2) : NULL;
+    tn_free(c), tn_free(twice), tn_free(s1), tn_free(s2);
+    return y;
+}
+
+/* softmax_matmul's backward writes a stale parameter gradient in place (a destination, no copy
+ * after it): the gradient equals a fresh leaf's bit for bit, whichever consumer of z runs first,
+ * and the buffer stays the parameter's. */
+static void test_grad_destination(void)
+{
+    double zv[8] = {0.3, -1, 2, 0.5, 1.5, 0.25, -0.75, 0}, mv[8] = {1, 0, 0, 1, 0.5, 0.5, -1, 2};
+    for (int smm_last = 0; smm_last < 2; smm_last++) {
+        tn_params p;
+        tn_params_init(&p, TN_F32);
+        tn_tensor *pad = tn_params_add(&p, TN_SHAPE(3)); /* z's gradient starts inside the block */
+        tn_tensor *z = tn_params_add(&p, TN_SHAPE(2, 4));
+        tn_tensor *fresh = tn_from_f64(TN_F32, 2, (const size_t[]){2, 4}, zv);
+        tn_tensor *m = tn_from_f64(TN_F32, 2, (const size_t[]){4, 2}, mv);
+        tn_write(pad, (const double[]){0, 0, 0});
+        tn_write(z, zv);
+        tn_set_requires_grad(fresh, 1);
+        float *g = tn_params_grad(&p);
+        for (int i = 0; i < 11; i++) g[i] = 1e6f; /* stale */
+        tn_params_grad_replace(&p);
+        tn_tensor *before = z->grad, *y = two_consumers(z, m, smm_last), *yf = two_consumers(fresh, m, smm_last);
+        CHECK(y && yf && tn_backward(y) == DLCA_OK && tn_backward(yf) == DLCA_OK, "backward: %s", err_message());
+        double want[8] = {0};
+        int same = fresh->grad && tn_read(fresh->grad, want) == DLCA_OK && z->grad == before;
+        for (int i = 0; same && i < 8; i++) same = (float)want[i] == g[3 + i];
+        CHECK(same, "order %d: the gradient in place equals a fresh leaf's (%g vs %g)", smm_last, g[3], want[0]);
+        CHECK(g[0] == 1e6f, "order %d: a parameter no op reached keeps its buffer as it was", smm_last);
+        tn_free(y), tn_free(yf), tn_free(fresh), tn_free(m);
+        tn_params_free(&p);
+    }
+}
+
 /* clip_value inside the step = clipping first, then the step */
 static void test_clip_value(void)
 {
@@ -321,5 +364,6 @@ int main(void)
     test_schedules();
     test_params_step();
     test_grad_replace();
+    test_grad_destination();
     return test_finish("test_tn_optim");
 }

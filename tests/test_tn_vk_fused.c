@@ -47,9 +47,14 @@ static void compare(const char *what, tn_tensor *cpu, tn_tensor *dev) { compare_
 
 /* ---- op cases: the same function on CPU and device inputs ---- */
 
-static tn_tensor *m_cpu, *m_dev; /* the constant of the softmax_matmul cases */
+static tn_tensor *m_cpu, *m_dev; /* the constant of the softmax_matmul cases: [16, 4] */
+static tn_tensor *m5_cpu, *m5_dev, *m20_cpu, *m20_dev; /* [5, 3] and [20, 6] */
 
 static tn_tensor *f_smm(tn_tensor **in, int on_dev) { return tn_softmax_matmul(in[0], on_dev ? m_dev : m_cpu); }
+
+/* rows shorter than 16 (the device's invocation-a-logit path) and longer (invocation a row) */
+static tn_tensor *f_smm5(tn_tensor **in, int on_dev) { return tn_softmax_matmul(in[0], on_dev ? m5_dev : m5_cpu); }
+static tn_tensor *f_smm20(tn_tensor **in, int on_dev) { return tn_softmax_matmul(in[0], on_dev ? m20_dev : m20_cpu); }
 
 static tn_tensor *f_smm_t(tn_tensor **in, int on_dev)
 {
@@ -128,6 +133,8 @@ typedef struct {
 static const op_case cases[] = {
     {"softmax_matmul gates [300,16]", f_smm, 1, {2}, {{300, 16}}, -4, 4},
     {"softmax_matmul transposed z [16,40]", f_smm_t, 1, {2}, {{16, 40}}, -4, 4},
+    {"softmax_matmul short rows [70,5]", f_smm5, 1, {2}, {{70, 5}}, -4, 4},
+    {"softmax_matmul long rows [33,20]", f_smm20, 1, {2}, {{33, 20}}, -4, 4},
     {"sse_loss [30,7]", f_sse, 2, {2, 2}, {{30, 7}, {30, 7}}, -1, 1},
     {"sse_loss of 100000", f_sse, 2, {2, 2}, {{1000, 100}, {1000, 100}}, -1, 1},
     {"sse_loss transposed prediction", f_sse_t, 2, {2, 2}, {{9, 5}, {5, 9}}, -1, 1},
@@ -228,10 +235,15 @@ int main(void)
         for (int k = 0; k < 4; k++) mat[op * 4 + k] = gate_op_matrix[op][k];
     m_cpu = tn_from_f64(TN_F32, TN_SHAPE(16, 4), mat);
     m_dev = tn_to_device(m_cpu, tdev);
+    double m5[15], m20[120];
+    for (int i = 0; i < 15; i++) m5[i] = 0.25 * (i % 7) - 0.6;
+    for (int i = 0; i < 120; i++) m20[i] = 0.1 * (i % 13) - 0.55;
+    m5_cpu = tn_from_f64(TN_F32, TN_SHAPE(5, 3), m5), m20_cpu = tn_from_f64(TN_F32, TN_SHAPE(20, 6), m20);
+    m5_dev = tn_to_device(m5_cpu, tdev), m20_dev = tn_to_device(m20_cpu, tdev);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_dispatches();
     test_noise();
-    tn_free(m_cpu), tn_free(m_dev);
+    tn_free(m_cpu), tn_free(m_dev), tn_free(m5_cpu), tn_free(m5_dev), tn_free(m20_cpu), tn_free(m20_dev);
     tn_vk_stats stats;
     tn_vk_stats_get(tdev, &stats);
     CHECK(stats.live_storages == 0, "%ld device storages leaked", stats.live_storages);

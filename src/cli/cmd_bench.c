@@ -34,7 +34,8 @@ typedef struct {
     ca_cache cache;
     long long batch, T, steps, warmup;
     int has_preset, has_batch, has_T, has_steps, has_warmup, has_device, hard;
-    int cold; /* no pipeline cache: start-up as on a first run */
+    int cold;    /* no pipeline cache: start-up as on a first run */
+    int kernels; /* time each dispatch too */
 } bench_options;
 
 static void print_help(void)
@@ -70,6 +71,10 @@ static void print_help(void)
            "  --cold           start up without dlca's pipeline cache (DLCA_PIPELINE_CACHE), neither read\n"
            "                   nor written, as a first run does; a driver's own shader cache (Mesa's,\n"
            "                   NVIDIA's: __GL_SHADER_DISK_CACHE=0) still applies\n"
+           "  --kernels        on a GPU, also time each dispatch of a step (a timestamp after each) and\n"
+           "                   print the step's timeline: kernel, median us from the timestamp before\n"
+           "                   (its barrier and its run); where kernels would overlap the stamps\n"
+           "                   serialise them, so the total is a little above the GPU median\n"
            "  --json FILE      also write every number (and device, driver, preset, batch, T, cache) as\n"
            "                   one flat JSON object; times in ms, memory in bytes, null when not measured\n"
            "  --hard [MODEL]   time the bit-packed hard engine instead on %dx%d periodic grids: MODEL's\n"
@@ -113,8 +118,8 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
     o->preset = "checkerboard", o->device = NULL, o->cache = CA_CACHE_FULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
-        if (strcmp(argv[i], "--cold") == 0) {
-            o->cold = 1;
+        if (strcmp(argv[i], "--cold") == 0 || strcmp(argv[i], "--kernels") == 0) {
+            *(argv[i][2] == 'c' ? &o->cold : &o->kernels) = 1;
             continue;
         }
         if (strcmp(argv[i], "--hard") == 0) {
@@ -127,8 +132,8 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
         if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
         if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
     }
-    if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup || o->cold))
-        return err_set(DLCA_ERR, "--hard times the hard engine: --cache, --warmup and --cold do not apply (use --steps, "
+    if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup || o->cold || o->kernels))
+        return err_set(DLCA_ERR, "--hard times the hard engine: --cache, --warmup, --cold and --kernels do not apply (use --steps, "
                                  "--T, --preset, --device, --batch, --json)");
     if (o->hard && o->has_batch && (!o->has_device || strcmp(o->device, "cpu") == 0))
         return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine: name a Vulkan device with --device D "
@@ -363,6 +368,21 @@ static void print_spread(const char *name, const ca_bench_spread *s)
     printf("  %-20s %11.3f %11.3f %11.3f %11.3f %11.3f\n", name, s->median, s->p10, s->p90, s->min, s->max);
 }
 
+/* --kernels: the step's dispatches in order, then each kernel's total a step. */
+static void print_kernels(const ca_bench_result *r)
+{
+    if (r->kernel_count < 0) printf("  kernels: the steps recorded different dispatches; no timeline\n");
+    if (r->kernel_count <= 0) return;
+    double total = 0.0;
+    printf("  timeline of a step (us, median; from the timestamp before: barrier and run)%s\n",
+           r->kernel_count == CA_BENCH_KERNELS_MAX ? ", its first dispatches" : "");
+    for (int k = 0; k < r->kernel_count; k++) {
+        printf("    %3d  %-40s %9.2f\n", k + 1, r->kernel_names[k], r->kernel_us[k]);
+        total += r->kernel_us[k];
+    }
+    printf("    sum  %-40s %9.2f\n", "", total);
+}
+
 static void print_train(const train_report *t)
 {
     const ca_bench_result *r = &t->result;
@@ -408,6 +428,7 @@ static void print_train(const train_report *t)
     else if (r->persistent_gave_up)
         printf("  persistent kernels: the device could not run %u workgroups at once; one dispatch a CA step\n",
                r->persistent_gave_up);
+    print_kernels(r);
 }
 
 static void print_report(const train_report *t)
@@ -473,7 +494,7 @@ static int bench_train(const bench_options *o, double start)
     int steps = o->has_steps ? (int)o->steps : gpu ? 20 : 5, warmup = o->has_warmup ? (int)o->warmup : gpu ? 3 : 1;
     report.backend = s.backend;
     machine_describe(&machine, s.backend, &s.vk);
-    rc = ca_bench_train(&s.trainer, warmup, steps, startup, &report.result);
+    rc = ca_bench_train(&s.trainer, warmup, steps, o->kernels, startup, &report.result);
     if (!rc) print_report(&report);
     if (!rc && o->json) rc = json_write(o->json, json_train, &report);
     setup_free(&s);

@@ -41,6 +41,7 @@ int ca_config_preset(ca_config *c, const char *name)
     c->fire_rate = 1.0;
     c->loss_channels = 1;
     c->seed = 1;
+    c->init_logit = CA_INIT_LOGIT;
     if (strcmp(name, "gol") == 0) {
         static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
         c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
@@ -158,6 +159,8 @@ int ca_config_check(const ca_config *c)
     if (check_range("lr schedule", c->lr_schedule, 0, CA_LR_KINDS - 1) ||
         check_range("warmup", c->warmup, 0, c->train_steps))
         return DLCA_ERR;
+    if (!(c->init_logit > 0.0 && c->init_logit <= 50.0))
+        return err_set(DLCA_ERR, "config: init_logit %g is outside (0, 50]", c->init_logit);
     if (!(c->lr_final >= 0.0 && c->lr_final <= 1.0))
         return err_set(DLCA_ERR, "config: lr_final %g is outside 0..1", c->lr_final);
     if ((c->lr_schedule == CA_LR_STEP || c->lr_schedule == CA_LR_EXP) && c->lr_final == 0.0)

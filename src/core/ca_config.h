@@ -25,6 +25,10 @@ enum {
 #define CA_MIN_LEARNING_RATE 1e-8
 #define CA_MAX_LEARNING_RATE 100.0
 #define CA_MIN_FIRE_RATE 1e-6 /* the fire rate is in [CA_MIN_FIRE_RATE, 1] */
+/* The pass-through logit every preset starts its gates with (init_logit), and what a version 1
+ * model file, which has no such field, was made with. */
+#define CA_INIT_LOGIT 10.0
+#define CA_INIT_LOGIT_V1 10.0
 
 typedef enum { CA_BOUNDARY_PERIODIC, CA_BOUNDARY_ZERO } ca_boundary;
 
@@ -72,6 +76,8 @@ typedef struct {
     ca_lr_kind lr_schedule;                  /* constant in every preset until a sweep says otherwise */
     int warmup;                              /* steps of linear warm-up, 0..train_steps */
     double lr_final;                         /* the decaying schedules end at lr x lr_final, 0..1 */
+    double init_logit;                       /* every gate starts as pass-through A: this logit on A,
+                                                0 on the other 15 ops (0 < init_logit <= 50) */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */

@@ -255,6 +255,12 @@ static int parse_warmup(ca_config *c, const char *t, const char *name)
 }
 static void print_warmup(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->warmup); }
 
+static int parse_init_logit(ca_config *c, const char *t, const char *name)
+{
+    return parse_real(name, t, 1e-9, 50.0, &c->init_logit);
+}
+static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real(c->init_logit, o, n); }
+
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
 static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 
@@ -288,6 +294,8 @@ const ca_config_key ca_config_keys[] = {
     {"warmup", NULL, "N", "steps of linear learning-rate warm-up first (0: none)", parse_warmup, print_warmup},
     {"lr-final", NULL, "X", "where step, exp, cosine and onecycle end, as a fraction of the learning rate (0..1)",
      parse_lr_final, print_lr_final},
+    {"init-logit", NULL, "X", "every gate starts as pass-through A with this logit, the other ops at 0 (0..50]",
+     parse_init_logit, print_init_logit},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
 

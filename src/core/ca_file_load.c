@@ -188,11 +188,12 @@ static int read_config_fields(byte_source *r, ca_config *c)
     TRY(get_f64(r, "config learning rate", &c->learning_rate));
     TRY(get_u64(r, "config seed", &c->seed));
     uint32_t schedule = CA_LR_CONSTANT, warmup = 0;
-    c->lr_final = 0.0;
+    c->lr_final = 0.0, c->init_logit = CA_INIT_LOGIT_V1;
     if (r->version >= 2) {
         TRY(get_u32(r, "config lr schedule", &schedule));
         TRY(get_u32(r, "config warmup", &warmup));
         TRY(get_f64(r, "config lr final", &c->lr_final));
+        TRY(get_f64(r, "config init logit", &c->init_logit));
     }
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);

@@ -127,7 +127,7 @@ int ca_model_init(ca_model *m, const ca_config *config)
         ca_model_free(m);
         return DLCA_ERR_NOMEM;
     }
-    for (size_t g = 0; g < m->gate_count; g++) m->logits[g * GATE_OP_COUNT + GATE_A] = 10.0f;
+    for (size_t g = 0; g < m->gate_count; g++) m->logits[g * GATE_OP_COUNT + GATE_A] = (float)config->init_logit;
     return DLCA_OK;
 }
 

@@ -113,6 +113,12 @@ int ca_gpu_bind(ca_gpu *engine, const vk_view *coeffs, const vk_view *dgrid, con
 void ca_gpu_rows_to_engine(const ca_gpu *engine, size_t width, const double *model, double *engine_rows);
 void ca_gpu_rows_to_model(const ca_gpu *engine, size_t width, const double *engine_rows, double *model);
 
+/* Records dL/d(final grid) for ca_gpu_backward into the dgrid it keeps (ca_gpu_bind): `rows`
+ * ([n][pitch] floats, the first n channels' gradient, such as the loss channels') copied into its
+ * first n rows, the other C - n rows zeroed, then the barrier before compute reads them. One
+ * barrier interval, where a zeroed [C][pitch] tensor with the rows copied in would take two. */
+int ca_gpu_load_output_gradient(ca_gpu *engine, VkCommandBuffer cmd, vk_view rows, uint32_t n);
+
 /* Records what the persistent kernels of the next forward (and backward) poll, cleared, without a
  * barrier (so that the next dispatch's covers it); nothing where they do not run. */
 int ca_gpu_clear_persistent(ca_gpu *engine, VkCommandBuffer cmd, int forward, int backward);
@@ -156,7 +162,8 @@ int ca_gpu_upload_target(ca_gpu *engine, const double *target);
 int ca_gpu_upload_image(ca_gpu *engine, const double *image);
 
 /* Records the start grid (grid 0) and target of training round `round`, the same values
- * ca_round_inputs computes on the CPU. */
+ * ca_round_inputs computes on the CPU. No barrier after it: the caller's next one must come before
+ * anything reads them (each barrier interval costs about as much as a small kernel). */
 int ca_gpu_task_round(ca_gpu *engine, VkCommandBuffer cmd, uint64_t round);
 
 /* Fire-mask stream for the next rollouts (async mode only). */

@@ -26,6 +26,20 @@ int ca_gpu_bind(ca_gpu *e, const vk_view *coeffs, const vk_view *dgrid, const vk
     return DLCA_OK;
 }
 
+int ca_gpu_load_output_gradient(ca_gpu *e, VkCommandBuffer cmd, vk_view rows, uint32_t n)
+{
+    size_t row = e->plan.pitch * sizeof(float), channels = (size_t)gpu_config_of(e)->channels;
+    if (n == 0 || n > channels || rows.size < n * row)
+        return err_set(DLCA_ERR, "ca_gpu_load_output_gradient: %u rows of %zu bytes from a view of %llu bytes", n, row,
+                       (unsigned long long)rows.size);
+    VkBufferCopy region = {rows.offset, e->dgrid_at.offset, n * row};
+    vkCmdCopyBuffer(cmd, rows.buffer->buffer, e->dgrid_at.buffer->buffer, 1, &region);
+    if (n < channels)
+        vkCmdFillBuffer(cmd, e->dgrid_at.buffer->buffer, e->dgrid_at.offset + n * row, (channels - n) * row, 0);
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    return DLCA_OK;
+}
+
 vk_view gpu_block_view(ca_gpu *e, int t)
 {
     size_t offset;

@@ -23,14 +23,12 @@ int ca_gpu_task_round(ca_gpu *e, VkCommandBuffer cmd, uint64_t round)
                          (uint32_t)c->channels, (uint32_t)c->loss_channels, (uint32_t)c->start, (uint32_t)c->target,
                          rng_task_stream(c->seed, round), e->shape.boundary == CA_BOUNDARY_PERIODIC};
     vk_view views[] = {ca_gpu_grid_region(e, 0), vk_view_all(&e->target), vk_view_all(&e->image)};
-    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_TASK_ROUND, views, 3, &push, sizeof push,
-                            (uint64_t)c->channels * e->plan.cells);
-    if (!rc) vk_cmd_barrier(cmd);
-    return rc;
+    return vk_dispatch_1d(e->vk, cmd, VK_PIPE_TASK_ROUND, views, 3, &push, sizeof push,
+                          (uint64_t)c->channels * e->plan.cells);
 }
 
 /* The clears beside the coefficients' dispatch: one barrier interval instead of three a rollout
- * (tools/BENCH_NOTES.md, sixteenth round). */
+ * (docs/bench-notes.md, sixteenth round). */
 int ca_gpu_coefficients(ca_gpu *e, VkCommandBuffer cmd, int hard)
 {
     if (gpu_mark(e, cmd, CA_GPU_MARK_START)) return DLCA_ERR;

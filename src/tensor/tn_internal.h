@@ -21,7 +21,11 @@
 #define TN_NODE_MAX_IN 8
 
 /* Computes gin[i] (shape of n->in[i]) for each input that requires grad, from the output
- * `out` and its gradient `gout`; leaves the others NULL. Runs with grad mode off. */
+ * `out` and its gradient `gout`; leaves the others NULL. Runs with grad mode off.
+ * For input i in the node's `destinations` mask, gin[i] may arrive set: the stale gradient buffer of a leaf
+ * input (contiguous, its shape and dtype; tn_params_grad_replace), borrowed. The backward then
+ * writes its whole gin[i] there and leaves the pointer as it is (no copy after it: one kernel the
+ * less), or sets gin[i] to a tensor of its own; it never frees the destination. */
 typedef int (*tn_backward_fn)(const tn_node *n, tn_tensor *out, tn_tensor *gout, tn_tensor **gin);
 
 /* One op on the tape. The tensor it produced owns it; it owns references to its inputs and to
@@ -39,6 +43,7 @@ struct tn_node {
     tn_tensor *saved;        /* owned: what a fused forward kept for its backward (sse_loss) */
     const tn_function *fn;   /* custom functions (tn_apply): the function and its context */
     void *ctx;
+    unsigned destinations;   /* bit i: its backward writes gin[i] into a destination (tn_backward_fn) */
 };
 
 /* Unary kernels: out = f(a; s0, s1). */

@@ -14,11 +14,12 @@ static int softmax_matmul_bwd(const tn_node *n, tn_tensor *out, tn_tensor *g, tn
 {
     tn_tensor *z = n->in[0], *m = n->in[1];
     tn_tensor *gc = tn_contiguous(g);
-    tn_tensor *gz = gc ? tn__empty_like(z, z->ndim, z->shape) : NULL;
+    tn_tensor *dest = gin[0]; /* written whole: a stale leaf gradient serves (tn_backward_fn) */
+    tn_tensor *gz = !gc ? NULL : dest ? dest : tn__empty_like(z, z->ndim, z->shape);
     int status = gz ? tn__backend_of(z)->softmax_matmul_bwd(gz, z, m, gc) : DLCA_ERR;
     tn_free(gc);
     if (status != DLCA_OK) {
-        tn_free(gz);
+        if (gz != dest) tn_free(gz);
         return DLCA_ERR;
     }
     gin[0] = gz;
@@ -46,7 +47,8 @@ tn_tensor *tn_softmax_matmul(tn_tensor *z, tn_tensor *m)
         y = NULL;
     }
     /* the node keeps the dense operands: the backward recomputes the softmax from them */
-    y = tn__record(y, &(tn_node){.op = "softmax_matmul", .backward = softmax_matmul_bwd, .n_in = 2, .in = {zc, mc}});
+    y = tn__record(y, &(tn_node){.op = "softmax_matmul", .backward = softmax_matmul_bwd, .n_in = 2, .in = {zc, mc},
+                                     .destinations = 1u});
     tn_free(zc);
     tn_free(mc);
     return y;

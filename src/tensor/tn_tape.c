@@ -162,19 +162,35 @@ static int accumulate(tn_tensor *t, tn_tensor *g, const char *op)
     return status;
 }
 
+/* A stale leaf gradient the op may write into directly (see tn_backward_fn). */
+static tn_tensor *destination_of(const tn_tensor *in)
+{
+    tn_tensor *g = in->grad;
+    return !in->node && in->requires_grad && g && in->grad_stale && tn_is_contiguous(g) && g->dtype == in->dtype ? g
+                                                                                                         : NULL;
+}
+
 /* Runs t's op backward on its pending gradient and hands the results to its inputs. */
 static int step_back(tn_tensor *t)
 {
     tn_node *n = t->node;
-    tn_tensor *gin[TN_NODE_MAX_IN] = {NULL};
+    tn_tensor *gin[TN_NODE_MAX_IN] = {NULL}, *dest[TN_NODE_MAX_IN] = {NULL};
     tn_tensor *g = t->bw_grad;
     t->bw_grad = NULL;
+    for (int i = 0; g && i < n->n_in; i++)
+        if (n->destinations >> i & 1u) gin[i] = dest[i] = destination_of(n->in[i]);
     int status = g ? n->backward(n, t, g, gin) : DLCA_OK;
     tn_free(g);
     for (int i = 0; i < n->n_in; i++) {
         if (!gin[i]) continue;
-        if (status == DLCA_OK && n->in[i]->requires_grad) status = accumulate(n->in[i], gin[i], n->op);
-        else tn_free(gin[i]);
+        if (gin[i] == dest[i]) {
+            /* written in place: the leaf's gradient, no longer stale (later inputs add to it) */
+            if (status == DLCA_OK) n->in[i]->grad_stale = 0;
+        } else if (status == DLCA_OK && n->in[i]->requires_grad) {
+            status = accumulate(n->in[i], gin[i], n->op);
+        } else {
+            tn_free(gin[i]);
+        }
     }
     return status;
 }

@@ -21,12 +21,14 @@ static int smm_dispatch(uint32_t mode, tn_tensor *out, const tn_tensor *z, const
     if (rows == 0) return DLCA_OK;
     if (mode != 2 && c > SMM_MAX_C)
         return err_set(DLCA_ERR, "softmax_matmul: m has %zu columns; the device kernel takes at most %d", c, SMM_MAX_C);
-    if (!fits_u32(rows) || !fits_u32(k)) return err_set(DLCA_ERR, "softmax_matmul: too large for the device");
+    /* Rows of at most TN_VK_SMM_LANES: an invocation a logit (glsl/tn_softmax_matmul.comp says why) */
+    uint32_t lanes = mode != 2 && k <= TN_VK_SMM_LANES ? TN_VK_SMM_LANES : 1;
+    if (!fits_u32(rows * lanes) || !fits_u32(k)) return err_set(DLCA_ERR, "softmax_matmul: too large for the device");
     tn_vk_push_smm push = {(uint32_t)rows, (uint32_t)k, (uint32_t)c, mode, (uint32_t)out->offset, (uint32_t)z->offset,
-                           m ? (uint32_t)m->offset : 0, g ? (uint32_t)g->offset : 0};
+                           m ? (uint32_t)m->offset : 0, g ? (uint32_t)g->offset : 0, lanes};
     vk_view zv = tn_vk__view(z);
     vk_view views[4] = {tn_vk__view(out), zv, m ? tn_vk__view(m) : zv, g ? tn_vk__view(g) : zv};
-    return tn_vk__dispatch_1d(d, TN_VK_PIPE_SOFTMAX_MATMUL, views, 4, &push, sizeof push, rows);
+    return tn_vk__dispatch_1d(d, TN_VK_PIPE_SOFTMAX_MATMUL, views, 4, &push, sizeof push, (uint64_t)rows * lanes);
 }
 
 int tn_vk__softmax_matmul(tn_tensor *out, const tn_tensor *z, const tn_tensor *m)

@@ -27,12 +27,15 @@ typedef struct {
 } tn_vk_push_check;
 _Static_assert(sizeof(tn_vk_push_check) == 20, "mirror of tn_optim_check_push in glsl/tn_push.glsl");
 
-/* glsl/tn_softmax_matmul.comp: mode 0 forward, 1 backward, 2 argmax one-hot; offsets in elements */
+/* glsl/tn_softmax_matmul.comp: mode 0 forward, 1 backward, 2 argmax one-hot; offsets in elements;
+ * lanes: invocations a row (1, or TN_VK_SMM_LANES for rows that short) */
 typedef struct {
     uint32_t rows, k, c, mode;
     uint32_t out_offset, z_offset, m_offset, g_offset;
+    uint32_t lanes;
 } tn_vk_push_smm;
-_Static_assert(sizeof(tn_vk_push_smm) == 32, "mirror of tn_smm_push in glsl/tn_push.glsl");
+_Static_assert(sizeof(tn_vk_push_smm) == 36, "mirror of tn_smm_push in glsl/tn_push.glsl");
+enum { TN_VK_SMM_LANES = 16 };
 
 /* glsl/tn_sse.comp */
 typedef struct {

@@ -119,23 +119,55 @@ static int bench_step(ca_trainer *t, ca_bench_startup *startup)
     return rc;
 }
 
+/* The dispatch timeline of the step just run into row i of `us` ([steps][CA_BENCH_KERNELS_MAX]). */
+static int read_stamps(ca_trainer *t, const vk_dispatch_stamps *stamps, double *us, int i, ca_bench_result *r)
+{
+    uint64_t ns[CA_BENCH_KERNELS_MAX + 1], start[1];
+    uint32_t n = stamps->count;
+    if (i == 0) r->kernel_count = (int)n;
+    if (r->kernel_count != (int)n) r->kernel_count = -1;
+    if (r->kernel_count <= 0) return DLCA_OK;
+    if (vk_timestamps_read(t->vk, t->gpu.profile_first + CA_GPU_MARK_START, 1, start) ||
+        vk_timestamps_read(t->vk, stamps->first, n, ns))
+        return DLCA_ERR;
+    for (uint32_t k = 0; k < n; k++) {
+        us[(size_t)i * CA_BENCH_KERNELS_MAX + k] = 1e-3 * (double)(ns[k] - (k ? ns[k - 1] : start[0]));
+        r->kernel_names[k] = stamps->names[k];
+    }
+    return DLCA_OK;
+}
+
 static int measure(ca_trainer *t, int steps, ca_bench_startup *startup, double *samples[SAMPLE_COUNT],
-                   ca_bench_result *r)
+                   vk_dispatch_stamps *stamps, double *us, ca_bench_result *r)
 {
     int gpu = t->backend == CA_BACKEND_GPU;
     uint64_t dispatches = gpu ? t->vk->dispatches : 0, submissions = gpu ? t->vk->submissions : 0;
+    if (stamps) t->vk->dispatch_stamps = stamps;
     for (int i = 0; i < steps; i++) {
         double start = ca_bench_now_ms();
+        if (stamps) stamps->count = 0;
         if (bench_step(t, startup)) return DLCA_ERR;
         samples[SAMPLE_WALL][i] = ca_bench_now_ms() - start;
         if (r->has_gpu_times && read_marks(t, samples, i)) return DLCA_ERR;
+        if (stamps && read_stamps(t, stamps, us, i, r)) return DLCA_ERR;
     }
     if (gpu) {
+        t->vk->dispatch_stamps = NULL;
         r->dispatches_per_step = (double)(t->vk->dispatches - dispatches) / steps;
         r->submissions_per_step = (double)(t->vk->submissions - submissions) / steps;
         r->peak_device_bytes = t->vk->peak_device_bytes;
     }
     return DLCA_OK;
+}
+
+/* Each dispatch's median over the steps (column k of `us`). */
+static void summarise_kernels(double *us, int steps, ca_bench_result *r)
+{
+    double *column = us + (size_t)steps * CA_BENCH_KERNELS_MAX; /* room after the rows */
+    for (int k = 0; k < r->kernel_count; k++) {
+        for (int i = 0; i < steps; i++) column[i] = us[(size_t)i * CA_BENCH_KERNELS_MAX + k];
+        r->kernel_us[k] = ca_bench_spread_of(column, steps).median;
+    }
 }
 
 static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result *r)
@@ -174,7 +206,7 @@ static int write_clocks(ca_trainer *t)
 }
 #endif
 
-int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_startup *startup, ca_bench_result *r)
+int ca_bench_train(ca_trainer *t, int warmup, int steps, int kernels, ca_bench_startup *startup, ca_bench_result *r)
 {
     memset(r, 0, sizeof *r);
     if (warmup < 0 || steps < 1) return err_set(DLCA_ERR, "bench: %d warm-up and %d measured steps", warmup, steps);
@@ -189,6 +221,18 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_startup *start
     double *block = malloc((size_t)SAMPLE_COUNT * (size_t)steps * sizeof(double)), *samples[SAMPLE_COUNT];
     if (!block) return err_set(DLCA_ERR_NOMEM, "out of memory for %d samples", steps);
     for (int k = 0; k < SAMPLE_COUNT; k++) samples[k] = block + (size_t)k * (size_t)steps;
+    /* Dispatch stamps below the engine's marks: [steps + 1][CA_BENCH_KERNELS_MAX] samples. */
+    vk_dispatch_stamps *stamps = NULL;
+    double *us = NULL;
+    if (kernels && r->has_gpu_times) {
+        stamps = calloc(1, sizeof *stamps);
+        us = malloc(((size_t)steps + 1) * CA_BENCH_KERNELS_MAX * sizeof(double));
+        if (!stamps || !us) {
+            free(stamps), free(us), free(block);
+            return err_set(DLCA_ERR_NOMEM, "out of memory for the dispatch timeline");
+        }
+        stamps->first = t->gpu.profile_first - CA_BENCH_KERNELS_MAX, stamps->limit = CA_BENCH_KERNELS_MAX;
+    }
     int rc = DLCA_OK, done = 0;
     /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
      * idle clock, several times slower, until it has been busy for about a second, so shorter
@@ -197,8 +241,10 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_startup *start
     for (; !rc && (done < warmup || ca_bench_now_ms() - start < least) && done < 1000000; done++)
         rc = bench_step(t, startup);
     r->warmup = done;
-    if (!rc) rc = measure(t, steps, startup, samples, r);
+    if (!rc) rc = measure(t, steps, startup, samples, stamps, us, r);
     if (!rc) summarise(samples, steps, r);
+    if (!rc && stamps) summarise_kernels(us, steps, r);
+    if (gpu) t->vk->dispatch_stamps = NULL;
     if (gpu) {
         r->persistent = t->gpu.plan.fused && t->gpu.plan.persistent_groups;
         r->persistent_gave_up = t->gpu.persistent_gave_up;
@@ -208,7 +254,7 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, ca_bench_startup *start
 #endif
     }
     t->gpu.profile = 0;
-    free(block);
+    free(block), free(stamps), free(us);
     return rc;
 }
 

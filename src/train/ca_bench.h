@@ -48,6 +48,8 @@ double ca_bench_startup_ms(const ca_bench_startup *startup, int part);
 /* The time spent making pipelines in all the parts marked so far, in ms. */
 double ca_bench_startup_pipelines_ms(const ca_bench_startup *startup);
 
+enum { CA_BENCH_KERNELS_MAX = 256 }; /* dispatches of a step that --kernels times */
+
 /* One quantity over the measured steps. */
 typedef struct {
     double median, p10, p90, min, max;
@@ -72,14 +74,23 @@ typedef struct {
     ca_bench_spread gpu_ms, forward_ms, loss_ms, backward_ms, optimizer_ms;
     double dispatches_per_step, submissions_per_step; /* mean over the measured steps */
     size_t peak_device_bytes;   /* vk->peak_device_bytes after the run */
+    /* With `kernels` (GPU, timestamps): each dispatch of a step in recording order, and the median
+     * over the measured steps of the time from the timestamp before it (the step's start for the
+     * first) to the one after it: its barrier interval and kernel. Timestamps serialise
+     * dispatches that would overlap, so the sum exceeds gpu_ms a little. */
+    int kernel_count;           /* 0: not timed; -1: steps recorded different dispatches */
+    const char *kernel_names[CA_BENCH_KERNELS_MAX];
+    double kernel_us[CA_BENCH_KERNELS_MAX];
     size_t engine_device_bytes; /* ca_gpu_buffer_bytes: what the engine's buffers take */
 } ca_bench_result;
 
 /* Runs `warmup` training steps (on a GPU, as many more as take 1 s in all; result->warmup says
  * how many ran), then `steps` measured ones (>= 1) on an initialised trainer (which really
  * trains: the model's logits change). The trainer's first step ends `startup`'s
- * CA_STARTUP_FIRST_STEP (NULL: no start-up report). */
-int ca_bench_train(ca_trainer *trainer, int warmup, int steps, ca_bench_startup *startup, ca_bench_result *result);
+ * CA_STARTUP_FIRST_STEP (NULL: no start-up report). `kernels`: time each dispatch of the measured
+ * steps too (kernel_names, kernel_us). */
+int ca_bench_train(ca_trainer *trainer, int warmup, int steps, int kernels, ca_bench_startup *startup,
+                   ca_bench_result *result);
 
 /* Median, 10th and 90th percentile (linear between ranks), min and max of values[0..n), n >= 1.
  * Sorts `values` in place. */

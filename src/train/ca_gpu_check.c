@@ -113,18 +113,19 @@ static int check_forward(checker *k, int hard, double *loss)
             compare("forward grid", step, k->values, ca_cpu_grid(&k->cpu, step + 1), n_grid, hard ? 0.0 : 1e-3))
             return DLCA_ERR;
     }
+    /* the loss channels of grid T, as the rollout gives them (ca_rollout.h) */
     vk_view grid = ca_gpu_grid_region(&t->gpu, c->steps);
-    size_t shape[2] = {(size_t)c->channels, t->gpu.plan.pitch}, cpu_shape[2] = {(size_t)c->channels, k->cpu.cells};
-    size_t rows[2] = {(size_t)c->loss_channels, k->cpu.cells};
+    size_t shape[2] = {(size_t)c->loss_channels, t->gpu.plan.pitch}, rows[2] = {(size_t)c->loss_channels, k->cpu.cells};
+    size_t given = rows[0] * rows[1];
     tn_tensor *gpu_grid = tn_vk_wrap(t->dev, grid.buffer, grid.offset, 2, shape);
     k->out = gpu_grid ? tn_detach(gpu_grid) : NULL;
     tn_free(gpu_grid);
     if (!k->out || tn_set_requires_grad(k->out, 1)) return DLCA_ERR;
-    tn_tensor *gpu_loss = ca_trainer_loss(t, k->out, t->target_rows);
-    tn_tensor *cpu_out = tn_from_f64(TN_F64, 2, cpu_shape, ca_cpu_grid(&k->cpu, c->steps));
+    tn_tensor *gpu_loss = ca_trainer_loss(k->out, t->target_rows);
+    tn_tensor *cpu_out = tn_from_f64(TN_F64, 2, rows, ca_cpu_grid(&k->cpu, c->steps));
     if (cpu_out && tn_set_requires_grad(cpu_out, 1)) tn_free(cpu_out), cpu_out = NULL;
     tn_tensor *cpu_target = tn_from_f64(TN_F64, 2, rows, t->target);
-    tn_tensor *cpu_loss = cpu_out && cpu_target ? ca_trainer_loss(t, cpu_out, cpu_target) : NULL;
+    tn_tensor *cpu_loss = cpu_out && cpu_target ? ca_trainer_loss(cpu_out, cpu_target) : NULL;
     int rc = gpu_loss && cpu_loss ? DLCA_OK : DLCA_ERR;
     double gpu_value = rc ? 0.0 : tn_item(gpu_loss), cpu_value = rc ? 0.0 : tn_item(cpu_loss);
     if (!rc) rc = compare(hard ? "hard loss" : "loss", c->steps, &gpu_value, &cpu_value, 1, 1e-3);
@@ -133,6 +134,7 @@ static int check_forward(checker *k, int hard, double *loss)
     if (!rc && !hard) {
         k->grad_out = tn_retain(k->out->grad);
         rc = tn_read(cpu_out->grad, k->cpu.dgrid);
+        memset(k->cpu.dgrid + given, 0, (n_grid - given) * sizeof(double));
     }
     *loss = cpu_value;
     tn_free(gpu_loss), tn_free(cpu_loss), tn_free(cpu_out), tn_free(cpu_target);
@@ -145,14 +147,15 @@ static int check_backward(checker *k)
     ca_trainer *t = k->t;
     const ca_config *c = &t->model->config;
     size_t gates = t->model->gate_count, n_grid = (size_t)c->channels * k->cpu.cells, four[2] = {gates, 4};
-    vk_view coeffs, dgrid, sums;
+    vk_view coeffs, rows, sums;
     VkCommandBuffer cmd;
     k->sums = tn_zeros_on(t->dev, TN_F32, 2, four);
-    if (!k->sums || tn_vk_sync(t->dev) || tn_vk_view(k->c, &coeffs) || tn_vk_view(k->grad_out, &dgrid) ||
-        tn_vk_view(k->sums, &sums) || ca_gpu_bind(&t->gpu, &coeffs, &dgrid, &sums))
+    if (!k->sums || tn_vk_sync(t->dev) || tn_vk_view(k->c, &coeffs) || tn_vk_view(k->grad_out, &rows) ||
+        tn_vk_view(k->sums, &sums) || ca_gpu_bind(&t->gpu, &coeffs, NULL, &sums))
         return DLCA_ERR;
     if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
-    if (ca_gpu_sums_zero(&t->gpu, cmd)) return vk_cmd_free(t->vk, cmd), DLCA_ERR;
+    if (ca_gpu_load_output_gradient(&t->gpu, cmd, rows, (uint32_t)c->loss_channels) || ca_gpu_sums_zero(&t->gpu, cmd))
+        return vk_cmd_free(t->vk, cmd), DLCA_ERR;
     if (vk_cmd_finish(t->vk, cmd)) return DLCA_ERR;
     memset(k->cpu.coeff_grad, 0, gates * 4 * sizeof(double));
     /* Grid gradients fade going back (checkerboard after one AdamW step: 3e-9 at step 4 of 20),

@@ -1,8 +1,9 @@
 /* ca_rollout.h: a CA rollout as one differentiable function of the tensor library (tn_apply), the
  * way a custom op is in any autograd. Its input is the gate coefficients c [gates][4] (a tensor on
- * the engine's device: the CPU, or the GPU's tn_vk); its output the final grid, [C][cells] on the
- * CPU, [C][pitch] on the GPU (a view of the engine's grids, the pitch padding 0); its backward
- * takes dL/d(final grid) and gives dL/dc = S by backpropagation through time in the engine.
+ * the engine's device: the CPU, or the GPU's tn_vk); its output the final grid's loss channels,
+ * [loss_channels][cells] on the CPU, [loss_channels][pitch] on the GPU (a view of the engine's
+ * grids, the pitch padding 0); its backward takes their gradient (the other channels' is 0) and
+ * gives dL/dc = S by backpropagation through time in the engine.
  * The start grid and the fire masks are the engine's, set by the trainer for the round. tn never
  * learns what a cell is; the engine keeps its kernels (per-layer, fused, persistent). */
 #ifndef DLCA_CA_ROLLOUT_H
@@ -21,9 +22,9 @@ typedef struct {
     double *scratch; /* CPU: room for max(gates * 4, C * cells) doubles */
 } ca_rollout;
 
-/* The rollout of the engine's start grid with coefficients `c`: the final grid, recorded for
- * backward when c requires a gradient (tn_apply). On the GPU the engine's dispatches go into the
- * command buffer tn records into. NULL with a message on failure. */
+/* The rollout of the engine's start grid with coefficients `c`: the final grid's loss channels,
+ * recorded for backward when c requires a gradient (tn_apply). On the GPU the engine's dispatches
+ * go into the command buffer tn records into. NULL with a message on failure. */
 tn_tensor *ca_rollout_apply(ca_rollout *rollout, tn_tensor *c);
 
 #endif

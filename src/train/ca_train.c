@@ -163,8 +163,10 @@ static int tensors_init(ca_trainer *t)
     tn_tensor *m_cpu = tn_from_f64(TN_F32, 2, m_shape, m);
     if (!z || !m_cpu) return tn_free(m_cpu), DLCA_ERR;
     t->op_matrix = t->dev ? tn_to_device(m_cpu, t->dev) : tn_retain(m_cpu);
-    tn_free(m_cpu);
-    if (!t->op_matrix || (t->dev && tn_params_to_device(&t->params, t->dev))) return DLCA_ERR;
+    tn_tensor *one = tn_scalar(TN_F32, 1.0);
+    t->loss_seed = one && t->dev ? tn_to_device(one, t->dev) : tn_retain(one);
+    tn_free(m_cpu), tn_free(one);
+    if (!t->op_matrix || !t->loss_seed || (t->dev && tn_params_to_device(&t->params, t->dev))) return DLCA_ERR;
     t->optim = tn_optim_adamw(t->model->config.learning_rate, ca_beta1, ca_beta2, ca_eps, ca_weight_decay);
     t->optim.clip_value = CA_CLIP;
     t->optim.skip_nonfinite = 1;
@@ -210,7 +212,7 @@ void ca_trainer_free(ca_trainer *t)
     snapshot_free(&t->measured), snapshot_free(&t->kept);
     tn_optim_free(&t->optim);
     tn_params_free(&t->params);
-    tn_free(t->op_matrix), tn_free(t->target_rows), tn_free(t->roll_words);
+    tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
     if (t->dev) tn_vk_close(t->dev);
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->scratch);
     if (t->backend == CA_BACKEND_GPU)
@@ -273,13 +275,7 @@ static void cpu_start(ca_trainer *t)
     for (size_t i = 0; i < n; i++) grid[i] = (float)t->start[i];
 }
 
-tn_tensor *ca_trainer_loss(const ca_trainer *t, tn_tensor *out, tn_tensor *target)
-{
-    tn_tensor *pred = tn_slice(out, 0, 0, (size_t)t->model->config.loss_channels, 1);
-    tn_tensor *loss = pred ? tn_sse_loss(pred, target) : NULL;
-    tn_free(pred);
-    return loss;
-}
+tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target) { return tn_sse_loss(out, target); }
 
 /* The hard circuit's loss on the round: argmax gates, no gradient. */
 static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
@@ -288,7 +284,7 @@ static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
     tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    tn_tensor *loss = out ? ca_trainer_loss(t, out, target) : NULL;
+    tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
     tn_no_grad_end();
     if (loss) *hard_loss = tn_item(loss);
     tn_free(loss), tn_free(out), tn_free(c), tn_free(onehot);
@@ -300,12 +296,12 @@ static int cpu_soft_step(ca_trainer *t, tn_tensor *target, double *soft_loss)
 {
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    tn_tensor *loss = out ? ca_trainer_loss(t, out, target) : NULL;
+    tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
     int rc = loss ? DLCA_OK : DLCA_ERR;
     if (!rc) {
         *soft_loss = tn_item(loss);
         tn_params_grad_replace(&t->params); /* z gets a gradient every step */
-        rc = tn_backward(loss);
+        rc = tn_backward_grad(loss, t->loss_seed);
     }
     tn_free(loss), tn_free(out), tn_free(c);
     if (rc) return rc;

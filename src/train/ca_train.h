@@ -43,6 +43,7 @@ typedef struct {
     tn_dev *dev;               /* NULL: the CPU; the GPU's tn_vk */
     tn_params params;          /* one parameter, z [gates][16] (on the GPU in the engine's gate order) */
     tn_tensor *op_matrix;      /* M [16][4], on dev */
+    tn_tensor *loss_seed;      /* 1, on dev: the loss's gradient, made once rather than filled a step */
     tn_tensor *target_rows;    /* GPU: the engine's target [loss_channels][pitch] as a tensor */
     tn_tensor *roll_words;     /* GPU: the persistent kernels' roll calls, AdamW's skip flag */
     tn_optim optim;
@@ -123,9 +124,9 @@ int ca_trainer_gpu_finish(ca_trainer *trainer, int submitted, ca_step_results *r
 /* Copies the state the step under way starts from into trainer->measured (recorded on the GPU). */
 int ca_trainer_snapshot(ca_trainer *trainer);
 
-/* The loss of a rollout's final grid `out` ([C][cells] on the CPU, [C][pitch] on the GPU): the sum
- * of squared errors of its loss channels against `target` [loss_channels][same columns]. */
-tn_tensor *ca_trainer_loss(const ca_trainer *trainer, tn_tensor *out, tn_tensor *target);
+/* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
+ * squared errors against `target` [loss_channels][same columns]. */
+tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target);
 
 /* The tensor library's schedule for the config's lr_schedule, warmup and lr_final (ca_config.h). */
 tn_lr_schedule ca_lr_schedule_of(const ca_config *config);

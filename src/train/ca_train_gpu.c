@@ -25,7 +25,7 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
     tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    r->hard_loss = out ? ca_trainer_loss(t, out, t->target_rows) : NULL;
+    r->hard_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
     tn_no_grad_end();
     tn_free(out), tn_free(c), tn_free(onehot);
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
@@ -38,9 +38,9 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 1)) return DLCA_ERR;
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    r->soft_loss = out ? ca_trainer_loss(t, out, t->target_rows) : NULL;
+    r->soft_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
     tn_params_grad_replace(&t->params); /* z gets a gradient every step */
-    int rc = r->soft_loss ? tn_backward(r->soft_loss) : DLCA_ERR;
+    int rc = r->soft_loss ? tn_backward_grad(r->soft_loss, t->loss_seed) : DLCA_ERR;
     tn_free(out), tn_free(c);
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);

@@ -16,6 +16,16 @@ struct vk_buffer;
 
 enum { VK_TIMESTAMP_COUNT = 1024 }; /* queries in the context's timestamp pool */
 
+/* Per-dispatch timestamps (dlca bench --kernels): while a context points at one, every dispatch it
+ * records is followed by a timestamp at pool index first + count (up to `limit`), and its kernel's
+ * name kept. The first one of a command buffer (count 0) resets the range first; the caller sets
+ * count to 0 before each command buffer it times. A timestamp after a dispatch waits for the work
+ * before it, so dispatches that would share a barrier interval run one after another. */
+typedef struct {
+    uint32_t first, limit, count;
+    const char *names[VK_TIMESTAMP_COUNT];
+} vk_dispatch_stamps;
+
 typedef struct vk_context {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger; /* only with DLCA_VALIDATE=1 */
@@ -43,6 +53,7 @@ typedef struct vk_context {
     uint64_t dispatches;            /* instrumentation (dlca bench): vk_dispatch calls recorded so far */
     uint64_t submissions;           /* instrumentation (dlca bench): queue submissions so far */
     const char *last_kernel;        /* the kernel recorded last, named when a submission hangs */
+    vk_dispatch_stamps *dispatch_stamps; /* NULL, or timestamps after each dispatch (dlca bench --kernels) */
     int validate;                   /* validation layer on (vk_context_options) */
     int subgroup_shuffle;           /* compute shaders may shuffle within a subgroup (fused_step_backward.comp) */
     int pipeline_statistics;        /* print each pipeline's compiler statistics (vk_context_options,

@@ -441,6 +441,12 @@ static int dispatch_record(vk_context *vk, VkCommandBuffer cmd, const vk_pipelin
     vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
     vk->dispatches++; /* instrumentation for dlca bench */
     vk->last_kernel = desc->name;
+    vk_dispatch_stamps *s = vk->dispatch_stamps;
+    if (s && vk->timestamps && s->count < s->limit) {
+        if (s->count == 0) vkCmdResetQueryPool(cmd, vk->timestamps, s->first, s->limit);
+        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->timestamps, s->first + s->count);
+        s->names[s->count++] = desc->name;
+    }
     return DLCA_OK;
 }
 
