@@ -408,7 +408,7 @@ static void test_defects(void)
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
     DEFECT(put_le32(bad + 8, 3), 1, "unknown format version 3 (this build reads versions 1 to 2)");
-    DEFECT(put_le32(bad + 12, 4), 1, "unknown flags 0x00000004");
+    DEFECT(put_le32(bad + 12, 8), 1, "unknown flags 0x00000008");
     DEFECT(put_le32(bad + 16 + 44, 0), 1, "config: channels = 0 is outside 1..4096");          /* channels */
     DEFECT(put_le32(bad + 16 + 52, 33), 1, "config: perception depth = 33 is outside 1..32"); /* perception depth */
     DEFECT(memset(bad + 16, 'x', 32), 1, "preset name has no NUL");

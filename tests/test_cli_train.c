@@ -1,5 +1,6 @@
-/* test_cli_train: `dlca train`, `run`, `eval` and `info` as a user calls them: gol trains to
- * hard loss 0 on the CPU; a resumed run logs exactly the losses of an uninterrupted one; the
+/* test_cli_train: `dlca train`, `run`, `eval` and `info` as a user calls them: gol trains on the
+ * CPU until its circuit is verified exact and stops there; a resumed run logs exactly the losses
+ * of an uninterrupted one and writes the same model (its best circuit carried in the file); the
  * CPU and Vulkan engines give the same loss curve within 1e-3; the CSV, plot, model and frames
  * are written; bad input gives one clear line, a non-zero exit and no output file. */
 #include "ca_eval.h"
@@ -69,11 +70,14 @@ static void test_gol_to_zero(void)
     char err[4096];
     int status = run_dlca(err, sizeof err, "train --preset gol --device cpu --every 500 --out '%s/gol.dlca'", scratch);
     CHECK(status == 0, "gol training exits 0 (status %d): %s", status, err);
+    CHECK(strstr(err, "verified exact") != NULL, "it says it stopped at a verified-exact circuit: %s", err);
     char path[512];
     snprintf(path, sizeof path, "%s/gol.csv", scratch);
     double rows[64][3];
-    int n = read_csv(path, rows, 64);
-    CHECK(n == 6 && rows[n - 1][0] == 3000, "gol.csv has a row every 500 steps (%d rows)", n);
+    int n = read_csv(path, rows, 64), every = 1;
+    for (int i = 0; i + 1 < n; i++) every &= rows[i][0] == 500.0 * (i + 1);
+    CHECK(n >= 2 && every && rows[n - 1][0] > rows[n - 2][0] && rows[n - 1][0] <= 3000,
+          "gol.csv has a row every 500 steps and one at the exact step (%d rows)", n);
     CHECK(n > 0 && rows[n - 1][2] == 0.0, "hard loss 0 at the end (%g)", n > 0 ? rows[n - 1][2] : -1.0);
     snprintf(path, sizeof path, "%s/gol-loss.png", scratch);
     CHECK(exists(path), "the loss curve %s is written", path);
@@ -115,6 +119,76 @@ static void test_resume(const char *preset, const char *extra)
     int same = n == m;
     for (int i = 0; same && i < n; i++) same = memcmp(whole[i], part[i], sizeof whole[i]) == 0;
     CHECK(same, "%s: the resumed run logs exactly the uninterrupted losses", preset);
+    /* the same circuit written at the end, best or final, with the same best carried */
+    ca_model ma, mb;
+    ca_train_state sa, sb;
+    snprintf(a, sizeof a, "%s/whole.dlca", scratch);
+    snprintf(b, sizeof b, "%s/part.dlca", scratch);
+    if (ca_file_load(a, &ma, &sa, NULL) || ca_file_load(b, &mb, &sb, NULL)) {
+        CHECK(0, "%s: load: %s", preset, err_message());
+        return;
+    }
+    size_t values = ma.gate_count * 16 * sizeof(float);
+    CHECK(sa.step == sb.step && memcmp(ma.logits, mb.logits, values) == 0 && memcmp(sa.moment1, sb.moment1, values) == 0,
+          "%s: the resumed run writes the uninterrupted run's model (%llu and %llu steps done)", preset,
+          (unsigned long long)sa.step, (unsigned long long)sb.step);
+    CHECK(sa.best.step > 0 && sa.best.step == sb.best.step && sa.best.wrong == sb.best.wrong &&
+              memcmp(sa.best.logits, sb.best.logits, values) == 0,
+          "%s: and carries the same best circuit (measured at steps %llu and %llu)", preset,
+          (unsigned long long)sa.best.step, (unsigned long long)sb.best.step);
+    ca_model_free(&ma), ca_model_free(&mb), ca_train_state_free(&sa), ca_train_state_free(&sb);
+}
+
+/* A run broken off after a checkpoint (a NaN poured in at step 7: the checkpoint of step 6
+ * stays) and resumed writes what the whole run writes, even where that is a best circuit
+ * measured before the checkpoint: the file carries it. The seed is the first whose whole run
+ * writes a best from before step 6. */
+static void test_best_carried(void)
+{
+    const char *common = "--preset checkerboard --grid 8x8 --T 6 --steps 12 --every 3 --device cpu --force";
+    char err[4096], path[512], inject[1100];
+    snprintf(inject, sizeof inject, "%s", dlca);
+    snprintf(inject + strlen(inject) - strlen("dlca"), sizeof inject - strlen(inject) + 4, "dlca_inject_nan");
+    ca_model m;
+    ca_train_state s;
+    int seed = 0;
+    for (int k = 1; k <= 12 && !seed; k++) {
+        int status = run_dlca(err, sizeof err, "train %s --seed %d --out '%s/bw.dlca'", common, k, scratch);
+        snprintf(path, sizeof path, "%s/bw.dlca", scratch);
+        if (status != 0 || ca_file_load(path, &m, &s, NULL)) break;
+        if (s.step < 5) seed = k;
+        ca_model_free(&m), ca_train_state_free(&s);
+    }
+    CHECK(seed > 0, "a seed of 1..12 writes a best circuit from before step 6");
+    if (!seed) return;
+    char command[4096];
+    snprintf(command, sizeof command, "'%s' 7 train %s --seed %d --out '%s/bp.dlca' > /dev/null 2>&1", inject, common,
+             seed, scratch);
+    CHECK(system(command) != 0, "the poisoned run fails at step 7");
+    int status = run_dlca(err, sizeof err, "train --resume '%s/bp.dlca' --steps 12 --every 3 --device cpu", scratch);
+    CHECK(status == 0, "the resumed run: %s", err);
+    ca_model a, b;
+    ca_train_state sa, sb;
+    snprintf(path, sizeof path, "%s/bw.dlca", scratch);
+    int loaded = ca_file_load(path, &a, &sa, NULL) == DLCA_OK;
+    snprintf(path, sizeof path, "%s/bp.dlca", scratch);
+    loaded = loaded && ca_file_load(path, &b, &sb, NULL) == DLCA_OK;
+    CHECK(loaded, "load: %s", err_message());
+    if (!loaded) return;
+    size_t values = a.gate_count * 16 * sizeof(float);
+    CHECK(sa.step == sb.step && memcmp(a.logits, b.logits, values) == 0,
+          "seed %d: the resumed run writes the whole run's best circuit (%llu and %llu steps done)", seed,
+          (unsigned long long)sa.step, (unsigned long long)sb.step);
+    uint64_t best_step = sa.step + 1;
+    ca_model_free(&a), ca_model_free(&b), ca_train_state_free(&sa), ca_train_state_free(&sb);
+    /* --keep-final: the final circuit, the best only in the file's best section */
+    status = run_dlca(err, sizeof err, "train %s --seed %d --keep-final --out '%s/bf.dlca'", common, seed, scratch);
+    snprintf(path, sizeof path, "%s/bf.dlca", scratch);
+    loaded = status == 0 && ca_file_load(path, &a, &sa, NULL) == DLCA_OK;
+    CHECK(loaded && sa.step == 12 && sa.best.step == best_step,
+          "--keep-final writes the final circuit (%llu steps done) and carries the best of step %llu", loaded ?
+          (unsigned long long)sa.step : 0ull, (unsigned long long)best_step);
+    if (loaded) ca_model_free(&a), ca_train_state_free(&sa);
 }
 
 static void test_cpu_matches_vulkan(void)
@@ -209,6 +283,7 @@ int main(int argc, char **argv)
     test_gol_to_zero();
     test_resume("gol", "");
     test_resume("checkerboard-async", "--grid 6x6 --T 4");
+    test_best_carried();
     test_cpu_matches_vulkan();
     test_bad_input();
     char command[512];

@@ -103,7 +103,7 @@ static long long model_step(const char *path)
 static int make_model(const char *name)
 {
     char err[8192];
-    int status = robust_run(err, sizeof err, "train " TINY " --out '%s'", at(name));
+    int status = robust_run(err, sizeof err, "train " TINY " --keep-final --out '%s'", at(name));
     CHECK(status == 0, "training %s exits 0: %s", name, err);
     return status;
 }
@@ -156,7 +156,7 @@ static void test_same_file(void)
     CHECK(unchanged(at("keep.dlca"), keep), "keep.dlca is byte for byte what it was");
     /* Resuming into itself, through a spelling of its own, is continuing: allowed. */
     char err[8192];
-    int status = robust_run(err, sizeof err, "train --resume '%s' --out '%s/./keep.dlca' --steps 3 --device cpu",
+    int status = robust_run(err, sizeof err, "train --resume '%s' --out '%s/./keep.dlca' --steps 3 --keep-final --device cpu",
                             at("keep.dlca"), dir);
     CHECK(status == 0 && model_step(at("keep.dlca")) == 3, "--resume X --out ./X continues X (%d): %s", status, err);
     free(keep.bytes);

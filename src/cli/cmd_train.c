@@ -7,8 +7,10 @@
 #include "ca_file.h"
 #include "ca_memory.h"
 #include "ca_target.h"
+#include "ca_watch.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cmd_population.h"
 #include "commands.h"
 #include "error.h"
 #include "train_log.h"
@@ -22,10 +24,10 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *target, *device, *out, *log, *resume, *config;
-    int force;
+    const char *target, *device, *out, *log, *resume, *config, *keep_members;
+    int force, stop_exact, keep_final;
     ca_cache cache;
-    long long every;
+    long long every, check_every, population;
     double max_memory; /* GiB */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
@@ -71,6 +73,30 @@ static void print_help(void)
            "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
            "                     the loss curve goes beside it as <log>-loss.png\n"
            "  --every N          log, plot and checkpoint every N steps (default 25)\n"
+           "  --check-every N    measure the hard loss every N steps (default 1), and at every\n"
+           "                     logged step. A circuit can be exact at one step and not the next\n"
+           "                     (a gate's argmax flips), and the exact step is what a sweep\n"
+           "                     reports; the hard rollout is a forward pass, about a fifth of a\n"
+           "                     step, so measuring every step costs ~20%%. When the hard loss is\n"
+           "                     0 the circuit is checked for exactness: Life on all 512 boards\n"
+           "                     (gol), else 16 rounds training never draws and dlca eval's\n"
+           "                     checks, on the CPU\n"
+           "  --stop-exact       stop at the first step whose circuit is verified exact and write\n"
+           "                     that circuit (the state before that step's update) (default)\n"
+           "  --no-stop-exact    train to the budget. Either way the run keeps the best circuit it\n"
+           "                     measured (exact first, then fewest wrong cells, then lowest soft\n"
+           "                     loss) and writes it at the end when the final circuit is worse\n"
+           "                     (its state: a resumed run goes on from that circuit's step)\n"
+           "  --keep-final       write the final circuit at the budget even when a measured one\n"
+           "                     was better (the file still carries the best)\n"
+           "  --population N     train N models, member i with seed + i (member 0 is the run of\n"
+           "                     --seed), side by side: one submission a step for all on a GPU;\n"
+           "                     stops when one is verified exact (unless --no-stop-exact). --out\n"
+           "                     gets the best member (exact first, then fewest wrong cells, then\n"
+           "                     soft loss), --log its log; a table of all members at the end. No\n"
+           "                     checkpoints: --resume does not take a population\n"
+           "  --keep-members DIR with --population: every member's model and log in DIR as\n"
+           "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -120,6 +146,9 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
     else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
+    else if (strcmp(flag, "--check-every") == 0) return cli_int(flag, v, 1, 1000000000, &o->check_every);
+    else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
+    else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -129,10 +158,17 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
     o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
+    o->check_every = 1, o->stop_exact = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
-        if (strcmp(argv[i], "--force") == 0) {
-            o->force = 1;
+        int is_force = strcmp(argv[i], "--force") == 0, is_stop = strcmp(argv[i], "--stop-exact") == 0;
+        if (strcmp(argv[i], "--keep-final") == 0) {
+            o->keep_final = 1;
+            continue;
+        }
+        if (is_force || is_stop || strcmp(argv[i], "--no-stop-exact") == 0) {
+            if (is_force) o->force = 1;
+            else o->stop_exact = is_stop;
             continue;
         }
         const char *value;
@@ -143,7 +179,12 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     for (int i = 0; i < o->flags.count; i++) configures += strcmp(o->flags.items[i].key->key, "steps") != 0;
     if (o->resume && (configures || o->config || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
-                                 "--out, --log, --every, --force and --max-memory may be given with it");
+                                 "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
+                                 "--force and --max-memory may be given with it");
+    if (o->resume && o->population)
+        return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
+                                 "(the same seeds give the same members)");
+    if (o->keep_members && !o->population) return err_set(DLCA_ERR, "--keep-members: only with --population N");
     return DLCA_OK;
 }
 
@@ -199,11 +240,18 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
     return DLCA_OK;
 }
 
-static int save_checkpoint(const char *path, ca_trainer *t, training_run *r, double seconds)
+/* The model file of a run: its state now (synced from the trainer), or with `best` the kept best
+ * circuit's (ca_watch_restore_best). Both carry the best so far (flag 2), so a resumed run ends
+ * as the uninterrupted one would. */
+static int save_run(const char *path, ca_trainer *t, ca_watch *w, training_run *r, double seconds, int best)
 {
-    if (ca_trainer_sync(t)) return DLCA_ERR;
-    ca_train_state state = {t->step, seconds, t->moment1, t->moment2};
-    return ca_file_save(path, &r->model, &state, r->target.bits ? &r->target : NULL);
+    uint64_t done = t->step;
+    int rc = best ? ca_watch_restore_best(w, t, &done) : ca_trainer_sync(t);
+    ca_train_state state = {done, seconds, t->moment1, t->moment2, {0}};
+    if (!rc) rc = ca_watch_save_best(w, t, &state.best);
+    if (!rc) rc = ca_file_save(path, &r->model, &state, r->target.bits ? &r->target : NULL);
+    free(state.best.logits), free(state.best.moment1), free(state.best.moment2);
+    return rc;
 }
 
 static double now_seconds(void)
@@ -305,31 +353,103 @@ static int paths_prepare(train_paths *p, const train_options *o, const training_
     return DLCA_OK;
 }
 
-/* The loop: every step a progress update, every `every` steps (and at the end) the hard loss, a
- * log row, the plot and a checkpoint. Stops early, saving, on SIGINT, SIGTERM or SIGHUP. */
-static int train_loop(ca_trainer *t, training_run *r, const train_options *o, const train_paths *p, train_log *log)
+/* The end of a run that reached its budget: the final circuit against the best measured one,
+ * which replaces it in `out` when it is better (ca_watch.h). */
+static int finish_budget(ca_trainer *t, ca_watch *w, training_run *r, const char *out, double last_soft,
+                         double seconds, train_log *log)
+{
+    ca_mark final;
+    int use_best;
+    if (ca_watch_final(w, t, last_soft, &final, &use_best)) return DLCA_ERR;
+    if (final.exact)
+        train_log_message(log, "the final circuit is verified exact");
+    if (!use_best) return DLCA_OK;
+    train_log_message(log, "the final circuit has %.0f wrong cells on step %llu's round; writing the best one, "
+                      "measured at step %llu (%s%.0f wrong, soft %.6g)", final.wrong, (unsigned long long)t->step,
+                      (unsigned long long)w->best.step, w->best.exact ? "verified exact, " : "", w->best.wrong,
+                      w->best.soft);
+    return save_run(out, t, w, r, seconds, 1);
+}
+
+/* The loop: every step a progress update, every `check_every` steps the hard loss (ca_watch),
+ * every `every` steps (and at the end) a log row, the plot and a checkpoint. Stops at the first
+ * verified-exact circuit (--stop-exact), writing it; early, saving, on SIGINT, SIGTERM or SIGHUP;
+ * else at the budget, writing the best circuit when the final one is worse. */
+static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_options *o, const train_paths *p,
+                      train_log *log)
 {
     const ca_config *c = &r->model.config;
     const char *out = p->out;
-    double start = now_seconds(), before = r->state.seconds;
+    double start = now_seconds(), before = r->state.seconds, soft = 0.0;
     uint64_t first = t->step, total = (uint64_t)c->train_steps;
     long long saved = p->out_is_resume ? (long long)first : -1;
     while (t->step < total && !stop_requested) {
-        int logged = (t->step + 1) % (uint64_t)o->every == 0 || t->step + 1 == total;
-        double soft, hard = -1.0, seconds;
-        if (ca_trainer_step(t, &soft, logged ? &hard : NULL)) return fail_keeping(out, saved);
+        uint64_t step = t->step + 1;
+        int measured = ca_watch_measures(w, step, total, o->every), exact = 0;
+        int logged = step % (uint64_t)o->every == 0 || step == total;
+        double hard = -1.0, seconds;
+        if (ca_trainer_step(t, &soft, measured ? &hard : NULL)) return fail_keeping(out, saved);
+        if (measured && ca_watch_step(w, t, soft, hard, &exact)) return fail_keeping(out, saved);
         seconds = before + now_seconds() - start;
-        train_log_progress(log, t->step, total, soft, hard, (double)(t->step - first) / (now_seconds() - start));
+        int stop = exact && o->stop_exact;
+        train_log_progress(log, t->step, total, soft, logged || stop ? hard : -1.0,
+                           (double)(t->step - first) / (now_seconds() - start));
+        if (stop) {
+            if (train_log_row(log, step, soft, hard, seconds) || save_run(out, t, w, r, seconds, 1))
+                return fail_keeping(out, saved);
+            train_log_message(log, "step %llu: the circuit is verified exact (%s); wrote it, the state before "
+                              "that step's update (%llu steps done)", (unsigned long long)step,
+                              c->target == CA_TARGET_LIFE && c->channels == 1 ? "all 512 boards"
+                                                                              : "16 unseen rounds and dlca eval's checks",
+                              (unsigned long long)step - 1);
+            return DLCA_OK;
+        }
         if (!logged) continue;
         if (train_log_row(log, t->step, soft, hard, seconds)) return fail_keeping(out, saved);
-        if (save_checkpoint(out, t, r, seconds)) return fail_keeping(out, saved);
+        if (save_run(out, t, w, r, seconds, 0)) return fail_keeping(out, saved);
         saved = (long long)t->step;
     }
+    if (w->inexact > 0)
+        train_log_message(log, "%d circuit%s with a hard loss of 0 %s not exact (the first, at step %llu: %s)",
+                          w->inexact, w->inexact == 1 ? "" : "s", w->inexact == 1 ? "was" : "were",
+                          (unsigned long long)w->first_inexact_step, w->first_inexact.why);
     if (stop_requested) {
         train_log_message(log, "interrupted at step %llu: saving %s", (unsigned long long)t->step, out);
-        if (save_checkpoint(out, t, r, before + now_seconds() - start)) return fail_keeping(out, saved);
+        if (save_run(out, t, w, r, before + now_seconds() - start, 0)) return fail_keeping(out, saved);
+        return DLCA_OK;
     }
+    if (t->step > first && finish_budget(t, w, r, out, soft, before + now_seconds() - start, log))
+        return fail_keeping(out, saved);
     return DLCA_OK;
+}
+
+/* One run, on the opened backend. */
+static int train_single(const train_options *o, training_run *r, const train_paths *paths, const ca_options *run,
+                        ca_backend backend, vk_context *vk)
+{
+    ca_trainer trainer;
+    ca_watch watch;
+    train_log log;
+    memset(&trainer, 0, sizeof trainer), memset(&watch, 0, sizeof watch), memset(&log, 0, sizeof log);
+    int rc = ca_memory_check_training(&r->model, backend, vk, run, o->max_memory);
+    if (!rc) rc = ca_trainer_init(&trainer, &r->model, r->image, backend, vk, run);
+    if (!rc && r->state.moment1) rc = ca_trainer_resume(&trainer, r->state.step, r->state.moment1, r->state.moment2);
+    if (!rc) rc = ca_watch_init(&watch, &r->model, r->image, (int)o->check_every);
+    watch.keep_final = o->keep_final;
+    if (!rc) rc = ca_watch_resume(&watch, &trainer, &r->state.best);
+    if (!rc) rc = train_log_open(&log, paths->log, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
+    if (!rc) {
+        const ca_config *c = &r->model.config;
+        train_log_message(&log, "training %s: %zu gates, %dx%d grid, T=%d, batch %d, %d steps on %s -> %s",
+                          c->preset, r->model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
+                          ca_backend_name(backend, vk), paths->out);
+        rc = train_loop(&trainer, &watch, r, o, paths, &log);
+        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? paths->out : NULL);
+    }
+    train_log_close(&log);
+    ca_watch_free(&watch);
+    ca_trainer_free(&trainer);
+    return rc;
 }
 
 static int train(const train_options *o, const ca_options *seam)
@@ -337,32 +457,27 @@ static int train(const train_options *o, const ca_options *seam)
     training_run r;
     vk_context vk;
     ca_backend backend = CA_BACKEND_CPU; /* read on every exit path, even before ca_backend_open */
-    ca_trainer trainer;
-    train_log log;
     train_paths paths;
-    memset(&trainer, 0, sizeof trainer), memset(&log, 0, sizeof log), memset(&vk, 0, sizeof vk);
-    memset(&r, 0, sizeof r), memset(&paths, 0, sizeof paths);
+    memset(&vk, 0, sizeof vk), memset(&r, 0, sizeof r), memset(&paths, 0, sizeof paths);
     ca_options run;
     int rc = cli_run_options(&run, o->device);
     run.gpu.cache = o->cache;
     if (seam) run.before_step = seam->before_step, run.before_step_context = seam->before_step_context;
     if (!rc) rc = run_prepare(&r, o, run.assets);
+    if (!rc && o->stop_exact && r.state.best.exact_step > 0)
+        rc = err_set(DLCA_ERR, "%s: its run found an exact circuit at step %llu already: give --no-stop-exact to "
+                               "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    if (!rc) rc = ca_memory_check_training(&r.model, backend, &vk, &run, o->max_memory);
-    if (!rc) rc = ca_trainer_init(&trainer, &r.model, r.image, backend, &vk, &run);
-    if (!rc && r.state.moment1) rc = ca_trainer_resume(&trainer, r.state.step, r.state.moment1, r.state.moment2);
-    if (!rc) rc = train_log_open(&log, paths.log, o->resume != NULL, trainer.step, isatty(fileno(stderr)));
-    if (!rc) {
-        const ca_config *c = &r.model.config;
-        train_log_message(&log, "training %s: %zu gates, %dx%d grid, T=%d, batch %d, %d steps on %s -> %s",
-                          c->preset, r.model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
-                          ca_backend_name(backend, &vk), paths.out);
-        rc = train_loop(&trainer, &r, o, &paths, &log);
-        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? paths.out : NULL);
+    if (!rc && o->population) {
+        cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
+                                    paths.out, paths.log, paths.plot, o->keep_members, (int)o->population, o->every,
+                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
+                                    &stop_requested};
+        rc = cmd_population_train(&args);
+    } else if (!rc) {
+        rc = train_single(o, &r, &paths, &run, backend, &vk);
     }
-    train_log_close(&log);
-    ca_trainer_free(&trainer);
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     run_free(&r);
     paths_free(&paths);

@@ -15,5 +15,6 @@ int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -38,6 +38,7 @@ static const cli_command commands[] = {
     {"eval", "losses, Game of Life accuracy, gate counts and generalisation checks", cmd_eval},
     {"info", "a model file's config (as dlca train --config reads it) and training state", cmd_info},
     {"runs", "the models in a folder: preset, steps done, last losses", cmd_runs},
+    {"sweep", "train seeds of presets to exact circuits: how many, how soon, at what cost", cmd_sweep},
     {"export", "write a model's pruned hard circuit as C, Verilog or Graphviz", cmd_export},
     {"bench", "time training steps (GPU timestamps, gate evals/s) or the hard engine", cmd_bench},
     {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},

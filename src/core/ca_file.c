@@ -112,7 +112,8 @@ static void put_model(byte_sink *s, const ca_model *m, const ca_train_state *sta
     size_t values = m->gate_count * GATE_OP_COUNT;
     put_bytes(s, ca_file_magic, CA_FILE_MAGIC_SIZE);
     put_u32(s, CA_FILE_VERSION);
-    put_u32(s, (state ? CA_FILE_FLAG_STATE : 0u) | (target ? CA_FILE_FLAG_TARGET : 0u));
+    int best = state && state->best.step > 0;
+    put_u32(s, (state ? CA_FILE_FLAG_STATE : 0u) | (target ? CA_FILE_FLAG_TARGET : 0u) | (best ? CA_FILE_FLAG_BEST : 0u));
     put_config(s, c);
     put_u64(s, m->gate_count);
     for (int l = 0; l < c->perception_depth; l++) put_wiring(s, &m->perception[l]);
@@ -127,6 +128,14 @@ static void put_model(byte_sink *s, const ca_model *m, const ca_train_state *sta
         put_u32(s, (uint32_t)target->channels), put_u32(s, (uint32_t)target->height), put_u32(s, (uint32_t)target->width);
         put_bytes(s, target->bits, (size_t)target->channels * (size_t)target->height * (size_t)target->width);
     }
+    if (best) {
+        const ca_best_state *b = &state->best;
+        put_u64(s, b->step), put_u64(s, b->exact_step), put_f64(s, b->wrong), put_f64(s, b->soft);
+        put_u32(s, (uint32_t)b->exact);
+        put_f32_array(s, b->logits, values);
+        put_f32_array(s, b->moment1, values);
+        put_f32_array(s, b->moment2, values);
+    }
     if (!s->failed) put_u32(s, crc32_update(0, s->data, s->size));
 }
 
@@ -138,9 +147,24 @@ static size_t first_bad(const float *values, size_t n, int nonnegative)
     return n;
 }
 
+static int check_best(const ca_best_state *b, size_t values)
+{
+    size_t bad;
+    if (!b->logits || !b->moment1 || !b->moment2) return err_set(DLCA_ERR, "the best circuit has no logits or moments");
+    if (!(b->wrong >= 0.0) || !isfinite(b->wrong) || !(b->soft >= 0.0) || !isfinite(b->soft) || (b->exact != 0 && b->exact != 1))
+        return err_set(DLCA_ERR, "the best circuit's losses (%g, %g) or exact flag (%d) are out of range", b->wrong,
+                       b->soft, b->exact);
+    if ((bad = first_bad(b->logits, values, 0)) < values)
+        return err_set(DLCA_ERR, "the best circuit's logits[%zu] = %g is not finite", bad, (double)b->logits[bad]);
+    if ((bad = first_bad(b->moment1, values, 0)) < values || (bad = first_bad(b->moment2, values, 1)) < values)
+        return err_set(DLCA_ERR, "the best circuit's moments at %zu are not finite (or moment2 < 0)", bad);
+    return DLCA_OK;
+}
+
 static int check_state(const ca_train_state *state, size_t values)
 {
     size_t bad;
+    if (state->best.step > 0 && check_best(&state->best, values)) return DLCA_ERR;
     if (!state->moment1 || !state->moment2) return err_set(DLCA_ERR, "the training state has no moments");
     if (!isfinite(state->seconds) || state->seconds < 0.0)
         return err_set(DLCA_ERR, "training seconds %g is not a finite time", state->seconds);
@@ -215,6 +239,7 @@ void ca_train_state_free(ca_train_state *state)
 {
     free(state->moment1);
     free(state->moment2);
+    free(state->best.logits), free(state->best.moment1), free(state->best.moment2);
     memset(state, 0, sizeof *state);
 }
 

@@ -1,7 +1,8 @@
 /* ca_file.h: the model file (.dlca), which train/resume, run, eval, the viewer and export share.
  * Little-endian, written field by field (version 2; version 1 files, which end the config at
  * the seed, load with a constant learning rate):
- *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image)
+ *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image,
+ *   bit 2: the run's best circuit, only beside bit 0)
  *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
  *           perception_depth, perception_widths[depth], update_depth, update_widths[depth],
  *           update_wiring, steps, f64 fire_rate, i32 loss_channels, start, target, batch,
@@ -11,6 +12,8 @@
  *   f32 logits[gate_count][16]
  *   flag 0: u64 step, f64 seconds, f32 moment1[gate_count*16], f32 moment2[gate_count*16]
  *   flag 1: u32 channels, height, width, u8 bits[channels][height][width] (each 0 or 1)
+ *   flag 2: u64 best_step (>= 1), u64 exact_step, f64 best_wrong, f64 best_soft, u32 best_exact
+ *           (0 or 1), f32 logits[gate_count*16], moment1[gate_count*16], moment2[gate_count*16]
  *   u32 CRC-32 (zlib's) of every byte before it; nothing after it. */
 #ifndef DLCA_CA_FILE_H
 #define DLCA_CA_FILE_H
@@ -21,7 +24,9 @@
 #include <stdint.h>
 
 enum { CA_FILE_VERSION = 2, CA_FILE_MAGIC_SIZE = 8 };
-enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1 };
+/* Flag 2 is an optional part, not a new layout, so the version stays 2: a reader that does not
+ * know the flag refuses the file naming it ("unknown flags"), rather than misread it. */
+enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1, CA_FILE_FLAG_BEST = 1u << 2 };
 
 /* "DLCA\r\n\x1a\n": the CR-LF and ^Z catch text-mode transfers, as in PNG's signature. */
 extern const uint8_t ca_file_magic[CA_FILE_MAGIC_SIZE];
@@ -29,12 +34,24 @@ extern const uint8_t ca_file_magic[CA_FILE_MAGIC_SIZE];
 /* Files larger than this are refused before they are read. */
 #define CA_FILE_MAX_SIZE ((size_t)1 << 30)
 
+/* The best circuit a run has measured (src/train/ca_watch.h), kept so that a resumed run writes
+ * at its end what the uninterrupted run would: the state before the update of the step that
+ * measured it. Arrays are [gate_count * 16]. */
+typedef struct {
+    uint64_t step;        /* the step that measured it (1-based); 0: none, and the file has no flag 2 */
+    uint64_t exact_step;  /* the run's first step whose circuit was verified exact; 0: none */
+    double wrong, soft;   /* its hard loss (wrong cell bits) and soft loss on that step's round */
+    int exact;            /* verified exact (src/train/ca_exact.h) */
+    float *logits, *moment1, *moment2;
+} ca_best_state;
+
 /* AdamW state for resuming. moment1/moment2 are [gate_count * 16]; NULL after a load when the
  * file has none. */
 typedef struct {
     uint64_t step;   /* optimizer steps done */
     double seconds;  /* training time so far */
     float *moment1, *moment2;
+    ca_best_state best; /* flag 2 */
 } ca_train_state;
 
 /* The training target as bits [channels][height][width] (height/width = the config's grid,

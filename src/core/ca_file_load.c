@@ -133,8 +133,10 @@ static int read_preamble(byte_source *r, uint32_t *flags)
                        CA_FILE_VERSION);
     r->version = version;
     TRY(get_u32(r, "the flags", flags));
-    if (*flags & ~(uint32_t)(CA_FILE_FLAG_STATE | CA_FILE_FLAG_TARGET))
-        return corrupt(r, "unknown flags 0x%08x (version %u knows bits 0 and 1)", *flags, r->version);
+    if (*flags & ~(uint32_t)(CA_FILE_FLAG_STATE | CA_FILE_FLAG_TARGET | CA_FILE_FLAG_BEST))
+        return corrupt(r, "unknown flags 0x%08x (version %u knows bits 0 to 2)", *flags, r->version);
+    if ((*flags & CA_FILE_FLAG_BEST) && !(*flags & CA_FILE_FLAG_STATE))
+        return corrupt(r, "flags 0x%08x: a best circuit (bit 2) without a training state (bit 0)", *flags);
     return DLCA_OK;
 }
 
@@ -297,6 +299,26 @@ static int read_state(byte_source *r, size_t values, ca_train_state *state)
     return read_moment(r, "moment2", values, 1, state ? &state->moment2 : NULL);
 }
 
+static int read_best(byte_source *r, size_t values, ca_best_state *best)
+{
+    uint64_t step, exact_step;
+    double wrong, soft;
+    uint32_t exact;
+    TRY(get_u64(r, "best step", &step));
+    TRY(get_u64(r, "exact step", &exact_step));
+    TRY(get_f64(r, "best hard loss", &wrong));
+    TRY(get_f64(r, "best soft loss", &soft));
+    TRY(get_u32(r, "best exact", &exact));
+    if (step == 0) return corrupt(r, "the best circuit's step is 0 (steps count from 1)");
+    if (!isfinite(wrong) || wrong < 0.0 || !isfinite(soft) || soft < 0.0)
+        return corrupt(r, "the best circuit's losses %g and %g are not finite and >= 0", wrong, soft);
+    if (exact > 1) return corrupt(r, "the best circuit's exact flag is %u, not 0 or 1", exact);
+    if (best) best->step = step, best->exact_step = exact_step, best->wrong = wrong, best->soft = soft, best->exact = (int)exact;
+    TRY(read_moment(r, "best logits", values, 0, best ? &best->logits : NULL));
+    TRY(read_moment(r, "best moment1", values, 0, best ? &best->moment1 : NULL));
+    return read_moment(r, "best moment2", values, 1, best ? &best->moment2 : NULL);
+}
+
 static int read_target(byte_source *r, const ca_config *c, ca_target_image *target)
 {
     uint32_t channels, height, width;
@@ -366,6 +388,7 @@ static int parse(byte_source *r, file_parts *p, ca_model *model, ca_train_state 
     TRY(read_floats(r, "logits", values, 0, model->logits));
     if (p->flags & CA_FILE_FLAG_STATE) TRY(read_state(r, values, state));
     if (p->flags & CA_FILE_FLAG_TARGET) TRY(read_target(r, &p->config, target));
+    if (p->flags & CA_FILE_FLAG_BEST) TRY(read_best(r, values, state ? &state->best : NULL));
     return read_crc(r);
 }
 

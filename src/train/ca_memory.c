@@ -98,6 +98,7 @@ double ca_memory_trainer(const ca_model *m, ca_backend backend, const vk_context
     const ca_config *c = &m->config;
     double cells = (double)c->batch * c->height * c->width, gates = (double)m->gate_count * GATE_OP_COUNT;
     double bytes = 2.0 * gates * F32                                       /* AdamW moments */
+                   + 6.0 * gates * F32 /* two snapshots of z and the moments (on a GPU's host, or the CPU) */
                    + ((double)c->channels + c->loss_channels) * cells * F64; /* start and target */
     if (backend == CA_BACKEND_GPU) {
         bytes += 2.0 * c->channels * cells * F32; /* the start staged as floats, and its staging buffer */

@@ -100,6 +100,56 @@ static int gpu_engine_init(ca_trainer *t)
     return t->target_rows && t->roll_words ? DLCA_OK : DLCA_ERR;
 }
 
+/* Room for two snapshots of z and the moments, on the engine's device, made once: a step that
+ * records a copy into them allocates nothing. */
+static int snapshots_init(ca_trainer *t)
+{
+    const tn_tensor *z = t->params.params[0], *m = t->optim.state[0]; /* the moments are flat */
+    ca_snapshot *both[2] = {&t->measured, &t->kept};
+    for (int i = 0; i < 2; i++) {
+        ca_snapshot *s = both[i];
+        s->z = tn_zeros_on(t->dev, TN_F32, z->ndim, z->shape);
+        s->moment1 = tn_zeros_on(t->dev, TN_F32, m->ndim, m->shape);
+        s->moment2 = tn_zeros_on(t->dev, TN_F32, m->ndim, m->shape);
+        if (!s->z || !s->moment1 || !s->moment2) return DLCA_ERR;
+    }
+    return DLCA_OK;
+}
+
+static void snapshot_free(ca_snapshot *s) { tn_free(s->z), tn_free(s->moment1), tn_free(s->moment2); }
+
+int ca_trainer_snapshot(ca_trainer *t)
+{
+    ca_snapshot *s = &t->measured;
+    s->step = t->step + 1;
+    return tn_assign(s->z, t->params.params[0]) || tn_assign(s->moment1, t->optim.state[0]) ||
+                   tn_assign(s->moment2, t->optim.state[1])
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
+void ca_trainer_keep_measured(ca_trainer *t)
+{
+    ca_snapshot kept = t->kept;
+    t->kept = t->measured, t->measured = kept;
+}
+
+int ca_trainer_read_snapshot(ca_trainer *t, const ca_snapshot *s, float *logits, float *moment1, float *moment2)
+{
+    if (logits && read_gate_rows(t, s->z, logits)) return DLCA_ERR;
+    if (moment1 && read_gate_rows(t, s->moment1, moment1)) return DLCA_ERR;
+    return moment2 ? read_gate_rows(t, s->moment2, moment2) : DLCA_OK;
+}
+
+int ca_trainer_set_kept(ca_trainer *t, uint64_t step, const float *logits, const float *moment1, const float *moment2)
+{
+    t->kept.step = step;
+    return write_gate_rows(t, t->kept.z, logits) || write_gate_rows(t, t->kept.moment1, moment1) ||
+                   write_gate_rows(t, t->kept.moment2, moment2)
+               ? DLCA_ERR
+               : DLCA_OK;
+}
+
 /* z [gates][16] and M [16][4] on the engine's device, AdamW's state beside z. */
 static int tensors_init(ca_trainer *t)
 {
@@ -123,6 +173,7 @@ static int tensors_init(ca_trainer *t)
     t->optim.state_dtype = TN_F32; /* as the model file keeps the moments */
     if (t->roll_words) t->optim.skip_flag = t->roll_words, t->optim.skip_mask = CA_GPU_ROLL_CLOSED;
     if (tn_optim_state_init(&t->optim, &t->params, 0)) return DLCA_ERR;
+    if (snapshots_init(t)) return DLCA_ERR;
     return write_gate_rows(t, t->params.params[0], t->model->logits);
 }
 
@@ -158,6 +209,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
 
 void ca_trainer_free(ca_trainer *t)
 {
+    snapshot_free(&t->measured), snapshot_free(&t->kept);
     tn_optim_free(&t->optim);
     tn_params_free(&t->params);
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
@@ -275,7 +327,7 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     size_t rows[2] = {(size_t)c->loss_channels, ca_shape_cells(shape)};
     tn_tensor *target = tn_from_f64(TN_F32, 2, rows, t->target);
     int rc = target ? DLCA_OK : DLCA_ERR;
-    if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss);
+    if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss) || ca_trainer_snapshot(t);
     if (!rc) rc = cpu_soft_step(t, target, soft_loss);
     tn_free(target);
     return rc;
@@ -285,6 +337,19 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     if (before_step(t)) return DLCA_ERR;
     int rc = t->backend == CA_BACKEND_GPU ? ca_trainer_gpu_step(t, soft_loss, hard_loss) : cpu_step(t, soft_loss, hard_loss);
+    if (!rc) t->step++;
+    return rc;
+}
+
+int ca_trainer_step_record(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
+{
+    memset(r, 0, sizeof *r);
+    return before_step(t) ? DLCA_ERR : ca_trainer_gpu_record(t, cmd, with_hard, r);
+}
+
+int ca_trainer_step_finish(ca_trainer *t, int submitted, ca_step_results *r, double *soft_loss, double *hard_loss)
+{
+    int rc = ca_trainer_gpu_finish(t, submitted, r, soft_loss, hard_loss);
     if (!rc) t->step++;
     return rc;
 }

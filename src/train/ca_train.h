@@ -20,6 +20,15 @@
 
 typedef enum { CA_BACKEND_CPU, CA_BACKEND_GPU } ca_backend;
 
+/* The trainer's state as a step that measures the hard loss found it, before that step's update:
+ * the circuit whose hard loss it measured, and what a run resumed from there needs. Tensors on
+ * the engine's device, in its gate order (ca_trainer_read_snapshot converts). */
+typedef struct {
+    tn_tensor *z, *moment1, *moment2; /* [gates][16] */
+    uint64_t step;                    /* the step that measured it (1-based): its state is that of
+                                         step - 1 steps done; 0 while empty */
+} ca_snapshot;
+
 typedef struct {
     ca_model *model;           /* its logits are brought up to date by ca_trainer_sync */
     ca_backend backend;
@@ -39,6 +48,9 @@ typedef struct {
     tn_tensor *roll_words;     /* GPU: the persistent kernels' roll calls, AdamW's skip flag */
     tn_optim optim;
     ca_rollout rollout;
+    /* A step that measures the hard loss copies the state it starts from into `measured`
+     * (ca_snapshot); ca_trainer_keep_measured swaps it into `kept`, where a run holds its best. */
+    ca_snapshot measured, kept;
     /* the engines */
     ca_cpu cpu;                /* CPU backend, options.cpu_reference */
     ca_fast fast;              /* CPU backend, otherwise */
@@ -67,17 +79,50 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
 int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps);
 
 /* One training step on round trainer->step: soft loss before the update, and with
- * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates).
- * A logits gradient or a loss that is not finite fails with ca_trainer_nonfinite's message, the
+ * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates), and
+ * then the state the step starts from goes into trainer->measured. A logits gradient or a loss that is not finite fails with ca_trainer_nonfinite's message, the
  * same on every engine (the gradient checked first), and the model is not to be saved. */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
+
+/* The GPU step in two halves, so that several trainers on one vk_context share a command buffer
+ * and a submission (ca_population.c). ca_trainer_step_record records trainer t's step of round
+ * t->step into `cmd` (begun by the caller with vk_cmd_begin on t->vk); once the caller's
+ * vk_cmd_finish has run it (or failed: `submitted` 0), ca_trainer_step_finish retires the
+ * recording, reads the losses, and counts the step, as ca_trainer_step. A persistent kernel that
+ * gave up is handled there as in ca_trainer_step: the step runs again, alone, one dispatch a CA
+ * step. Not with options.check_stages. */
+typedef struct {
+    tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible; hard_loss NULL unless measured */
+} ca_step_results;
+
+int ca_trainer_step_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
+int ca_trainer_step_finish(ca_trainer *trainer, int submitted, ca_step_results *results, double *soft_loss,
+                           double *hard_loss);
+
+/* trainer->measured into trainer->kept (the two swap). */
+void ca_trainer_keep_measured(ca_trainer *trainer);
+
+/* A snapshot's tensors in the model's gate order, [gates][16] each; any of the three may be NULL. */
+int ca_trainer_read_snapshot(ca_trainer *trainer, const ca_snapshot *snapshot, float *logits, float *moment1,
+                             float *moment2);
+
+/* Sets trainer->kept from host arrays in the model's gate order (a resumed run's best circuit). */
+int ca_trainer_set_kept(ca_trainer *trainer, uint64_t step, const float *logits, const float *moment1,
+                        const float *moment2);
 
 /* The one message of every engine for a loss or gradient (`what`) that is not finite at the step
  * under way (trainer->step + 1): returns DLCA_ERR. */
 int ca_trainer_nonfinite(const ca_trainer *trainer, const char *what);
 
-/* The GPU half of ca_trainer_step, for round trainer->step (ca_train_gpu.c). */
+/* The GPU half of ca_trainer_step, for round trainer->step (ca_train_gpu.c), and its two halves
+ * (ca_trainer_step_record / _finish without the test seam and the step count). */
 int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
+int ca_trainer_gpu_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
+int ca_trainer_gpu_finish(ca_trainer *trainer, int submitted, ca_step_results *results, double *soft_loss,
+                          double *hard_loss);
+
+/* Copies the state the step under way starts from into trainer->measured (recorded on the GPU). */
+int ca_trainer_snapshot(ca_trainer *trainer);
 
 /* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
  * squared errors against `target` [loss_channels][same columns]. */

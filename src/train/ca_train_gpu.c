@@ -15,14 +15,10 @@
 #include <math.h>
 #include <string.h>
 
-/* What a recorded step leaves for the host to read after the fence. */
-typedef struct {
-    tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible (tn_vk keeps small storages there) */
-} gpu_step_results;
-
-/* The hard circuit's rollout and loss: argmax gates, no gradient. What the persistent forward
- * polls is cleared first, without a barrier: the next tn op's covers it. */
-static int record_hard(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
+/* The hard circuit's rollout and loss: argmax gates, no gradient; then the snapshot of the state
+ * the step starts from (ca_trainer_snapshot). What the persistent forward polls is cleared first,
+ * without a barrier: the next tn op's covers it. */
+static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 {
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 0)) return DLCA_ERR;
     tn_no_grad_begin();
@@ -32,12 +28,12 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
     r->hard_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
     tn_no_grad_end();
     tn_free(out), tn_free(c), tn_free(onehot);
-    return r->hard_loss ? DLCA_OK : DLCA_ERR;
+    return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
 }
 
 /* The soft rollout, its loss, BPTT into z's gradient, and AdamW (skipped by tn when the gradient
  * is not finite or a persistent kernel gave up: its roll words are the optimizer's skip flag). */
-static int record_soft(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
+static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 {
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 1)) return DLCA_ERR;
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
@@ -51,7 +47,7 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, gpu_step_results *r)
     return tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END) ? DLCA_ERR : DLCA_OK;
 }
 
-static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, gpu_step_results *r)
+static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
 {
     if (tn_vk_record_begin(t->dev, cmd)) return DLCA_ERR;
     int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START) || ca_gpu_task_round(&t->gpu, cmd, t->step);
@@ -63,14 +59,18 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, gpu_st
     return rc ? rc : end;
 }
 
+int ca_trainer_gpu_record(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
+{
+    ca_gpu_set_fire_stream(&t->gpu, rng_fire_stream(t->model->config.seed, t->step));
+    return record_step(t, cmd, with_hard, r);
+}
+
 /* Submits the step and waits; tn may reuse what the step released once it ran. */
-static int run_step(ca_trainer *t, int with_hard, gpu_step_results *r)
+static int run_step(ca_trainer *t, int with_hard, ca_step_results *r)
 {
     VkCommandBuffer cmd;
-    const ca_config *c = &t->model->config;
-    ca_gpu_set_fire_stream(&t->gpu, rng_fire_stream(c->seed, t->step));
     if (vk_cmd_begin(t->vk, &cmd)) return DLCA_ERR;
-    int rc = record_step(t, cmd, with_hard, r);
+    int rc = ca_trainer_gpu_record(t, cmd, with_hard, r);
     if (rc) {
         vk_cmd_free(t->vk, cmd);
         tn_vk_retire(t->dev);
@@ -81,18 +81,17 @@ static int run_step(ca_trainer *t, int with_hard, gpu_step_results *r)
     return rc ? rc : retired;
 }
 
-int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+/* The losses and AdamW's status of a step that ran (rc: how its recording and submission went). */
+static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_loss, double *hard_loss)
 {
-    if (t->options.check_stages) return ca_gpu_check_step(t, soft_loss, hard_loss);
-    gpu_step_results r = {0};
-    int rc = run_step(t, hard_loss != NULL, &r);
     tn_optim_status status = {0};
     if (!rc) rc = tn_optim_status_read(&t->optim, &status);
     if (!rc) {
-        *soft_loss = tn_item(r.soft_loss);
-        if (hard_loss) *hard_loss = tn_item(r.hard_loss);
+        *soft_loss = tn_item(r->soft_loss);
+        if (hard_loss) *hard_loss = tn_item(r->hard_loss);
     }
-    tn_free(r.soft_loss), tn_free(r.hard_loss);
+    tn_free(r->soft_loss), tn_free(r->hard_loss);
+    r->soft_loss = r->hard_loss = NULL;
     if (rc) return rc;
     if (status.last_skipped) {
         /* Not every workgroup of a persistent kernel could run at once (too many tiles for the
@@ -104,4 +103,21 @@ int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
         return ca_trainer_gpu_step(t, soft_loss, hard_loss);
     }
     return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");
+}
+
+int ca_trainer_gpu_finish(ca_trainer *t, int submitted, ca_step_results *r, double *soft_loss, double *hard_loss)
+{
+    int retired = tn_vk_retire(t->dev);
+    return read_step(t, submitted ? retired : DLCA_ERR, r, soft_loss, hard_loss);
+}
+
+int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
+{
+    if (t->options.check_stages) {
+        if (hard_loss && ca_trainer_snapshot(t)) return DLCA_ERR;
+        return ca_gpu_check_step(t, soft_loss, hard_loss);
+    }
+    ca_step_results r = {0};
+    int rc = run_step(t, hard_loss != NULL, &r);
+    return read_step(t, rc, &r, soft_loss, hard_loss);
 }

@@ -164,11 +164,41 @@ static int start_log(train_log *log, const char *row, size_t size)
     return DLCA_OK;
 }
 
+/* One row as the log holds it; its length, or -1 when it does not fit. */
+static int format_row(char *row, size_t size, uint64_t step, double soft, double hard, double seconds)
+{
+    int n = snprintf(row, size, "%llu,%.9g,%.9g,%.3f\n", (unsigned long long)step, soft, hard, seconds);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+int train_log_write(const char *csv_path, const uint64_t *steps, const double *soft, const double *hard,
+                    const double *seconds, size_t count)
+{
+    char *text = NULL, *plot = train_log_plot_path(csv_path);
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    double *x = malloc((count ? count : 1) * sizeof(double));
+    int rc = out && plot && x ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the log %s", csv_path);
+    if (!rc) fputs(header, out);
+    for (size_t i = 0; !rc && i < count; i++) {
+        char row[160];
+        if (format_row(row, sizeof row, steps[i], soft[i], hard[i], seconds[i]) < 0)
+            rc = err_set(DLCA_ERR, "%s: a log row does not fit %zu characters", csv_path, sizeof row);
+        else fputs(row, out);
+        x[i] = (double)steps[i];
+    }
+    if (out && fclose(out) != 0 && !rc) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the log %s", csv_path);
+    if (!rc) rc = atomic_file_write(csv_path, text, size);
+    if (!rc && count >= 2) rc = image_write_loss_curve(plot, x, soft, hard, (int)count, 640, 400);
+    free(text), free(plot), free(x);
+    return rc;
+}
+
 int train_log_row(train_log *log, uint64_t step, double soft, double hard, double seconds)
 {
     char row[160];
-    int n = snprintf(row, sizeof row, "%llu,%.9g,%.9g,%.3f\n", (unsigned long long)step, soft, hard, seconds);
-    if (n < 0 || (size_t)n >= sizeof row) return err_set(DLCA_ERR, "%s: a log row of %d characters", log->csv_path, n);
+    int n = format_row(row, sizeof row, step, soft, hard, seconds);
+    if (n < 0) return err_set(DLCA_ERR, "%s: a log row does not fit %zu characters", log->csv_path, sizeof row);
     if (!log->started) {
         if (start_log(log, row, (size_t)n)) return DLCA_ERR;
     } else if (write_all(log->csv_fd, row, (size_t)n) != 0) { /* one write: a kill never tears a row */

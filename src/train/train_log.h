@@ -43,6 +43,12 @@ void train_log_progress(train_log *log, uint64_t step, uint64_t total, double so
  * curve (from the second row on). */
 int train_log_row(train_log *log, uint64_t step, double soft, double hard, double seconds);
 
+/* Writes a whole log at once, atomically: the header and `count` rows as train_log_row formats
+ * them, and the loss curve beside it (from two rows on). For runs that keep their rows in memory
+ * (populations: ca_population.h). */
+int train_log_write(const char *csv_path, const uint64_t *steps, const double *soft, const double *hard,
+                    const double *seconds, size_t count);
+
 /* A line of its own (after any progress line). */
 void train_log_message(train_log *log, const char *format, ...) __attribute__((format(printf, 2, 3)));
 

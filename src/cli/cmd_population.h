@@ -1,0 +1,56 @@
+/* cmd_population.h: `dlca train --population N` (ca_population.h) and what `dlca sweep` shares
+ * with it: the memory check, the progress lines, a member's file names and files. */
+#ifndef DLCA_CMD_POPULATION_H
+#define DLCA_CMD_POPULATION_H
+
+#include "ca_file.h"
+#include "ca_population.h"
+
+#include <signal.h>
+
+enum { CMD_POPULATION_MAX = 4096 };
+
+/* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
+ * files go (checked and locked by dlca train), and the run's flags. */
+typedef struct {
+    const ca_config *config;
+    const double *image;
+    const ca_target_image *target; /* written into the model files, or NULL */
+    ca_backend backend;
+    vk_context *vk;
+    const ca_options *options;
+    const char *out, *log, *plot, *keep_members;
+    int count;
+    long long every;
+    int check_every, stop_exact, keep_final, force;
+    double max_memory; /* GiB */
+    volatile sig_atomic_t *interrupt;
+} cmd_population_args;
+
+/* Trains the population and writes --out (the best member), its log and plot, and with
+ * keep_members every member's model and log. */
+int cmd_population_train(const cmd_population_args *args);
+
+/* Refuses, before anything is allocated, `count` members of `config` that would need more host
+ * memory than `max_memory` GiB (ca_memory.h), naming the population. */
+int cmd_population_memory(const ca_config *config, int count, ca_backend backend, const vk_context *vk,
+                          const ca_options *options, double max_memory);
+
+/* The progress callback of ca_population_run: one line on stderr a call (context: a
+ * cmd_population_progress). */
+typedef struct {
+    const char *label; /* e.g. the preset */
+} cmd_population_progress;
+
+void cmd_population_show(void *context, const ca_population *population, uint64_t step, double seconds);
+
+/* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
+char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);
+
+/* A member's rows as a log CSV (and its plot beside it), atomically. */
+int cmd_population_write_log(const ca_member *member, const char *path);
+
+/* Makes `dir` when it is missing; refuses anything but a writable directory, naming `flag`. */
+int cmd_population_dir(const char *dir, const char *flag);
+
+#endif

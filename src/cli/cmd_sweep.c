@@ -1,0 +1,450 @@
+/* cmd_sweep.c: `dlca sweep`: how often, how soon and at what cost a config trains to an exact
+ * circuit. Each preset's seeds train as one population (ca_population.h) in which a member stops
+ * at its own first verified-exact step and the others go on to the budget; then a summary per
+ * preset (exact runs of S, median steps to exact, wall seconds per exact circuit), optionally as
+ * JSON, a CSV row per seed and Markdown rows for the README. */
+#include "atomic_file.h"
+#include "ca_backend.h"
+#include "ca_config_text.h"
+#include "ca_memory.h"
+#include "ca_target.h"
+#include "cli.h"
+#include "cli_env.h"
+#include "cli_json.h"
+#include "cmd_population.h"
+#include "commands.h"
+#include "error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { SWEEP_MAX_PRESETS = 8 };
+
+typedef struct {
+    char presets[SWEEP_MAX_PRESETS][CA_NAME_LENGTH];
+    int preset_count;
+    long long first_seed, seed_count;
+    const char *device, *json, *csv, *method, *commit, *target;
+    int markdown;
+    ca_cache cache;
+    long long every, check_every;
+    double max_memory;
+    ca_config_assignments flags; /* config keys given as flags, applied on each preset */
+} sweep_options;
+
+/* One preset's outcome. */
+typedef struct {
+    char preset[CA_NAME_LENGTH];
+    int runs, exact;
+    uint64_t steps;                  /* the budget */
+    double median_exact, median_all; /* INFINITY: never */
+    double wall;                     /* seconds, start-up included */
+    int *seeds_exact;                /* [exact] */
+    /* per seed */
+    uint64_t *exact_step; /* 0: never */
+    double *final_soft, *final_hard, *best_hard;
+} sweep_result;
+
+static void print_help(void)
+{
+    printf("usage: dlca sweep --preset P[,P...] --seeds A-B [--steps N] [config flags] [options]\n"
+           "\n"
+           "Trains seeds A..B of each preset as one population (as dlca train --population): each\n"
+           "run stops at its first verified-exact circuit (dlca train --stop-exact), the others go\n"
+           "on to the budget. Prints per preset: exact runs of S, the median steps to exact (over\n"
+           "the exact runs), the median steps over all runs (a run never exact counts as infinite:\n"
+           "'never' when the median is), the wall seconds per exact circuit (the preset's whole\n"
+           "wall time, start-up included, over its exact runs; inf when none), and the exact seeds.\n"
+           "Progress goes to stderr, the summary to stdout.\n"
+           "\n"
+           "  --preset P[,P...]  presets, one population each, in turn (up to %d)\n"
+           "  --seeds A-B        the seeds (or one seed A); member i is seed A + i\n"
+           "  --steps N          the budget (default: each preset's steps: gol 3000, checkerboard\n"
+           "                     500, checkerboard-async 800, lizard 3500, image 3000)\n"
+           "  --KEY VALUE        any config key of dlca train (--lr 0.05, --batch 4, ...), on every\n"
+           "                     preset; not --seed\n"
+           "  --target PNG       the target picture of lizard and image (default: assets/)\n"
+           "  --device D         as dlca train (default $DLCA_DEVICE, else auto)\n"
+           "  --cache C          full or checkpoint, as dlca train\n"
+           "  --check-every N    measure the hard loss every N steps (default 1; as dlca train)\n"
+           "  --every N          a progress line every N steps (default 100)\n"
+           "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
+           "  --json FILE        the summary and every run as JSON (atomically; - for stdout)\n"
+           "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never),final_soft,\n"
+           "                     final_hard,best_hard (atomically)\n"
+           "  --markdown         also print the README's rows: | preset | method | exact/S | median\n"
+           "                     steps to exact | wall s per exact | device | commit |\n"
+           "  --method TEXT      the method column (default: the config flags given, or 'defaults')\n"
+           "  --commit TEXT      the commit column (default '-'; tools/sweep_table.sh gives git's)\n",
+           SWEEP_MAX_PRESETS);
+}
+
+static int parse_presets(sweep_options *o, const char *text)
+{
+    char copy[CA_CONFIG_VALUE_MAX];
+    if (strlen(text) >= sizeof copy) return err_set(DLCA_ERR, "--preset: the list is too long");
+    strcpy(copy, text);
+    o->preset_count = 0;
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        ca_config probe;
+        if (o->preset_count == SWEEP_MAX_PRESETS) return err_set(DLCA_ERR, "--preset: at most %d presets", SWEEP_MAX_PRESETS);
+        if (ca_config_preset(&probe, name)) return err_set(DLCA_ERR, "--preset: %s", err_message());
+        snprintf(o->presets[o->preset_count++], CA_NAME_LENGTH, "%s", name);
+    }
+    if (o->preset_count == 0) return err_set(DLCA_ERR, "--preset: no preset in '%s'", text);
+    return DLCA_OK;
+}
+
+static int parse_seeds(sweep_options *o, const char *text)
+{
+    const char *dash = strchr(text, '-');
+    char first[64];
+    long long last;
+    if (!dash) return cli_int("--seeds", text, 0, (long long)1 << 62, &o->first_seed) ? DLCA_ERR : (o->seed_count = 1, DLCA_OK);
+    if ((size_t)(dash - text) >= sizeof first) return err_set(DLCA_ERR, "--seeds: '%s' is not A-B", text);
+    memcpy(first, text, (size_t)(dash - text));
+    first[dash - text] = '\0';
+    if (cli_int("--seeds", first, 0, (long long)1 << 62, &o->first_seed) ||
+        cli_int("--seeds", dash + 1, 0, (long long)1 << 62, &last))
+        return DLCA_ERR;
+    if (last < o->first_seed) return err_set(DLCA_ERR, "--seeds: %s runs backwards (give A-B with A <= B)", text);
+    if (last - o->first_seed >= CMD_POPULATION_MAX)
+        return err_set(DLCA_ERR, "--seeds: %s is more than %d seeds", text, CMD_POPULATION_MAX);
+    o->seed_count = last - o->first_seed + 1;
+    return DLCA_OK;
+}
+
+static int parse_flag(sweep_options *o, const char *flag, const char *v)
+{
+    if (strcmp(flag, "--preset") == 0) return parse_presets(o, v);
+    if (strcmp(flag, "--seeds") == 0) return parse_seeds(o, v);
+    if (strcmp(flag, "--device") == 0) o->device = v;
+    else if (strcmp(flag, "--json") == 0) o->json = v;
+    else if (strcmp(flag, "--csv") == 0) o->csv = v;
+    else if (strcmp(flag, "--method") == 0) o->method = v;
+    else if (strcmp(flag, "--commit") == 0) o->commit = v;
+    else if (strcmp(flag, "--target") == 0) o->target = v;
+    else if (strcmp(flag, "--cache") == 0) {
+        if (strcmp(v, "full") == 0) o->cache = CA_CACHE_FULL;
+        else if (strcmp(v, "checkpoint") == 0) o->cache = CA_CACHE_CHECKPOINT;
+        else return err_set(DLCA_ERR, "--cache: '%s' is not full or checkpoint", v);
+    } else if (strcmp(flag, "--max-memory") == 0) {
+        return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
+    } else if (strcmp(flag, "--every") == 0) {
+        return cli_int(flag, v, 1, 1000000000, &o->every);
+    } else if (strcmp(flag, "--check-every") == 0) {
+        return cli_int(flag, v, 1, 1000000000, &o->check_every);
+    } else if (strcmp(flag, "--seed") == 0) {
+        return err_set(DLCA_ERR, "--seed: a sweep takes --seeds A-B");
+    } else if (ca_config_key_find(flag + 2)) {
+        ca_config scratch;
+        ca_config_preset(&scratch, "gol");
+        return ca_config_key_find(flag + 2)->parse(&scratch, v, flag) || ca_config_assign(&o->flags, flag + 2, v, flag)
+                   ? DLCA_ERR
+                   : DLCA_OK;
+    } else {
+        return err_set(DLCA_ERR, "unknown option '%s' (see dlca sweep --help)", flag);
+    }
+    return DLCA_OK;
+}
+
+static int parse_options(int argc, char **argv, sweep_options *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->cache = CA_CACHE_FULL, o->every = 100, o->check_every = 1, o->max_memory = CA_MEMORY_DEFAULT_GIB;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (strcmp(argv[i], "--markdown") == 0) {
+            o->markdown = 1;
+            continue;
+        }
+        const char *value;
+        if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
+        if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
+    }
+    if (o->preset_count == 0) return err_set(DLCA_ERR, "--preset: give the preset(s) to sweep, e.g. --preset gol");
+    if (o->seed_count == 0) return err_set(DLCA_ERR, "--seeds: give the seeds to sweep, e.g. --seeds 1-16");
+    if (o->json && o->csv && atomic_file_same(o->json, o->csv))
+        return err_set(DLCA_ERR, "--json %s and --csv %s are the same file: give each its own path", o->json, o->csv);
+    return DLCA_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorted in place); the mean of the middle two for even n, so infinite
+ * when either is. NAN for none. */
+static double median(double *values, int n)
+{
+    if (n == 0) return NAN;
+    qsort(values, (size_t)n, sizeof(double), compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+static void result_free(sweep_result *r)
+{
+    free(r->seeds_exact), free(r->exact_step), free(r->final_soft), free(r->final_hard), free(r->best_hard);
+    memset(r, 0, sizeof *r);
+}
+
+/* The summary of a trained population. */
+static int summarise(const ca_population *p, double wall, sweep_result *r)
+{
+    int n = p->count;
+    double *exact = malloc((size_t)n * sizeof(double)), *all = malloc((size_t)n * sizeof(double));
+    r->seeds_exact = malloc((size_t)n * sizeof(int));
+    r->exact_step = calloc((size_t)n, sizeof(uint64_t));
+    r->final_soft = malloc((size_t)n * sizeof(double));
+    r->final_hard = malloc((size_t)n * sizeof(double));
+    r->best_hard = malloc((size_t)n * sizeof(double));
+    if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard) {
+        free(exact), free(all);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the sweep's summary");
+    }
+    snprintf(r->preset, sizeof r->preset, "%s", p->members[0].model.config.preset);
+    r->runs = n, r->steps = p->total, r->wall = wall, r->exact = 0;
+    for (int i = 0; i < n; i++) {
+        const ca_member *m = &p->members[i];
+        uint64_t step = m->watch.exact_step;
+        r->exact_step[i] = step;
+        r->final_soft[i] = m->soft, r->final_hard[i] = m->hard, r->best_hard[i] = m->watch.best.wrong;
+        all[i] = step ? (double)step : INFINITY;
+        if (step) exact[r->exact] = (double)step, r->seeds_exact[r->exact++] = (int)m->model.config.seed;
+    }
+    r->median_exact = median(exact, r->exact);
+    r->median_all = median(all, n);
+    free(exact), free(all);
+    return DLCA_OK;
+}
+
+/* One preset's config: the preset, then the flags; the seeds' first. */
+static int build_config(const sweep_options *o, const char *preset, ca_config *config)
+{
+    ca_config_assignments all;
+    memset(&all, 0, sizeof all);
+    int rc = ca_config_assign(&all, "preset", preset, "--preset");
+    for (int i = 0; !rc && i < o->flags.count; i++)
+        rc = ca_config_assign(&all, o->flags.items[i].key->key, o->flags.items[i].value, o->flags.items[i].origin);
+    if (!rc) rc = ca_config_build(config, &all, preset);
+    ca_config_assignments_free(&all);
+    config->seed = (uint64_t)o->first_seed;
+    return rc;
+}
+
+/* The target picture of an image preset: --target, else the shipped one. */
+static int load_target(const sweep_options *o, const ca_config *c, const char *assets, double **image)
+{
+    char path[4096];
+    const char *fallback = ca_target_default_path(c, assets, path, sizeof path);
+    const char *file = fallback && o->target ? o->target : fallback;
+    ca_target_image target;
+    *image = NULL;
+    if (!file) return DLCA_OK;
+    if (ca_target_load_png(c, file, &target)) return DLCA_ERR;
+    *image = ca_target_values(&target);
+    ca_target_image_free(&target);
+    return *image ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+}
+
+static int sweep_preset(const sweep_options *o, const char *preset, ca_options *run, ca_backend backend,
+                        vk_context *vk, sweep_result *result)
+{
+    ca_config config;
+    ca_population p;
+    double *image = NULL, start = now_seconds();
+    memset(&p, 0, sizeof p);
+    int count = (int)o->seed_count;
+    int rc = build_config(o, preset, &config);
+    if (!rc) rc = load_target(o, &config, run->assets, &image);
+    if (!rc) rc = cmd_population_memory(&config, count, backend, vk, run, o->max_memory);
+    if (!rc) {
+        fprintf(stderr, "sweeping %s: seeds %lld to %lld, %d steps on %s\n", preset, o->first_seed,
+                o->first_seed + count - 1, config.train_steps, ca_backend_name(backend, vk));
+        rc = ca_population_init(&p, &config, count, image, backend, vk, run, (int)o->check_every);
+    }
+    if (!rc) {
+        cmd_population_progress show = {preset};
+        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, NULL};
+        rc = ca_population_train(&p, &how);
+    }
+    if (!rc) rc = summarise(&p, now_seconds() - start, result);
+    ca_population_free(&p);
+    free(image);
+    return rc;
+}
+
+static void format_steps(char *text, size_t size, double steps)
+{
+    if (isnan(steps)) snprintf(text, size, "-");
+    else if (isinf(steps)) snprintf(text, size, "never");
+    else snprintf(text, size, "%g", steps);
+}
+
+static void format_per_exact(char *text, size_t size, const sweep_result *r)
+{
+    if (r->exact == 0) snprintf(text, size, "inf");
+    else snprintf(text, size, "%.3g", r->wall / r->exact);
+}
+
+static void print_summary(const sweep_result *results, int count)
+{
+    printf("%-20s %-8s %-22s %-19s %-9s %-17s %s\n", "preset", "exact/S", "median steps to exact", "median steps (all)",
+           "wall s", "wall s per exact", "exact seeds");
+    for (int i = 0; i < count; i++) {
+        const sweep_result *r = &results[i];
+        char ratio[32], exact[32], all[32], per[32];
+        snprintf(ratio, sizeof ratio, "%d/%d", r->exact, r->runs);
+        format_steps(exact, sizeof exact, r->median_exact);
+        format_steps(all, sizeof all, r->median_all);
+        format_per_exact(per, sizeof per, r);
+        printf("%-20s %-8s %-22s %-19s %-9.2f %-17s", r->preset, ratio, exact, all, r->wall, per);
+        for (int k = 0; k < r->exact; k++) printf("%s%d", k ? " " : "", r->seeds_exact[k]);
+        printf("%s\n", r->exact ? "" : "-");
+    }
+}
+
+/* The method column: --method, else the config flags as given. */
+static void method_text(const sweep_options *o, char *text, size_t size)
+{
+    text[0] = '\0';
+    if (o->method) {
+        snprintf(text, size, "%s", o->method);
+        return;
+    }
+    for (int i = 0; i < o->flags.count; i++) {
+        size_t used = strlen(text);
+        snprintf(text + used, size - used, "%s%s %s", i ? " " : "", o->flags.items[i].origin, o->flags.items[i].value);
+    }
+    if (!text[0]) snprintf(text, size, "defaults");
+}
+
+static void print_markdown(const sweep_options *o, const sweep_result *results, int count, const char *device)
+{
+    char method[1024];
+    method_text(o, method, sizeof method);
+    printf("| preset | method | exact/S | median steps to exact | wall s per exact | device | commit |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < count; i++) {
+        const sweep_result *r = &results[i];
+        char exact[32], per[32];
+        format_steps(exact, sizeof exact, r->median_exact);
+        format_per_exact(per, sizeof per, r);
+        printf("| %s | %s | %d/%d | %s | %s | %s | %s |\n", r->preset, method, r->exact, r->runs, exact, per, device,
+               o->commit ? o->commit : "-");
+    }
+}
+
+static int write_json(const sweep_options *o, const sweep_result *results, int count, const char *device)
+{
+    cli_json j;
+    memset(&j, 0, sizeof j);
+    cli_json_open(&j, NULL, '{');
+    cli_json_string(&j, "device", device);
+    cli_json_int(&j, "first_seed", o->first_seed);
+    cli_json_int(&j, "seeds", o->seed_count);
+    cli_json_open(&j, "presets", '[');
+    for (int i = 0; i < count; i++) {
+        const sweep_result *r = &results[i];
+        cli_json_open(&j, NULL, '{');
+        cli_json_string(&j, "preset", r->preset);
+        cli_json_int(&j, "steps", (long long)r->steps);
+        cli_json_int(&j, "runs", r->runs);
+        cli_json_int(&j, "exact", r->exact);
+        cli_json_number(&j, "median_steps_to_exact", r->median_exact);
+        cli_json_number(&j, "median_steps_all", r->median_all);
+        cli_json_number(&j, "wall_seconds", r->wall);
+        cli_json_number(&j, "wall_seconds_per_exact", r->exact ? r->wall / r->exact : INFINITY);
+        cli_json_open(&j, "exact_seeds", '[');
+        for (int k = 0; k < r->exact; k++) cli_json_int(&j, NULL, r->seeds_exact[k]);
+        cli_json_close(&j, ']');
+        cli_json_open(&j, "runs_by_seed", '[');
+        for (int k = 0; k < r->runs; k++) {
+            cli_json_open(&j, NULL, '{');
+            cli_json_int(&j, "seed", o->first_seed + k);
+            cli_json_number(&j, "exact_step", r->exact_step[k] ? (double)r->exact_step[k] : NAN);
+            cli_json_number(&j, "final_soft", r->final_soft[k]);
+            cli_json_number(&j, "final_hard", r->final_hard[k]);
+            cli_json_number(&j, "best_hard", r->best_hard[k]);
+            cli_json_close(&j, '}');
+        }
+        cli_json_close(&j, ']');
+        cli_json_close(&j, '}');
+    }
+    cli_json_close(&j, ']');
+    cli_json_close(&j, '}');
+    int rc = cli_json_write(&j, o->json, "--json");
+    cli_json_free(&j);
+    return rc;
+}
+
+static int write_csv(const sweep_options *o, const sweep_result *results, int count)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out) return err_set(DLCA_ERR_NOMEM, "out of memory for --csv");
+    fputs("preset,seed,exact_step,final_soft,final_hard,best_hard\n", out);
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < results[i].runs; k++) {
+            const sweep_result *r = &results[i];
+            char step[32] = "";
+            if (r->exact_step[k]) snprintf(step, sizeof step, "%llu", (unsigned long long)r->exact_step[k]);
+            fprintf(out, "%s,%lld,%s,%.9g,%.9g,%.9g\n", r->preset, o->first_seed + k, step, r->final_soft[k],
+                    r->final_hard[k], r->best_hard[k]);
+        }
+    int rc = fclose(out) == 0 ? atomic_file_write(o->csv, text, size) : err_set(DLCA_ERR_NOMEM, "out of memory for --csv");
+    free(text);
+    return rc;
+}
+
+static int sweep(const sweep_options *o)
+{
+    vk_context vk;
+    ca_backend backend = CA_BACKEND_CPU;
+    ca_options run;
+    sweep_result results[SWEEP_MAX_PRESETS];
+    memset(&vk, 0, sizeof vk), memset(results, 0, sizeof results);
+    int rc = cli_run_options(&run, o->device), done = 0;
+    run.gpu.cache = o->cache;
+    /* the outputs are checked before hours of training, not after */
+    if (!rc && o->csv) rc = atomic_file_check(o->csv, "--csv");
+    if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
+    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
+    for (int i = 0; !rc && i < o->preset_count; i++, done++) rc = sweep_preset(o, o->presets[i], &run, backend, &vk, &results[i]);
+    char device[256];
+    snprintf(device, sizeof device, "%s", rc ? "" : ca_backend_name(backend, &vk));
+    if (!rc) print_summary(results, done);
+    if (!rc && o->markdown) print_markdown(o, results, done, device);
+    if (!rc && o->json) rc = write_json(o, results, done, device);
+    if (!rc && o->csv) rc = write_csv(o, results, done);
+    for (int i = 0; i < SWEEP_MAX_PRESETS; i++) result_free(&results[i]);
+    if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    sweep_options options;
+    int help = 0;
+    if (parse_options(argc, argv, &options, &help)) {
+        ca_config_assignments_free(&options.flags);
+        return cli_fail("sweep", 1);
+    }
+    if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
+    int rc = sweep(&options);
+    ca_config_assignments_free(&options.flags);
+    return rc ? cli_fail("sweep", 0) : 0;
+}

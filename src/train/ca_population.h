@@ -1,0 +1,92 @@
+/* ca_population.h: N independent training runs of one config, stepped together. Member i trains
+ * with seed + i (its own wiring, start states and fire masks), so member 0 is the single run of
+ * that seed, and every member's losses and logits are those of `dlca train --seed seed + i`: on
+ * the CPU bit for bit, on a GPU as its single run would give them.
+ *
+ * A member is a ca_trainer with its ca_watch; members share nothing but the vk_context. On the
+ * GPU a training step records every active member's step into one command buffer (each member's
+ * tn device records in turn) and submits once; a member whose persistent kernels gave up runs
+ * that step again alone (ca_train.h). Interleaving members' work inside kernels would gain
+ * little: on an H100 a checkerboard step of batch 2 already evaluates gates as fast as one of
+ * batch 256; what a population shares is the start-up, and it can stop at its first exact
+ * member. On the CPU members step one after another, each on the fast engine's threads. */
+#ifndef DLCA_CA_POPULATION_H
+#define DLCA_CA_POPULATION_H
+
+#include "ca_watch.h"
+
+#include <signal.h>
+
+/* When members stop before the budget. */
+typedef enum {
+    CA_STOP_NONE,  /* every member trains to the budget */
+    CA_STOP_FIRST, /* all stop at the first step where a member's circuit is verified exact */
+    CA_STOP_EACH   /* each member stops at its own first exact step; the others go on */
+} ca_stop_rule;
+
+/* One logged row of a member: step, soft loss, hard loss, seconds. */
+typedef struct {
+    uint64_t step;
+    double soft, hard, seconds;
+} ca_member_row;
+
+typedef struct {
+    ca_model model;
+    ca_trainer trainer;
+    ca_watch watch;
+    int ready;              /* model, trainer and watch were made (free releases them) */
+    int active;             /* still training */
+    uint64_t stop_step;     /* the step it stopped at (its exact step, or the last it trained) */
+    double soft, hard;      /* of its last step (hard: of the last that measured, hard_step) */
+    uint64_t hard_step;
+    double seconds;         /* wall seconds from the population's start until it stopped */
+    int stopped_exact;      /* stopped at its verified-exact step: its output is trainer.kept */
+    int use_best;           /* ended otherwise, and its kept best beats its final circuit */
+    ca_mark out;            /* the circuit it writes: the exact or best one, or the final */
+    ca_member_row *rows;    /* every `every` steps, its exact step and its last */
+    size_t row_count, row_capacity;
+} ca_member;
+
+typedef struct {
+    int count;
+    ca_member *members;
+    ca_backend backend;
+    vk_context *vk;
+    const double *image;
+    int check_stages;       /* members step one at a time (the stage checker submits its own) */
+    uint64_t total;         /* the budget: the config's train_steps */
+} ca_population;
+
+/* How a population trains, and what it tells its caller. */
+typedef struct {
+    ca_stop_rule stop;
+    long long every; /* rows (and progress) every N steps */
+    int keep_final;  /* a member that did not stop exact writes its final circuit (ca_watch.keep_final) */
+    /* Called after every step that is a multiple of `every` (and the last): may print progress. */
+    void (*progress)(void *context, const ca_population *population, uint64_t step, double seconds);
+    void *progress_context;
+    volatile sig_atomic_t *interrupt; /* set (by a signal handler): stop after the step under way */
+} ca_population_run;
+
+/* `count` members of `config` (seed + i), each a trainer on `backend` (with `vk`, shared) and a
+ * watch measuring every `check_every` steps. */
+int ca_population_init(ca_population *population, const ca_config *config, int count, const double *image,
+                       ca_backend backend, vk_context *vk, const ca_options *options, int check_every);
+
+void ca_population_free(ca_population *population);
+
+/* Trains until the budget, the stop rule, or an interrupt; then settles every member's output
+ * circuit (member.out). */
+int ca_population_train(ca_population *population, const ca_population_run *run);
+
+/* The index of the member whose output ranks first (ca_mark_better: exact, wrong cells, soft). */
+int ca_population_best(const ca_population *population);
+
+/* How many members' outputs are verified exact. */
+int ca_population_exact_count(const ca_population *population);
+
+/* Writes member i's output circuit as a model file (atomically), with its training state and the
+ * target picture `target` (NULL: none). */
+int ca_population_save(ca_population *population, int member, const char *path, const ca_target_image *target);
+
+#endif

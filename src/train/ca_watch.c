@@ -1,0 +1,116 @@
+/* ca_watch.c: the hard loss, the exact check and the best circuit of a run (ca_watch.h). */
+#include "ca_watch.h"
+
+#include "error.h"
+#include "gates.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ca_watch_init(ca_watch *w, const ca_model *model, const double *image, int check_every)
+{
+    memset(w, 0, sizeof *w);
+    w->check_every = check_every > 0 ? check_every : 1;
+    w->image = image;
+    w->logits = malloc(model->gate_count * GATE_OP_COUNT * sizeof(float));
+    if (!w->logits) return err_set(DLCA_ERR_NOMEM, "out of memory for the exact check's logits");
+    w->view = *model;
+    w->view.logits = w->logits;
+    return DLCA_OK;
+}
+
+void ca_watch_free(ca_watch *w)
+{
+    free(w->logits);
+    memset(w, 0, sizeof *w);
+}
+
+int ca_watch_measures(const ca_watch *w, uint64_t step, uint64_t total, long long every)
+{
+    return step % (uint64_t)w->check_every == 0 || (every > 0 && step % (uint64_t)every == 0) || step == total;
+}
+
+int ca_mark_better(const ca_mark *a, const ca_mark *b)
+{
+    if (a->exact != b->exact) return a->exact > b->exact;
+    if (a->wrong != b->wrong) return a->wrong < b->wrong;
+    return a->soft < b->soft;
+}
+
+/* The exact check of the circuit in w->logits, counted; the first failure is remembered. */
+static int check(ca_watch *w, uint64_t step, int *exact)
+{
+    ca_exact_result result;
+    if (ca_exact_check(&w->view, w->image, &result)) return DLCA_ERR;
+    w->checks++;
+    *exact = result.exact;
+    if (!result.exact && w->inexact++ == 0) w->first_inexact = result, w->first_inexact_step = step;
+    return DLCA_OK;
+}
+
+int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exact)
+{
+    ca_mark mark = {t->measured.step, hard, soft, 0};
+    *exact = 0;
+    if (hard == 0.0 && w->exact_step == 0) {
+        if (ca_trainer_read_snapshot(t, &t->measured, w->logits, NULL, NULL) || check(w, mark.step, exact))
+            return DLCA_ERR;
+        if (*exact) w->exact_step = mark.step;
+        mark.exact = *exact;
+    }
+    if (w->best.step == 0 || ca_mark_better(&mark, &w->best)) {
+        ca_trainer_keep_measured(t);
+        w->best = mark;
+    }
+    return DLCA_OK;
+}
+
+int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final, int *use_best)
+{
+    *final = (ca_mark){t->step, 0.0, last_soft, 0};
+    *use_best = 0;
+    if (t->step == 0) return DLCA_OK;
+    /* The last step's round, which its measurement (a step before) used too. */
+    if (ca_exact_round_wrong(t->model, w->image, t->step - 1, &final->wrong)) return DLCA_ERR;
+    if (final->wrong == 0.0) {
+        memcpy(w->logits, t->model->logits, t->model->gate_count * GATE_OP_COUNT * sizeof(float));
+        if (check(w, t->step, &final->exact)) return DLCA_ERR;
+        if (final->exact && w->exact_step == 0) w->exact_step = t->step;
+    }
+    *use_best = !w->keep_final && w->best.step > 0 && (w->best.exact > final->exact ||
+                                     (w->best.exact == final->exact && w->best.wrong < final->wrong));
+    return DLCA_OK;
+}
+
+int ca_watch_save_best(ca_watch *w, ca_trainer *t, ca_best_state *best)
+{
+    memset(best, 0, sizeof *best);
+    if (w->best.step == 0) return DLCA_OK;
+    size_t n = t->gate_values;
+    best->logits = malloc(n * sizeof(float));
+    best->moment1 = malloc(n * sizeof(float));
+    best->moment2 = malloc(n * sizeof(float));
+    if (!best->logits || !best->moment1 || !best->moment2) {
+        free(best->logits), free(best->moment1), free(best->moment2);
+        memset(best, 0, sizeof *best);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the best circuit");
+    }
+    best->step = w->best.step, best->exact_step = w->exact_step;
+    best->wrong = w->best.wrong, best->soft = w->best.soft, best->exact = w->best.exact;
+    return ca_trainer_read_snapshot(t, &t->kept, best->logits, best->moment1, best->moment2);
+}
+
+int ca_watch_resume(ca_watch *w, ca_trainer *t, const ca_best_state *best)
+{
+    w->exact_step = best->exact_step;
+    if (best->step == 0) return DLCA_OK;
+    w->best = (ca_mark){best->step, best->wrong, best->soft, best->exact};
+    return ca_trainer_set_kept(t, best->step, best->logits, best->moment1, best->moment2);
+}
+
+int ca_watch_restore_best(ca_watch *w, ca_trainer *t, uint64_t *steps_done)
+{
+    if (w->best.step == 0) return err_set(DLCA_ERR, "no circuit was measured");
+    *steps_done = w->best.step - 1;
+    return ca_trainer_read_snapshot(t, &t->kept, t->model->logits, t->moment1, t->moment2);
+}

@@ -1,0 +1,134 @@
+/* test_cli_population: `dlca train --population 3 --seed 5` is the three runs of seeds 5, 6 and 7:
+ * on the CPU each member's log and model file (logits, moments, steps done) equal its single
+ * run's bit for bit; on Vulkan (every member in one submission a step) its losses are the CPU
+ * single runs' within the CPU-vs-Vulkan test's 1e-3, and the single Vulkan run's within 1e-6.
+ * --out is the member the table marks. Bad calls are refused in one line. */
+#include "cli_fixtures.h"
+#include "vk_test.h"
+
+enum { MEMBERS = 3, FIRST_SEED = 5, STEPS = 8 };
+
+static const char *config = "--preset checkerboard --grid 8x8 --T 6 --steps 8 --every 1";
+
+/* The seed the table (out.txt) marks with '*', or -1. */
+static long marked_seed(void)
+{
+    char text[4096];
+    if (fixture_read("out.txt", text, sizeof text) < 0) return -1;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        long seed;
+        if (sscanf(line, " * %ld", &seed) == 1) return seed;
+    }
+    return -1;
+}
+
+static void single_runs(void)
+{
+    for (int i = 0; i < MEMBERS; i++) {
+        char err[4096];
+        int status = fixture_run(err, sizeof err, "train %s --seed %d --device cpu --out single%d.dlca", config,
+                                 FIRST_SEED + i, FIRST_SEED + i);
+        CHECK(status == 0, "single run of seed %d: %s", FIRST_SEED + i, err);
+    }
+}
+
+static void test_cpu(void)
+{
+    char err[4096], name[128], single[128];
+    int status = fixture_run(err, sizeof err, "train %s --seed %d --population %d --device cpu --keep-members cpu "
+                             "--out pop.dlca", config, FIRST_SEED, MEMBERS);
+    CHECK(status == 0, "a CPU population of %d: %s", MEMBERS, err);
+    for (int i = 0; i < MEMBERS; i++) {
+        int seed = FIRST_SEED + i;
+        double a[16][3], b[16][3];
+        snprintf(name, sizeof name, "cpu/checkerboard-seed%d.csv", seed);
+        snprintf(single, sizeof single, "single%d.csv", seed);
+        int n = fixture_log(name, a, 16), m = fixture_log(single, b, 16);
+        CHECK(n == STEPS && m == STEPS && memcmp(a, b, sizeof a[0] * STEPS) == 0,
+              "seed %d: the member's log is its single run's, bit for bit (%d and %d rows)", seed, n, m);
+        snprintf(name, sizeof name, "cpu/checkerboard-seed%d.dlca", seed);
+        snprintf(single, sizeof single, "single%d.dlca", seed);
+        CHECK(fixture_same_run(name, single), "seed %d: the member's model file holds its single run's logits, "
+              "moments and steps", seed);
+    }
+    long best = marked_seed();
+    CHECK(best >= FIRST_SEED && best < FIRST_SEED + MEMBERS, "the table marks the member written as --out (%ld)", best);
+    snprintf(single, sizeof single, "single%ld.dlca", best);
+    CHECK(fixture_same_run("pop.dlca", single), "--out is the marked member, seed %ld", best);
+    double rows[16][3];
+    CHECK(fixture_log("pop.csv", rows, 16) == STEPS, "--out's log is beside it");
+    CHECK(fixture_exists("pop-loss.png") && fixture_exists("cpu/checkerboard-seed5-loss.png"), "and the loss plots");
+}
+
+static void test_vulkan(void)
+{
+    vk_context vk;
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) {
+        CHECK(getenv("DLCA_REQUIRE_VULKAN") == NULL, "no Vulkan device: %s", err_message());
+        return;
+    }
+    int index = vk.device_index;
+    vk_context_free(&vk);
+    char err[4096], name[128], single[128];
+    int status = fixture_run(err, sizeof err, "train %s --seed %d --population %d --device %d --keep-members gpu "
+                             "--out gpop.dlca", config, FIRST_SEED, MEMBERS, index);
+    CHECK(status == 0, "a Vulkan population of %d: %s", MEMBERS, err);
+    status = fixture_run(err, sizeof err, "train %s --seed %d --device %d --out gpu%d.dlca", config, FIRST_SEED + 1,
+                         index, FIRST_SEED + 1);
+    CHECK(status == 0, "a single Vulkan run: %s", err);
+    for (int i = 0; i < MEMBERS; i++) {
+        int seed = FIRST_SEED + i;
+        double gpu[16][3], cpu[16][3];
+        snprintf(name, sizeof name, "gpu/checkerboard-seed%d.csv", seed);
+        snprintf(single, sizeof single, "single%d.csv", seed);
+        int n = fixture_log(name, gpu, 16), m = fixture_log(single, cpu, 16);
+        CHECK(n == STEPS && m == STEPS, "seed %d: %d and %d rows", seed, n, m);
+        for (int k = 0; k < n && k < m; k++) {
+            CHECK_CLOSE(gpu[k][1], cpu[k][1], 0.0, 1e-3, "seed %d: soft loss at step %g", seed, cpu[k][0]);
+            CHECK_CLOSE(gpu[k][2], cpu[k][2], 0.0, 1e-3, "seed %d: hard loss at step %g", seed, cpu[k][0]);
+        }
+    }
+    /* The same kernels in the same order as the member's own run: equal but for a persistent
+     * kernel giving up on a busy GPU (then float rounding). */
+    double member[16][3], alone[16][3];
+    snprintf(name, sizeof name, "gpu/checkerboard-seed%d.csv", FIRST_SEED + 1);
+    snprintf(single, sizeof single, "gpu%d.csv", FIRST_SEED + 1);
+    int n = fixture_log(name, member, 16), m = fixture_log(single, alone, 16);
+    CHECK(n == STEPS && m == STEPS, "the middle member and its single Vulkan run: %d and %d rows", n, m);
+    for (int k = 0; k < n && k < m; k++) {
+        CHECK_CLOSE(member[k][1], alone[k][1], 0.0, 1e-6, "seed %d alone on Vulkan: soft loss at step %g",
+                    FIRST_SEED + 1, alone[k][0]);
+        CHECK(member[k][2] == alone[k][2], "seed %d alone on Vulkan: hard loss at step %g", FIRST_SEED + 1, alone[k][0]);
+    }
+}
+
+static void test_refused(void)
+{
+    char args[1024];
+    fixture_refused("--population", "train --population 0");
+    fixture_refused("--population", "train --resume single5.dlca --population 2");
+    fixture_refused("--keep-members", "train --keep-members somewhere");
+    snprintf(args, sizeof args, "train %s --population 3 --device cpu --max-memory 0.001 --out big.dlca", config);
+    fixture_refused("population of 3", args);
+    CHECK(!fixture_exists("big.dlca"), "a refused population writes no model");
+    /* the members' files exist from test_cpu: not replaced without --force */
+    snprintf(args, sizeof args, "train %s --seed 5 --population 2 --device cpu --keep-members cpu --out other.dlca",
+             config);
+    fixture_refused("--force", args);
+    snprintf(args, sizeof args, "train %s --population 2 --device cpu --keep-members single5.csv --out other.dlca",
+             config);
+    fixture_refused("not a folder", args);
+    CHECK(!fixture_exists("other.dlca"), "nor do the refused --keep-members");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (fixture_begin(argv[0], "population")) return 1;
+    single_runs();
+    test_cpu();
+    test_vulkan();
+    test_refused();
+    fixture_end();
+    return test_finish("test_cli_population");
+}

@@ -1,0 +1,221 @@
+/* test_cli_sweep: `dlca sweep` on the CPU with a small gol network, seeds 1-6 for 1500 steps:
+ * the summary (exact/S, medians, exact seeds), the JSON and the Markdown row agree with the
+ * per-seed CSV; every seed's single `dlca train` stops at the sweep's exact step (or trains to
+ * the budget, ending with the sweep's losses), and an exact one writes a circuit that passes the
+ * exact check. Then the stop of a population: of three members the first verified exact is the
+ * one written, at its exact step, and the others stop there too. Bad calls are refused. */
+#include "ca_exact.h"
+#include "cli_fixtures.h"
+#include "mini_json.h"
+
+#include <math.h>
+
+enum { SEEDS = 6, BUDGET = 1500 };
+
+static const char *config = "--preset gol --update 64x6,32,16,8,4,2,1 --lr 0.1 --device cpu";
+
+typedef struct {
+    long seed, exact_step; /* 0: never */
+    double soft, hard, best;
+} seed_row;
+
+/* The sweep's CSV; the row count. */
+static int read_rows(seed_row *rows)
+{
+    char text[8192], preset[64], step[32];
+    if (fixture_read("sweep.csv", text, sizeof text) < 0) return -1;
+    int n = 0;
+    char *line = strtok(text, "\n");
+    CHECK(line && strcmp(line, "preset,seed,exact_step,final_soft,final_hard,best_hard") == 0, "the CSV's header");
+    for (line = strtok(NULL, "\n"); line && n < SEEDS + 1; line = strtok(NULL, "\n")) {
+        seed_row *r = &rows[n];
+        /* exact_step may be empty: read it as text */
+        char *fields[6];
+        int k = 0;
+        for (char *p = line, *f = line; k < 6; p++)
+            if (*p == ',' || *p == '\0') {
+                int end = *p == '\0';
+                *p = '\0', fields[k++] = f, f = p + 1;
+                if (end) break;
+            }
+        if (k != 6) return -1;
+        snprintf(preset, sizeof preset, "%s", fields[0]);
+        snprintf(step, sizeof step, "%s", fields[2]);
+        r->seed = strtol(fields[1], NULL, 10), r->exact_step = step[0] ? strtol(step, NULL, 10) : 0;
+        r->soft = strtod(fields[3], NULL), r->hard = strtod(fields[4], NULL), r->best = strtod(fields[5], NULL);
+        CHECK(strcmp(preset, "gol") == 0, "row %d is gol's", n);
+        n++;
+    }
+    return n;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), compare_doubles);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* The summary line, the Markdown row and the JSON against the rows. */
+static void check_summary(const seed_row *rows, int n)
+{
+    double exact[SEEDS], all[SEEDS];
+    int count = 0;
+    char seeds[128] = "", text[8192];
+    for (int i = 0; i < n; i++) {
+        all[i] = rows[i].exact_step ? (double)rows[i].exact_step : INFINITY;
+        if (!rows[i].exact_step) continue;
+        exact[count++] = (double)rows[i].exact_step;
+        snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%ld", count > 1 ? " " : "", rows[i].seed);
+    }
+    CHECK(count > 0, "some seed reaches an exact circuit in %d steps (else this test checks too little)", BUDGET);
+    double m_exact = count ? median(exact, count) : NAN, m_all = median(all, n);
+    char want_exact[32], want_all[32], ratio[32];
+    snprintf(want_exact, sizeof want_exact, "%g", m_exact);
+    snprintf(want_all, sizeof want_all, isinf(m_all) ? "never" : "%g", m_all);
+    snprintf(ratio, sizeof ratio, "%d/%d", count, n);
+    CHECK(fixture_read("out.txt", text, sizeof text) > 0, "the summary is on stdout");
+    char *line = strstr(text, "\ngol ");
+    char got_ratio[32], got_exact[32], got_all[32], got_seeds[128] = "";
+    double wall;
+    char per[32];
+    int fields = line ? sscanf(line + 1, "gol %31s %31s %31s %lf %31s %127[^\n]", got_ratio, got_exact, got_all, &wall,
+                               per, got_seeds)
+                      : 0;
+    CHECK(fields == 6, "the summary line has its columns (%d)", fields);
+    if (fields == 6) {
+        CHECK(strcmp(got_ratio, ratio) == 0, "exact/S: %s, the CSV says %s", got_ratio, ratio);
+        CHECK(strcmp(got_exact, want_exact) == 0, "median steps to exact: %s, the CSV says %s", got_exact, want_exact);
+        CHECK(strcmp(got_all, want_all) == 0, "median steps over all: %s, the CSV says %s", got_all, want_all);
+        CHECK(strcmp(got_seeds, seeds) == 0, "exact seeds: '%s', the CSV says '%s'", got_seeds, seeds);
+        CHECK(count > 0 && fabs(strtod(per, NULL) - wall / count) <= 0.01 * wall / count + 0.01,
+              "wall s per exact %s is the wall %g over %d", per, wall, count);
+    }
+    char row[256];
+    snprintf(row, sizeof row, "| gol | --update 64x6,32,16,8,4,2,1 --lr 0.1 --steps %d | %s | %s |", BUDGET, ratio,
+             want_exact);
+    CHECK(strstr(text, row) != NULL, "the Markdown row starts '%s'", row);
+    CHECK(strstr(text, "| cpu | abc123 |") != NULL, "and ends with the device and the commit");
+    int written = fixture_read("sweep.json", text, sizeof text) > 0;
+    CHECK(written && mj_valid(text), "the JSON is written and valid");
+    if (!written) return;
+    CHECK(mj_number_at(text, "presets.0.exact") == count && mj_number_at(text, "presets.0.runs") == n,
+          "the JSON's exact and runs");
+    CHECK(mj_number_at(text, "presets.0.median_steps_to_exact") == m_exact, "the JSON's median steps to exact");
+    for (int i = 0; i < n; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "presets.0.runs_by_seed.%d.exact_step", i);
+        if (rows[i].exact_step) CHECK(mj_number_at(text, path) == rows[i].exact_step, "the JSON's exact step of seed %ld", rows[i].seed);
+        else CHECK(mj_is(text, path, "null"), "the JSON's exact step of seed %ld is null", rows[i].seed);
+    }
+}
+
+/* Each seed alone: dlca train stops where the sweep's member stopped, with the same losses. */
+static void check_single_runs(const seed_row *rows, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const seed_row *r = &rows[i];
+        char err[4096], name[64];
+        int status = fixture_run(err, sizeof err, "train %s --steps %d --every 500 --seed %ld --out s%ld.dlca", config,
+                                 BUDGET, r->seed, r->seed);
+        CHECK(status == 0, "seed %ld alone: %s", r->seed, err);
+        double log[16][3];
+        snprintf(name, sizeof name, "s%ld.csv", r->seed);
+        int rows_read = fixture_log(name, log, 16);
+        if (rows_read < 1) {
+            CHECK(0, "seed %ld: its log", r->seed);
+            continue;
+        }
+        const double *last = log[rows_read - 1];
+        long stop = r->exact_step ? r->exact_step : BUDGET;
+        CHECK(last[0] == stop, "seed %ld stops at step %ld, as in the sweep (%g)", r->seed, stop, last[0]);
+        CHECK(last[1] == r->soft && last[2] == r->hard,
+              "seed %ld: its last soft and hard loss are the sweep's (%.9g %g, %.9g %g)", r->seed, last[1], last[2],
+              r->soft, r->hard);
+        if (!r->exact_step) continue;
+        ca_model model;
+        ca_train_state state;
+        snprintf(name, sizeof name, "s%ld.dlca", r->seed);
+        if (fixture_model(name, &model, &state)) continue;
+        ca_exact_result exact;
+        CHECK(ca_exact_check(&model, NULL, &exact) == DLCA_OK && exact.exact, "seed %ld writes an exact circuit: %s",
+              r->seed, exact.why);
+        CHECK(state.step == (uint64_t)r->exact_step - 1 && state.best.exact_step == (uint64_t)r->exact_step,
+              "seed %ld: the file holds the state before step %ld's update (%llu steps done)", r->seed, r->exact_step,
+              (unsigned long long)state.step);
+        ca_model_free(&model), ca_train_state_free(&state);
+    }
+}
+
+/* The population around the earliest exact seed stops at the first exact step of its members
+ * and writes that member. */
+static void check_population_stop(const seed_row *rows, int n)
+{
+    int first = -1;
+    for (int i = 0; i < n; i++)
+        if (rows[i].exact_step && (first < 0 || rows[i].exact_step < rows[first].exact_step)) first = i;
+    if (first < 0) return;
+    int lo = first > 0 ? first - 1 : first, hi = lo + 3 <= n ? lo + 3 : n, winner = -1;
+    for (int i = lo; i < hi; i++)
+        if (rows[i].exact_step && (winner < 0 || rows[i].exact_step < rows[winner].exact_step)) winner = i;
+    char err[4096], text[4096], single[64];
+    int status = fixture_run(err, sizeof err, "train %s --steps %d --every 500 --seed %ld --population %d --out pop.dlca",
+                             config, BUDGET, rows[lo].seed, hi - lo);
+    CHECK(status == 0, "the population of seeds %ld..%ld: %s", rows[lo].seed, rows[hi - 1].seed, err);
+    snprintf(single, sizeof single, "s%ld.dlca", rows[winner].seed);
+    CHECK(fixture_same_run("pop.dlca", single), "--out is seed %ld's exact circuit, as its own run wrote it",
+          rows[winner].seed);
+    CHECK(fixture_read("out.txt", text, sizeof text) > 0, "the table");
+    char want[128];
+    snprintf(want, sizeof want, "*   %-8ld", rows[winner].seed);
+    CHECK(strstr(text, want) != NULL, "the table marks seed %ld: %s", rows[winner].seed, text);
+    int stopped = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        long seed, steps;
+        double soft, hard;
+        if (sscanf(line + 3, "%ld %lf %lf %ld", &seed, &soft, &hard, &steps) == 4)
+            stopped += steps == rows[winner].exact_step;
+    }
+    CHECK(stopped == hi - lo, "every member stopped at step %ld (%d of %d)", rows[winner].exact_step, stopped, hi - lo);
+    double log[16][3];
+    int count = fixture_log("pop.csv", log, 16);
+    CHECK(count > 0 && log[count - 1][0] == rows[winner].exact_step && log[count - 1][2] == 0.0,
+          "--out's log ends at its exact step with a hard loss of 0");
+}
+
+static void test_refused(void)
+{
+    fixture_refused("--seeds", "sweep --preset gol --seeds 5-2");
+    fixture_refused("--seeds", "sweep --preset gol");
+    fixture_refused("--preset", "sweep --seeds 1-2");
+    fixture_refused("glider", "sweep --preset gol,glider --seeds 1-2");
+    fixture_refused("--seed", "sweep --preset gol --seeds 1-2 --seed 3");
+    fixture_refused("--lr", "sweep --preset gol --seeds 1-2 --lr fast");
+    fixture_refused("population of 2", "sweep --preset gol --seeds 1-2 --device cpu --max-memory 0.001");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (fixture_begin(argv[0], "sweep")) return 1;
+    char err[4096];
+    int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv sweep.csv "
+                             "--json sweep.json --markdown --commit abc123", config, SEEDS, BUDGET);
+    CHECK(status == 0, "the sweep exits 0: %s", err);
+    seed_row rows[SEEDS + 1];
+    int n = read_rows(rows);
+    CHECK(n == SEEDS, "one CSV row per seed (%d)", n);
+    if (n == SEEDS) {
+        check_summary(rows, n);
+        check_single_runs(rows, n);
+        check_population_stop(rows, n);
+    }
+    test_refused();
+    fixture_end();
+    return test_finish("test_cli_sweep");
+}

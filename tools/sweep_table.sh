@@ -1,0 +1,18 @@
+#!/bin/sh
+# sweep_table.sh BUILD_DIR [dlca sweep flags...]: runs `dlca sweep` with the flags given and prints
+# the README's Markdown rows for it (| preset | method | exact/S | median steps to exact | wall s per
+# exact | device | commit |), the commit being this checkout's (with "+" when it has changes).
+# Example: tools/sweep_table.sh build --preset checkerboard,gol --seeds 1-16 --device 0
+set -eu
+if [ $# -lt 1 ] || [ ! -x "$1/dlca" ]; then
+    echo "usage: tools/sweep_table.sh BUILD_DIR [dlca sweep flags...] (BUILD_DIR/dlca must exist)" >&2
+    exit 2
+fi
+build=$1
+shift
+here=$(dirname "$0")
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo -)
+if [ "$commit" != - ] && [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    commit="$commit+"
+fi
+"$build/dlca" sweep "$@" --markdown --commit "$commit" | grep '^|'
