@@ -3,12 +3,15 @@
  * training rounds with a hard loss of 0, and the check still says no, naming the wrong boards:
  * the reason a hard loss of 0 is not enough. A changed checkerboard circuit fails on an unseen
  * round or one of eval's checks. And ca_exact_round_wrong is the trainer's hard loss of the
- * round, fire masks included (an async config on the CPU engine). */
+ * round, fire masks included (an async config on the CPU engine). A run's watch checks an
+ * inexact circuit once: the same ops again (other logits) are inexact without a check, and any
+ * other circuit is checked. */
 #include "ca_exact.h"
 #include "ca_eval.h"
 #include "ca_file.h"
 #include "ca_fixtures.h"
 #include "ca_train.h"
+#include "ca_watch.h"
 #include "check.h"
 #include "error.h"
 
@@ -29,6 +32,35 @@ static void force_op(ca_model *m, size_t g, int op)
 {
     float *z = &m->logits[g * GATE_OP_COUNT];
     for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = i == op ? 20.0f : 0.0f;
+}
+
+/* The watch's checks of `broken` (inexact), then of it with other logits but the same ops, then
+ * of `exact_logits`. */
+static void test_watch_memo(const ca_model *broken, const float *exact_logits)
+{
+    ca_watch w;
+    if (ca_watch_init(&w, broken, NULL, 1)) {
+        CHECK(0, "watch: %s", err_message());
+        return;
+    }
+    size_t n = broken->gate_count * GATE_OP_COUNT;
+    int exact[4] = {-1, -1, -1, -1}, checks[4];
+    memcpy(w.logits, broken->logits, n * sizeof(float));
+    ca_watch_check(&w, 10, &exact[0]), checks[0] = w.checks;
+    for (size_t g = 0; g < broken->gate_count; g++) /* every logit up by 0.5: the same argmax */
+        for (int i = 0; i < GATE_OP_COUNT; i++) w.logits[g * GATE_OP_COUNT + (size_t)i] += 0.5f;
+    ca_watch_check(&w, 11, &exact[1]), checks[1] = w.checks;
+    memcpy(w.logits, exact_logits, n * sizeof(float));
+    ca_watch_check(&w, 12, &exact[2]), checks[2] = w.checks;
+    memcpy(w.logits, broken->logits, n * sizeof(float));
+    ca_watch_check(&w, 13, &exact[3]), checks[3] = w.checks;
+    CHECK(exact[0] == 0 && exact[1] == 0 && exact[2] == 1 && exact[3] == 0, "watch: inexact, inexact, exact, "
+          "inexact (%d %d %d %d)", exact[0], exact[1], exact[2], exact[3]);
+    CHECK(checks[0] == 1 && checks[1] == 1 && checks[2] == 2 && checks[3] == 2 && w.inexact == 3 &&
+              w.first_inexact_step == 10,
+          "watch: the same inexact ops are not checked again (checks %d %d %d %d, %d inexact, first at %llu)",
+          checks[0], checks[1], checks[2], checks[3], w.inexact, (unsigned long long)w.first_inexact_step);
+    ca_watch_free(&w);
 }
 
 static void test_gol(void)
@@ -62,6 +94,7 @@ static void test_gol(void)
     snprintf(want, sizeof want, "wrong on %d of the 512 boards", wrong);
     CHECK(ca_exact_check(&m, NULL, &r) == DLCA_OK && !r.exact && strcmp(r.why, want) == 0,
           "yet it is not exact: '%s' (want '%s')", r.why, want);
+    test_watch_memo(&m, saved);
     free(saved);
     ca_model_free(&m);
 }

@@ -39,6 +39,8 @@ typedef struct {
     ca_exact_result first_inexact; /* why the first circuit with a hard loss of 0 was not exact */
     uint64_t first_inexact_step;
     float *logits;         /* room for a snapshot's logits */
+    unsigned char *ops, *inexact_ops; /* the checked circuit's op per gate, and the last inexact one's */
+    int have_inexact_ops;
     ca_model view;         /* the trainer's model with `logits`: the circuit a check reads */
 } ca_watch;
 
@@ -50,6 +52,12 @@ void ca_watch_free(ca_watch *watch);
 /* Whether step `step` (1-based) measures the hard loss: every check_every steps, every `every`
  * steps (the log's rows), and the last step of `total`. */
 int ca_watch_measures(const ca_watch *watch, uint64_t step, uint64_t total, long long every);
+
+/* The exact check of the circuit in watch->logits (the op of every gate is its argmax), counted in
+ * checks and inexact; the first failure is remembered. A circuit whose ops equal the last inexact
+ * one's is inexact without running the check again: near the end of a run the same almost-right
+ * circuit reaches a hard loss of 0 on step after step, and each check costs milliseconds. */
+int ca_watch_check(ca_watch *watch, uint64_t step, int *exact);
 
 /* After a step that measured `soft` and `hard` (trainer->measured holds its state): the exact
  * check when hard is 0 and no circuit was exact yet, and the best kept (the snapshot moves to
