@@ -14,17 +14,18 @@ typedef struct {
     const char *name;
     int update_inputs, update_depth;
     size_t gates;
+    float init_logit; /* the sweeps' choice (README, Exact circuits) */
 } preset_expectation;
 
 static void test_presets(void)
 {
     /* Gate counts: K * sum(perception widths) + sum(update widths), from DESIGN.md's table. */
     static const preset_expectation expected[] = {
-        {"gol", 1 + 16 * 1, 17, 16 * 15 + 10 * 128 + 64 + 32 + 16 + 8 + 4 + 2 + 1},
-        {"checkerboard", 8 + 16 * 8 * 2, 16, 16 * 14 + 10 * 256 + 128 + 64 + 32 + 16 + 8 + 8},
-        {"checkerboard-async", 8 + 16 * 8 * 2, 20, 16 * 14 + 14 * 256 + 128 + 64 + 32 + 16 + 8 + 8},
-        {"lizard", 128 + 4 * 128 * 1, 10, 4 * 15 + 8 * 512 + 256 + 128},
-        {"image", 64 + 4 * 64 * 2, 11, 4 * 14 + 8 * 512 + 256 + 128 + 64},
+        {"gol", 1 + 16 * 1, 17, 16 * 15 + 10 * 128 + 64 + 32 + 16 + 8 + 4 + 2 + 1, 7.0f},
+        {"checkerboard", 8 + 16 * 8 * 2, 16, 16 * 14 + 10 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 7.0f},
+        {"checkerboard-async", 8 + 16 * 8 * 2, 20, 16 * 14 + 14 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 10.0f},
+        {"lizard", 128 + 4 * 128 * 1, 10, 4 * 15 + 8 * 512 + 256 + 128, 10.0f},
+        {"image", 64 + 4 * 64 * 2, 11, 4 * 14 + 8 * 512 + 256 + 128 + 64, 10.0f},
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         ca_config config;
@@ -39,7 +40,9 @@ static void test_presets(void)
         }
         CHECK(model.gate_count == expected[i].gates, "%s has %zu gates, expected %zu", expected[i].name, model.gate_count,
               expected[i].gates);
-        CHECK(model.logits[GATE_A] == 10.0f && model.logits[0] == 0.0f, "%s starts as pass-through", expected[i].name);
+        CHECK(model.logits[GATE_A] == expected[i].init_logit && model.logits[0] == 0.0f,
+              "%s starts as pass-through with logit %g (%g)", expected[i].name, (double)expected[i].init_logit,
+              (double)model.logits[GATE_A]);
         ca_model_free(&model);
     }
     ca_config config;
