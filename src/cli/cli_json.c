@@ -72,7 +72,8 @@ void cli_json_close(cli_json *j, char bracket)
 void cli_json_string(cli_json *j, const char *key, const char *value)
 {
     member(j, key);
-    escaped(j, value ? value : "");
+    if (!value) return append(j, "null");
+    escaped(j, value);
 }
 
 void cli_json_number(cli_json *j, const char *key, double value)

@@ -21,7 +21,7 @@ typedef struct {
 
 void cli_json_open(cli_json *json, const char *key, char bracket);   /* '{' or '[' */
 void cli_json_close(cli_json *json, char bracket);                   /* '}' or ']' */
-void cli_json_string(cli_json *json, const char *key, const char *value);
+void cli_json_string(cli_json *json, const char *key, const char *value); /* NULL: null */
 void cli_json_number(cli_json *json, const char *key, double value);
 void cli_json_int(cli_json *json, const char *key, long long value);
 void cli_json_bool(cli_json *json, const char *key, int value);

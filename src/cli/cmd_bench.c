@@ -11,12 +11,14 @@
 #include "ca_target.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cli_json.h"
 #include "commands.h"
 #include "error.h"
 #include "hard_bench.h"
 #include "hard_bench_gpu.h"
 #include "hard_circuit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,43 +143,15 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
     return DLCA_OK;
 }
 
-/* ---- JSON: one flat object, one "key": value per line ---- */
-
-typedef struct {
-    FILE *f;
-    int count;
-} json_writer;
-
-static void json_key(json_writer *w, const char *key)
-{
-    fprintf(w->f, "%s\n  \"%s\": ", w->count++ ? "," : "{", key);
-}
-
-static void json_string(json_writer *w, const char *key, const char *value)
-{
-    json_key(w, key);
-    if (!value) {
-        fputs("null", w->f);
-        return;
-    }
-    fputc('"', w->f);
-    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(w->f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(w->f, "\\u%04x", *p);
-        else fputc(*p, w->f);
-    }
-    fputc('"', w->f);
-}
+/* ---- JSON: one flat object, one "key": value per line (cli_json.h) ---- */
 
 /* A number, or null when `known` is 0. */
-static void json_number(json_writer *w, const char *key, double value, int known)
+static void json_number(cli_json *j, const char *key, double value, int known)
 {
-    json_key(w, key);
-    if (known) fprintf(w->f, "%.9g", value);
-    else fputs("null", w->f);
+    cli_json_number(j, key, known ? value : NAN);
 }
 
-static void json_spread(json_writer *w, const char *name, const ca_bench_spread *s, int known)
+static void json_spread(cli_json *w, const char *name, const ca_bench_spread *s, int known)
 {
     const char *suffix[] = {"median", "p10", "p90", "min", "max"};
     double value[] = {s->median, s->p10, s->p90, s->min, s->max};
@@ -228,34 +202,30 @@ static void machine_describe(bench_machine *m, ca_backend backend, const vk_cont
     m->driver = m->driver_text;
 }
 
-static void json_machine(json_writer *w, const bench_machine *m, const char *mode)
+static void json_machine(cli_json *w, const bench_machine *m, const char *mode)
 {
-    json_string(w, "dlca_version", DLCA_VERSION);
-    json_string(w, "mode", mode);
-    json_string(w, "date", m->date);
-    json_string(w, "host", m->host);
-    json_string(w, "cpu", m->cpu);
-    json_string(w, "engine", m->engine);
-    json_string(w, "device", m->device);
-    json_string(w, "device_type", m->device_type);
-    json_string(w, "driver", m->driver);
-    json_string(w, "vulkan_api", m->api[0] ? m->api : NULL);
+    cli_json_string(w, "dlca_version", DLCA_VERSION);
+    cli_json_string(w, "mode", mode);
+    cli_json_string(w, "date", m->date);
+    cli_json_string(w, "host", m->host);
+    cli_json_string(w, "cpu", m->cpu);
+    cli_json_string(w, "engine", m->engine);
+    cli_json_string(w, "device", m->device);
+    cli_json_string(w, "device_type", m->device_type);
+    cli_json_string(w, "driver", m->driver);
+    cli_json_string(w, "vulkan_api", m->api[0] ? m->api : NULL);
 }
 
-/* Opens FILE, lets `body` write the members, closes the object; reports write errors. */
-static int json_write(const char *path, void (*body)(json_writer *, const void *), const void *data)
+/* Lets `body` write the members of one object, then writes it to `path` atomically ("-": stdout). */
+static int json_write(const char *path, void (*body)(cli_json *, const void *), const void *data)
 {
-    atomic_file file;
-    if (atomic_file_begin(&file, path)) return DLCA_ERR;
-    json_writer w = {atomic_file_stream(&file), 0};
-    if (!w.f) return atomic_file_abort(&file), DLCA_ERR;
-    body(&w, data);
-    fputs("\n}\n", w.f);
-    if (ferror(w.f)) {
-        atomic_file_abort(&file);
-        return err_set(DLCA_ERR, "--json: writing %s failed", path);
-    }
-    return atomic_file_commit(&file);
+    cli_json j = {0};
+    cli_json_open(&j, NULL, '{');
+    body(&j, data);
+    cli_json_close(&j, '}');
+    int rc = cli_json_write(&j, path, "--json");
+    cli_json_free(&j);
+    return rc;
 }
 
 /* ---- training bench ---- */
@@ -270,7 +240,7 @@ typedef struct {
 } train_report;
 
 /* The start-up parts (ca_bench_startup), ms; the context's own parts and the cache on a GPU. */
-static void json_startup(json_writer *w, const ca_bench_startup *s)
+static void json_startup(cli_json *w, const ca_bench_startup *s)
 {
     const int gpu = s->gpu;
     json_number(w, "startup_ms", s->end[CA_STARTUP_FIRST_STEP] - s->start, 1);
@@ -287,26 +257,26 @@ static void json_startup(json_writer *w, const ca_bench_startup *s)
     json_number(w, "startup_engine_submissions",
                 (double)(s->submissions[CA_STARTUP_ENGINE] - s->submissions[CA_STARTUP_CONTEXT]), gpu);
     json_number(w, "startup_first_step_ms", ca_bench_startup_ms(s, CA_STARTUP_FIRST_STEP), 1);
-    json_string(w, "pipeline_cache", s->cache_state);
+    cli_json_string(w, "pipeline_cache", s->cache_state);
     json_number(w, "pipeline_cache_read_bytes", (double)s->cache_bytes, gpu);
 }
 
-static void json_train(json_writer *w, const void *data)
+static void json_train(cli_json *w, const void *data)
 {
     const train_report *t = data;
     const ca_bench_result *r = &t->result;
     const ca_config *c = t->config;
     int gpu = t->backend == CA_BACKEND_GPU, ts = r->has_gpu_times;
     json_machine(w, t->machine, "train");
-    json_string(w, "preset", c->preset);
+    cli_json_string(w, "preset", c->preset);
     json_number(w, "batch", c->batch, 1);
     json_number(w, "T", c->steps, 1);
     json_number(w, "height", c->height, 1);
     json_number(w, "width", c->width, 1);
     json_number(w, "channels", c->channels, 1);
-    json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
-    json_string(w, "kernels", gpu ? (r->fused ? "fused" : "per-layer") : NULL);
-    json_string(w, "plan", gpu ? r->plan : NULL);
+    cli_json_string(w, "cache", gpu ? (t->options->cache == CA_CACHE_FULL ? "full" : "checkpoint") : NULL);
+    cli_json_string(w, "kernels", gpu ? (r->fused ? "fused" : "per-layer") : NULL);
+    cli_json_string(w, "plan", gpu ? r->plan : NULL);
     json_number(w, "persistent", r->persistent, gpu);
     json_number(w, "persistent_gave_up", r->persistent_gave_up, gpu);
     json_number(w, "warmup", r->warmup, 1);
@@ -513,11 +483,11 @@ typedef struct {
     hard_bench_gpu_result timed; /* gpu only */
 } hard_report;
 
-static void json_hard(json_writer *w, const void *data)
+static void json_hard(cli_json *w, const void *data)
 {
     const hard_report *h = data;
     json_machine(w, h->machine, "hard");
-    json_string(w, "model", h->model_name);
+    cli_json_string(w, "model", h->model_name);
     json_number(w, "height", HARD_SIZE, 1);
     json_number(w, "width", HARD_SIZE, 1);
     json_number(w, "runs", h->runs, 1);
@@ -528,7 +498,7 @@ static void json_hard(json_writer *w, const void *data)
     if (!h->gpu) return;
     const hard_bench_gpu_result *t = &h->timed;
     json_number(w, "batch", h->batch, 1);
-    json_string(w, "circuit", t->compiled ? "compiled" : "interpreted");
+    cli_json_string(w, "circuit", t->compiled ? "compiled" : "interpreted");
     json_number(w, "cell_updates_per_s_gpu", t->gpu_rate, t->gpu_rate > 0.0);
     json_number(w, "cell_updates_per_s_wall", t->wall_rate, 1);
     json_number(w, "gpu_ms_per_run_median", t->gpu_ms, t->gpu_rate > 0.0);
