@@ -1,4 +1,4 @@
-/* test_ca_presets: every preset of DESIGN.md section 2 builds a model with the expected layer
+/* test_ca_presets: every preset of docs/design.md section 4 builds a model with the expected layer
  * and gate counts; bad configs are refused with a message naming the field; the start states
  * and targets follow their definitions (Life's rule, the 2x2 checkerboard). */
 #include "ca_cpu.h"
@@ -19,7 +19,7 @@ typedef struct {
 
 static void test_presets(void)
 {
-    /* Gate counts: K * sum(perception widths) + sum(update widths), from DESIGN.md's table. */
+    /* Gate counts: K * sum(perception widths) + sum(update widths), from docs/design.md section 4. */
     static const preset_expectation expected[] = {
         {"gol", 1 + 16 * 1, 17, 16 * 15 + 10 * 128 + 64 + 32 + 16 + 8 + 4 + 2 + 1, 7.0f},
         {"checkerboard", 8 + 16 * 8 * 2, 16, 16 * 14 + 10 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 7.0f},

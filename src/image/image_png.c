@@ -170,7 +170,7 @@ static int reader_decode(image_reader *r, int height, int width)
 
 static double sample16(const unsigned char *p) { return (double)((unsigned)p[0] << 8 | p[1]) / 65535.0; }
 
-/* Premultiplies by alpha and thresholds, per DESIGN.md section 2. */
+/* Premultiplies by alpha and thresholds, per docs/design.md section 4. */
 static void binarise(const unsigned char *pixels, size_t n, image_target_mode mode, double *out)
 {
     for (size_t i = 0; i < n; i++) {
