@@ -197,6 +197,41 @@ static void test_specialized_sharing(vk_context *vk)
     CHECK(!b.pipeline && !c.pipeline && !vk->specialized, "the last holder lets go: destroyed");
 }
 
+/* Several specialised pipelines compiled at once: duplicates and ones already made are shared,
+ * the new ones counted; a bad job fails the call with its message and holds nothing. */
+static void test_specialized_many(vk_context *vk)
+{
+    const uint32_t one[1] = {1}, two[1] = {2}, three[1] = {3};
+    vk_pipeline made = {0}, a = {0}, b = {0}, c = {0}, d = {0};
+    int rc = vk_pipeline_create_specialized(vk, VK_PIPE_GATE_COEFFICIENTS, three, 1, &made);
+    uint32_t created = vk->pipelines_created;
+    const vk_specialize_job jobs[] = {{VK_PIPE_GATE_COEFFICIENTS, one, 1, &a},
+                                      {VK_PIPE_GATE_COEFFICIENTS, one, 1, &b},
+                                      {VK_PIPE_GATE_COEFFICIENTS, two, 1, &c},
+                                      {VK_PIPE_GATE_COEFFICIENTS, three, 1, &d}};
+    rc = rc ? rc : vk_pipeline_create_specialized_many(vk, jobs, 4, 2);
+    CHECK(rc == DLCA_OK, "specialised pipelines at once: %s", err_message());
+    CHECK(a.pipeline && a.pipeline == b.pipeline && c.pipeline && c.pipeline != a.pipeline &&
+              d.pipeline == made.pipeline,
+          "at once: the same constants share one pipeline, an earlier one is reused");
+    CHECK(vk->pipelines_created == created + 2, "two compiled (%u)", vk->pipelines_created - created);
+    vk_pipeline_destroy(vk, &a), vk_pipeline_destroy(vk, &b), vk_pipeline_destroy(vk, &c);
+    vk_pipeline_destroy(vk, &d), vk_pipeline_destroy(vk, &made);
+    CHECK(!vk->specialized, "every holder let go: all destroyed");
+
+    uint32_t many[VK_SPEC_EXTRA_MAX + 1] = {0};
+    const vk_specialize_job bad[] = {{VK_PIPE_GATE_COEFFICIENTS, one, 1, &a},
+                                     {VK_PIPE_GATE_COEFFICIENTS, many, VK_SPEC_EXTRA_MAX + 1, &b}};
+    rc = vk_pipeline_create_specialized_many(vk, bad, 2, 2);
+    CHECK(rc != DLCA_OK && strstr(err_message(), "specialisation constants") && !a.pipeline && !b.pipeline &&
+              !vk->specialized,
+          "too many constants: refused, nothing held (%s)", err_message());
+    const vk_specialize_job unknown[] = {{VK_PIPE_COUNT, one, 1, &a}};
+    rc = vk_pipeline_create_specialized_many(vk, unknown, 1, 1);
+    CHECK(rc != DLCA_OK && strstr(err_message(), "not in the table") && !a.pipeline, "an unknown id: %s",
+          err_message());
+}
+
 /* Pipeline statistics asked for: a device with VK_KHR_pipeline_executable_properties prints each
  * pipeline's statistics, one without it says so once; either way every pipeline still builds. */
 static void test_pipeline_statistics(const vk_context *vk)
@@ -233,6 +268,7 @@ int main(void)
     test_timestamps(&vk);
     test_pipelines(&vk);
     test_specialized_sharing(&vk);
+    test_specialized_many(&vk);
     test_pipeline_statistics(&vk);
     vk_context_free(&vk);
     validation_errors += vk.validation_errors;

@@ -223,7 +223,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     if (!rc) rc = ca_gpu_bind(e, NULL, NULL, NULL);
     if (!rc) rc = upload_wiring(e);
     if (!rc) rc = gpu_upload_layers(e);
-    if (!rc && e->plan.fused) rc = gpu_create_fused_pipelines(e);
+    if (!rc && e->plan.fused && !e->options.defer_pipelines) rc = gpu_create_fused_pipelines(e);
     if (!rc) rc = upload_gate_rows(e);
     /* The device model's logits are the caller's, already in the engine's order. */
     if (!rc) rc = vk_buffer_upload(vk, &e->logits, 0, model->logits, model->gate_count * GATE_OP_COUNT * sizeof(float));

@@ -102,6 +102,11 @@ int ca_gpu_init(ca_gpu *engine, vk_context *vk, const ca_model *model, int batch
 
 void ca_gpu_free(ca_gpu *engine);
 
+/* The fused pipelines of engines made with options.defer_pipelines (all on one vk context),
+ * compiled at once on the CPU's cores; engines that have theirs or run no fused kernels are
+ * skipped. An engine whose pipelines are still missing makes them at its first recording. */
+int ca_gpu_create_pipelines(ca_gpu *const *engines, int count);
+
 /* Makes the recordings that follow read the gate coefficients ([gates][4] floats) from `coeffs`,
  * keep dL/dgrid ([C][pitch]) in `dgrid` and put S ([gates][4]) in `sums`: a caller's buffers,
  * such as the tensor library's tensors; NULL: the engine's own (coeffs, dgrid, coeff_grad).

@@ -6,6 +6,7 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The fused kernels' specialisation constants, from id 2: for fused_perception.glsl the
@@ -79,24 +80,60 @@ static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeli
     ids[3] = shallow ? VK_PIPE_FUSED_FORWARD_PERSISTENT_8 : VK_PIPE_FUSED_FORWARD_PERSISTENT;
 }
 
+/* The jobs of engine e's fused pipelines (the constants into `values`, FUSED_CONSTANTS of room). */
+static int fused_jobs(ca_gpu *e, uint32_t *values, vk_specialize_job jobs[5])
+{
+    uint32_t count = fused_constants(e, values);
+    fused_ids(&e->model->config, e->plan.tile_backward, e->fused_ids);
+    int n = 0;
+    for (int i = 0; i < 5; i++) {
+        if ((i == 3 && !e->plan.persistent_groups) || (i == 4 && !e->plan.persistent_backward)) continue;
+        jobs[n++] = (vk_specialize_job){e->fused_ids[i], values, count, &e->fused_pipelines[i]};
+    }
+    return n;
+}
+
+/* The fused pipelines of every engine that has none yet, compiled at once (one vk context). */
+static int create_fused_pipelines(ca_gpu *const *engines, int n)
+{
+    uint32_t *values = malloc((size_t)n * FUSED_CONSTANTS * sizeof *values);
+    vk_specialize_job *jobs = malloc((size_t)n * 5 * sizeof *jobs);
+    if (!values || !jobs) {
+        free(values), free(jobs);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for %d engines' pipelines", n);
+    }
+    int count = 0, rc = DLCA_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        if (engines[i]->fused_pipelines[0].pipeline) continue;
+        if (engines[i]->vk != engines[0]->vk) rc = err_set(DLCA_ERR, "engines of different Vulkan contexts");
+        else count += fused_jobs(engines[i], values + (size_t)i * FUSED_CONSTANTS, jobs + count);
+    }
+    if (!rc && vk_pipeline_create_specialized_many(engines[0]->vk, jobs, count, 0)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", err_message());
+        rc = err_set(DLCA_ERR, "compiling the fused kernels for this model failed (%s); DLCA_FUSED=0 runs the "
+                               "per-layer kernels", why);
+    }
+    free(values), free(jobs);
+    return rc;
+}
+
 /* The fused pipelines for this model, once: compiled only for an engine that runs them. */
 int gpu_create_fused_pipelines(ca_gpu *e)
 {
-    if (e->fused_pipelines[0].pipeline) return DLCA_OK;
-    uint32_t values[FUSED_CONSTANTS];
-    uint32_t count = fused_constants(e, values);
-    fused_ids(&e->model->config, e->plan.tile_backward, e->fused_ids);
-    for (int i = 0; i < 5; i++) {
-        if ((i == 3 && !e->plan.persistent_groups) || (i == 4 && !e->plan.persistent_backward)) continue;
-        if (vk_pipeline_create_specialized(e->vk, e->fused_ids[i], values, count, &e->fused_pipelines[i])) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", err_message());
-            for (int j = 0; j <= i; j++) vk_pipeline_destroy(e->vk, &e->fused_pipelines[j]);
-            return err_set(DLCA_ERR, "compiling the fused kernels for this model failed (%s); DLCA_FUSED=0 runs the "
-                                     "per-layer kernels", why);
-        }
-    }
-    return DLCA_OK;
+    return create_fused_pipelines(&e, 1);
+}
+
+int ca_gpu_create_pipelines(ca_gpu *const *engines, int n)
+{
+    ca_gpu **fused = malloc((size_t)(n > 0 ? n : 1) * sizeof *fused);
+    if (!fused) return err_set(DLCA_ERR_NOMEM, "out of memory for %d engines' pipelines", n);
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        if (engines[i]->plan.fused) fused[count++] = engines[i];
+    int rc = count > 0 ? create_fused_pipelines(fused, count) : DLCA_OK;
+    free(fused);
+    return rc;
 }
 
 /* What the persistent kernels poll: for the forward the cells of grids 1..T (not the rows'
@@ -167,10 +204,18 @@ int ca_gpu_fused_layers(const ca_gpu *e, uint32_t *rows)
 /* The layer table, as the fused kernels' uniform block declares it (CA_GPU_TABLE_ROWS rows). */
 static vk_view gpu_table_view(ca_gpu *e) { return vk_view_of(&e->layers, 0, CA_GPU_TABLE_ROWS * 16 * sizeof(uint32_t)); }
 
+/* The fused pipelines made here when ca_gpu_init left them to ca_gpu_create_pipelines and no
+ * one called it (e->fused_ids are set with them). */
+static int fused_ready(ca_gpu *e)
+{
+    return e->fused_pipelines[0].pipeline ? DLCA_OK : gpu_create_fused_pipelines(e);
+}
+
 /* Records fused pipeline `which` (of e->fused_ids); fused_dispatch, and the barrier after it. */
 static int fused_record(ca_gpu *e, VkCommandBuffer cmd, int which, const vk_view *views, uint32_t n_views,
                         const vk_push_fused *push, uint32_t groups_x, uint32_t groups_y)
 {
+    if (fused_ready(e)) return DLCA_ERR;
     return vk_dispatch_pipeline(e->vk, cmd, &e->fused_pipelines[which], &vk_pipeline_descs[e->fused_ids[which]], views,
                                 n_views, push, sizeof *push, groups_x, groups_y, 1);
 }
@@ -246,6 +291,7 @@ int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather)
  * and what it shares it with (ca_gpu_backward: the S reduction; ca_gpu_check.c). */
 static int fused_grid_gather_from(ca_gpu *e, VkCommandBuffer cmd, int t, vk_view moore)
 {
+    if (fused_ready(e)) return DLCA_ERR;
     vk_push_fused push = fused_push(e, t);
     push.gather = 1;
     vk_view views[] = {ca_gpu_grid_region(e, t),         e->coeffs_at, vk_view_all(&e->wiring),

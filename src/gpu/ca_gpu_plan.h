@@ -46,6 +46,8 @@ typedef struct {
     uint32_t max_slots;            /* fused backward's workgroups at most; 0: as the S partials'
                                       memory cap allows */
     uint32_t per_thread;           /* per-layer backward's cells per lane (1..64); 0: by grid size */
+    int defer_pipelines;           /* ca_gpu_init leaves the fused pipelines to ca_gpu_create_pipelines
+                                      (a population compiles all its members' at once) */
     uint32_t blocks_per_buffer;    /* per-layer step blocks in one buffer at most; 0: as one
                                       allocation may hold (tests force the split with it) */
 } ca_gpu_options;

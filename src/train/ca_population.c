@@ -25,6 +25,11 @@ int ca_population_init(ca_population *p, const ca_config *config, int count, con
     p->count = count, p->backend = backend, p->vk = vk, p->image = image;
     p->check_stages = options && options->check_stages;
     p->total = (uint64_t)config->train_steps;
+    /* Each member's fused kernels are specialised to its wiring: compiled together after the
+     * loop, on every core, instead of one member after another. */
+    ca_options deferred = options ? *options : (ca_options){0};
+    deferred.gpu.defer_pipelines = 1;
+    if (backend == CA_BACKEND_GPU) options = &deferred;
     for (int i = 0; i < count; i++) {
         ca_member *m = &p->members[i];
         ca_config c = *config;
@@ -40,7 +45,14 @@ int ca_population_init(ca_population *p, const ca_config *config, int count, con
         }
         m->ready = m->active = 1;
     }
-    return DLCA_OK;
+    if (backend != CA_BACKEND_GPU) return DLCA_OK;
+    ca_gpu **engines = malloc((size_t)count * sizeof *engines);
+    if (!engines) return ca_population_free(p), err_set(DLCA_ERR_NOMEM, "out of memory for %d members", count);
+    for (int i = 0; i < count; i++) engines[i] = &p->members[i].trainer.gpu;
+    int rc = ca_gpu_create_pipelines(engines, count);
+    free(engines);
+    if (rc) ca_population_free(p);
+    return rc;
 }
 
 void ca_population_free(ca_population *p)

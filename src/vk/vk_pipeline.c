@@ -2,10 +2,13 @@
  * dispatch helper that checks every call against its row. */
 #include "vk_pipeline.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vk_check.h"
 
@@ -159,7 +162,7 @@ static void pipeline_statistics_print(vk_context *vk, const char *name, VkPipeli
 
 /* Specialisation constants: 0 the local size, 1 vk_shared_floats, then `extra` from id 2 on. */
 static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
-                           const uint32_t *extra, uint32_t n_extra, vk_pipeline *p)
+                           const uint32_t *extra, uint32_t n_extra, vk_pipeline *p, int *cache_hit)
 {
     if (n_extra > VK_SPEC_EXTRA_MAX)
         return err_set(DLCA_ERR, "pipeline %s: %u specialisation constants, at most %d", desc->name, n_extra,
@@ -217,7 +220,7 @@ static int pipeline_create(vk_context *vk, const vk_pipeline_desc *desc, const v
     if (!rc && vk->pipeline_statistics) pipeline_statistics_print(vk, code->name, p->pipeline);
     const VkPipelineCreationFeedbackFlags hit =
         VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT_EXT | VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT_EXT;
-    if (!rc && vk->creation_feedback && (whole.flags & hit) == hit) vk->pipeline_cache_hits++;
+    *cache_hit = !rc && vk->creation_feedback && (whole.flags & hit) == hit;
     vkDestroyShaderModule(vk->device, module, NULL);
     return rc;
 }
@@ -245,18 +248,29 @@ static double now_ms(void)
 }
 
 /* Checks `desc` against the device and `code`, then makes its layouts and pipeline into *p
- * (zeroed first, and again on failure). Counted and timed for the start-up report. */
+ * (zeroed first, and again on failure). Writes nothing of `vk`, so threads may run it at once;
+ * *cache_hit: the driver found it in the pipeline cache. */
+static int pipeline_build_alone(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
+                                const uint32_t *extra, uint32_t n_extra, vk_pipeline *p, int *cache_hit)
+{
+    *p = (vk_pipeline){0};
+    *cache_hit = 0;
+    int rc = desc_check(vk, desc);
+    if (!rc) rc = spirv_interface_check(code, desc, p);
+    if (!rc) rc = layouts_create(vk, desc, p);
+    if (!rc) rc = pipeline_create(vk, desc, code, extra, n_extra, p, cache_hit);
+    if (rc) pipeline_destroy(vk, p);
+    return rc;
+}
+
+/* pipeline_build_alone, counted and timed for the start-up report. */
 static int pipeline_build(vk_context *vk, const vk_pipeline_desc *desc, const vk_shader_code *code,
                           const uint32_t *extra, uint32_t n_extra, vk_pipeline *p)
 {
     double start = now_ms();
-    *p = (vk_pipeline){0};
-    int rc = desc_check(vk, desc);
-    if (!rc) rc = spirv_interface_check(code, desc, p);
-    if (!rc) rc = layouts_create(vk, desc, p);
-    if (!rc) rc = pipeline_create(vk, desc, code, extra, n_extra, p);
-    if (rc) pipeline_destroy(vk, p);
-    else vk->pipelines_created++;
+    int hit, rc = pipeline_build_alone(vk, desc, code, extra, n_extra, p, &hit);
+    vk->pipelines_created += rc == DLCA_OK;
+    vk->pipeline_cache_hits += (uint32_t)hit;
     vk->pipeline_ms += now_ms() - start;
     return rc;
 }
@@ -357,6 +371,110 @@ int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint
     s->holders++;
     *out = s->pipeline;
     return DLCA_OK;
+}
+
+/* One compile of vk_pipeline_create_specialized_many, run by whichever thread takes it. */
+typedef struct {
+    vk_context *vk;
+    vk_pipeline_id id;
+    const vk_pipeline_desc *desc;
+    const vk_shader_code *code;
+    const uint32_t *values;
+    uint32_t count;
+    vk_pipeline pipeline;
+    int rc, cache_hit;
+    char why[512]; /* the error message, which is the thread's own */
+} compile_task;
+
+typedef struct {
+    compile_task *tasks;
+    int count;
+    atomic_int next;
+} compile_queue;
+
+static void *compile_worker(void *arg)
+{
+    compile_queue *q = arg;
+    for (int i; (i = atomic_fetch_add(&q->next, 1)) < q->count;) {
+        compile_task *t = &q->tasks[i];
+        t->rc = pipeline_build_alone(t->vk, t->desc, t->code, t->values, t->count, &t->pipeline, &t->cache_hit);
+        if (t->rc) snprintf(t->why, sizeof t->why, "%s", err_message());
+    }
+    return NULL;
+}
+
+/* Whether two jobs ask for one pipeline: the same id and constants. */
+static int same_constants(const vk_specialize_job *a, const vk_specialize_job *b)
+{
+    return a->id == b->id && a->count == b->count && memcmp(a->values, b->values, a->count * sizeof *a->values) == 0;
+}
+
+int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job *jobs, int n, int threads)
+{
+    for (int j = 0; j < n; j++) *jobs[j].out = (vk_pipeline){0};
+    if (n <= 0) return DLCA_OK;
+    compile_task *tasks = calloc((size_t)n, sizeof *tasks);
+    int *task_of = malloc((size_t)n * sizeof *task_of); /* -1: already in vk->specialized */
+    if (!tasks || !task_of) {
+        free(tasks), free(task_of);
+        return err_set(DLCA_ERR_NOMEM, "out of host memory for %d pipelines", n);
+    }
+    int count = 0, rc = DLCA_OK;
+    for (int j = 0; j < n && !rc; j++) {
+        const vk_pipeline_desc *desc = NULL;
+        const vk_shader_code *code = NULL;
+        rc = table_entry(jobs[j].id, &desc, &code);
+        if (!rc && jobs[j].count > VK_SPEC_EXTRA_MAX)
+            rc = err_set(DLCA_ERR, "pipeline %s: %u specialisation constants, at most %d", desc->name, jobs[j].count,
+                         VK_SPEC_EXTRA_MAX);
+        if (rc) break;
+        task_of[j] = -1;
+        if (specialized_find(vk, jobs[j].id, jobs[j].values, jobs[j].count)) continue;
+        for (int k = 0; k < j && task_of[j] < 0; k++)
+            if (task_of[k] >= 0 && same_constants(&jobs[k], &jobs[j])) task_of[j] = task_of[k];
+        if (task_of[j] >= 0) continue;
+        tasks[count] = (compile_task){vk, jobs[j].id, desc, code, jobs[j].values, jobs[j].count, {0}, 0, 0, {0}};
+        task_of[j] = count++;
+    }
+    if (!rc && count > 0) {
+        double start = now_ms();
+        if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        if (vk->pipeline_statistics || threads < 1) threads = 1; /* the statistics print as they come */
+        if (threads > count) threads = count;
+        compile_queue queue = {tasks, count, 0};
+        pthread_t *ids = threads > 1 ? malloc((size_t)(threads - 1) * sizeof *ids) : NULL;
+        int started = 0;
+        while (ids && started < threads - 1 && pthread_create(&ids[started], NULL, compile_worker, &queue) == 0)
+            started++;
+        compile_worker(&queue); /* this thread too; with no other, it compiles them all */
+        for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+        free(ids);
+        vk->pipeline_ms += now_ms() - start; /* wall time: the start-up report's parts add up */
+        for (int i = 0; i < count; i++) {
+            vk->pipelines_created += tasks[i].rc == DLCA_OK;
+            vk->pipeline_cache_hits += (uint32_t)tasks[i].cache_hit;
+            if (tasks[i].rc && !rc) rc = err_set(tasks[i].rc, "%s", tasks[i].why);
+        }
+    }
+    for (int i = 0; !rc && i < count; i++) { /* into the shared list, in task order */
+        vk_specialized *sp = calloc(1, sizeof *sp);
+        if (!sp) {
+            rc = err_set(DLCA_ERR_NOMEM, "out of host memory for pipeline %s", tasks[i].desc->name);
+            break;
+        }
+        sp->id = tasks[i].id, sp->count = tasks[i].count, sp->pipeline = tasks[i].pipeline;
+        memcpy(sp->values, tasks[i].values, tasks[i].count * sizeof *tasks[i].values);
+        sp->next = vk->specialized, vk->specialized = sp;
+        tasks[i].pipeline = (vk_pipeline){0}; /* the list holds it now */
+    }
+    for (int i = 0; i < count; i++) pipeline_destroy(vk, &tasks[i].pipeline); /* only what the list did not take */
+    for (int j = 0; !rc && j < n; j++) {
+        vk_specialized *sp = specialized_find(vk, jobs[j].id, jobs[j].values, jobs[j].count);
+        sp->holders++;
+        *jobs[j].out = sp->pipeline;
+    }
+    free(tasks), free(task_of);
+    return rc;
 }
 
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p)

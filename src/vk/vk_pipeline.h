@@ -152,6 +152,22 @@ enum { VK_SPEC_EXTRA_MAX = 320 };
 int vk_pipeline_create_specialized(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count,
                                    vk_pipeline *out);
 
+/* One pipeline for vk_pipeline_create_specialized_many: its arguments of
+ * vk_pipeline_create_specialized. */
+typedef struct {
+    vk_pipeline_id id;
+    const uint32_t *values;
+    uint32_t count;
+    vk_pipeline *out;
+} vk_specialize_job;
+
+/* vk_pipeline_create_specialized for each of `n` jobs, the compiles on up to `threads` threads at
+ * once (<= 0: one a CPU core; one while pipeline statistics print): the driver's compiler is most
+ * of a cold start-up, and a population of new seeds has one set of fused kernels a member. Jobs
+ * with the same id and constants share one pipeline, as do those already made. On failure the
+ * first compile's message is set, every out is zeroed and nothing is held. */
+int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job *jobs, int n, int threads);
+
 /* Destroys what vk_pipeline_create_spirv or vk_pipeline_create_specialized made; safe on a
  * zeroed pipeline. */
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p);
