@@ -172,6 +172,12 @@ int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job 
  * zeroed pipeline. */
 void vk_pipeline_destroy(vk_context *vk, vk_pipeline *p);
 
+/* The descriptor type of a pipeline's binding: uniform where its SPIR-V declares a uniform block. */
+static inline VkDescriptorType vk_pipeline_binding_type(const vk_pipeline *p, uint32_t binding)
+{
+    return p->uniform_bindings >> binding & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
+
 /* vk_dispatch for a pipeline of vk_pipeline_create_spirv made from `desc`. */
 int vk_dispatch_pipeline(vk_context *vk, VkCommandBuffer cmd, const vk_pipeline *p, const vk_pipeline_desc *desc,
                          const vk_view *views, uint32_t n_views, const void *push, uint32_t push_size,
