@@ -294,7 +294,7 @@ const ca_config_key ca_config_keys[] = {
     {"warmup", NULL, "N", "steps of linear learning-rate warm-up first (0: none)", parse_warmup, print_warmup},
     {"lr-final", NULL, "X", "where step, exp, cosine and onecycle end, as a fraction of the learning rate (0..1)",
      parse_lr_final, print_lr_final},
-    {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; gol, checkerboard 7, else 10",
+    {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 10, else 7",
      parse_init_logit, print_init_logit},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
