@@ -22,6 +22,19 @@ static long marked_seed(void)
     return -1;
 }
 
+/* Member rows of the table on stdout (out.txt): lines that start with a seed, marked or not. */
+static int member_rows(void)
+{
+    char text[8192];
+    int rows = 0;
+    if (fixture_read("out.txt", text, sizeof text) < 0) return -1;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        long seed;
+        rows += sscanf(line, " * %ld", &seed) == 1 || sscanf(line, " %ld", &seed) == 1;
+    }
+    return rows;
+}
+
 static void single_runs(void)
 {
     for (int i = 0; i < MEMBERS; i++) {
@@ -73,7 +86,7 @@ static void test_vulkan(void)
     int status = fixture_run(err, sizeof err, "train %s --seed %d --population %d --device %d --keep-members gpu "
                              "--out gpop.dlca", config, FIRST_SEED, MEMBERS, index);
     CHECK(status == 0, "a Vulkan population of %d: %s", MEMBERS, err);
-    status = fixture_run(err, sizeof err, "train %s --seed %d --device %d --out gpu%d.dlca", config, FIRST_SEED + 1,
+    status = fixture_run(err, sizeof err, "train %s --seed %d --device %d --population 1 --out gpu%d.dlca", config, FIRST_SEED + 1,
                          index, FIRST_SEED + 1);
     CHECK(status == 0, "a single Vulkan run: %s", err);
     for (int i = 0; i < MEMBERS; i++) {
@@ -100,6 +113,24 @@ static void test_vulkan(void)
                     FIRST_SEED + 1, alone[k][0]);
         CHECK(member[k][2] == alone[k][2], "seed %d alone on Vulkan: hard loss at step %g", FIRST_SEED + 1, alone[k][0]);
     }
+    /* Without --population a GPU trains sixteen seeds, and says so. The per-layer kernels, which
+     * every seed shares, keep lavapipe from compiling sixteen seeds' fused ones. */
+    setenv("DLCA_FUSED", "0", 1);
+    status = fixture_run(err, sizeof err, "train %s --steps 1 --seed 40 --device %d --out gdefault.dlca", config, index);
+    unsetenv("DLCA_FUSED");
+    CHECK(status == 0 && strstr(err, "16 seeds side by side, the default on a GPU"), "the GPU default is a population "
+          "of 16, said on stderr: %s", err);
+    CHECK(member_rows() == 16 && marked_seed() >= 40 && marked_seed() < 56, "its table has 16 members, seeds 40 to 55 "
+          "(%d rows, marked %ld)", member_rows(), marked_seed());
+}
+
+/* The default on the CPU engine is the single run: no note, no table. */
+static void test_cpu_default(void)
+{
+    char err[4096];
+    int status = fixture_run(err, sizeof err, "train %s --steps 1 --device cpu --out cdefault.dlca", config);
+    CHECK(status == 0 && !strstr(err, "side by side") && member_rows() == 0, "the CPU default is one run (%d rows): %s",
+          member_rows(), err);
 }
 
 static void test_refused(void)
@@ -107,7 +138,8 @@ static void test_refused(void)
     char args[1024];
     fixture_refused("--population", "train --population 0");
     fixture_refused("--population", "train --resume single5.dlca --population 2");
-    fixture_refused("--keep-members", "train --keep-members somewhere");
+    fixture_refused("--keep-members", "train --keep-members somewhere --device cpu");
+    fixture_refused("--keep-members", "train --keep-members somewhere --population 1");
     snprintf(args, sizeof args, "train %s --population 3 --device cpu --max-memory 0.001 --out big.dlca", config);
     fixture_refused("population of 3", args);
     CHECK(!fixture_exists("big.dlca"), "a refused population writes no model");
@@ -127,6 +159,7 @@ int main(int argc, char **argv)
     if (fixture_begin(argv[0], "population")) return 1;
     single_runs();
     test_cpu();
+    test_cpu_default();
     test_vulkan();
     test_refused();
     fixture_end();

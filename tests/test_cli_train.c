@@ -203,7 +203,7 @@ static void test_cpu_matches_vulkan(void)
     char err[4096], path[512];
     const char *common = "--preset checkerboard --grid 8x8 --T 6 --steps 8 --every 1";
     int s1 = run_dlca(err, sizeof err, "train %s --device cpu --out '%s/cpu.dlca'", common, scratch);
-    int s2 = run_dlca(err, sizeof err, "train %s --device %d --out '%s/gpu.dlca'", common, index, scratch);
+    int s2 = run_dlca(err, sizeof err, "train %s --device %d --population 1 --out '%s/gpu.dlca'", common, index, scratch);
     CHECK(s1 == 0 && s2 == 0, "checkerboard on cpu and Vulkan exit 0 (%d %d): %s", s1, s2, err);
     double cpu[16][3], gpu[16][3];
     snprintf(path, sizeof path, "%s/cpu.csv", scratch);
@@ -218,12 +218,12 @@ static void test_cpu_matches_vulkan(void)
     CHECK(n == 8 && cpu[7][1] < cpu[0][1], "the loss falls (%g -> %g)", cpu[0][1], n == 8 ? cpu[7][1] : 0.0);
     /* The debug switch: every stage of the GPU step checked against the CPU engine. */
     int s3 = run_dlca(err, sizeof err,
-                      "train --preset checkerboard-async --grid 6x6 --T 3 --steps 2 --every 1 --device %d --out '%s/chk.dlca'",
+                      "train --preset checkerboard-async --grid 6x6 --T 3 --steps 2 --every 1 --device %d --population 1 --out '%s/chk.dlca'",
                       index, scratch);
     CHECK(s3 == 0, "DLCA_CHECK_STAGES=1 training passes every stage check: %s", err);
     /* 20 steps back the grid gradients fade to ~1e-9, where float32 keeps few digits: the check
      * measures them against the loss gradient's scale (it failed there at 0.18 before). */
-    int s4 = run_dlca(err, sizeof err, "train --preset checkerboard --steps 2 --every 1 --device %d --out '%s/cb-chk.dlca'",
+    int s4 = run_dlca(err, sizeof err, "train --preset checkerboard --steps 2 --every 1 --device %d --population 1 --out '%s/cb-chk.dlca'",
                       index, scratch);
     CHECK(s4 == 0, "DLCA_CHECK_STAGES=1 on checkerboard, T=20, passes: %s", err);
 }

@@ -241,7 +241,7 @@ static void test_train(void)
     setenv("DLCA_PIPELINE_CACHE", folder, 1);
     unsetenv("DLCA_FUSED");
     for (int run = 0; run < 2; run++) {
-        int status = robust_run(err, sizeof err, "train --device %d --preset gol --steps 1 --out '%s' --force", device,
+        int status = robust_run(err, sizeof err, "train --device %d --population 1 --preset gol --steps 1 --out '%s' --force", device,
                                 robust_path("gol.dlca"));
         CHECK(status == 0, "train run %d exits 0 (%d): %s", run + 1, status, err);
         CHECK(count_notes(err) == 0, "train run %d: no note: %s", run + 1, err);

@@ -19,7 +19,7 @@ static int device_index;
 static void expect_gpu_refusal(const char *flags, const char *needle, const char *hint)
 {
     char args[4096], err[8192];
-    snprintf(args, sizeof args, "train --preset checkerboard --device %d --steps 1 --max-memory 1048576 --out '%s' %s",
+    snprintf(args, sizeof args, "train --preset checkerboard --device %d --population 1 --steps 1 --max-memory 1048576 --out '%s' %s",
              device_index, robust_path("oom.dlca"), flags);
     time_t start = time(NULL);
     robust_refused(needle, "oom.dlca", args);
@@ -91,7 +91,7 @@ static void test_nan_and_signal(void)
     snprintf(log, sizeof log, "%s", robust_path("gpu.txt"));
     snprintf(index, sizeof index, "%d", device_index);
     char *nan_run[] = {NULL, "train", "--preset", "checkerboard", "--grid", "8x8", "--T", "4", "--device", index,
-                       "--steps", "10", "--every", "1", "--out", out, NULL};
+                       "--population", "1", "--steps", "10", "--every", "1", "--out", out, NULL};
     int status = robust_wait(robust_spawn(nan_run, log, "DLCA_TEST_INJECT_NAN", "3", 0));
     robust_read_text(log, text, sizeof text);
     robust_last_line(text, last, sizeof last);
@@ -101,7 +101,7 @@ static void test_nan_and_signal(void)
 
     remove(out);
     char *long_run[] = {NULL, "train", "--preset", "checkerboard", "--grid", "8x8", "--T", "4", "--device", index,
-                        "--steps", "100000000", "--every", "5", "--out", out, NULL};
+                        "--population", "1", "--steps", "100000000", "--every", "5", "--out", out, NULL};
     pid_t pid = robust_spawn(long_run, log, NULL, NULL, 0);
     for (int i = 0; i < 12000 && !robust_exists(out); i++) robust_sleep_ms(10);
     kill(pid, SIGTERM);
@@ -142,7 +142,7 @@ static void test_validation_counts(void)
     static char err[1 << 17];
     char args[2048], last[2048];
     snprintf(args, sizeof args,
-             "train --preset checkerboard --grid 8x8 --T 2 --steps 1 --device %d --out '%s'", device_index,
+             "train --preset checkerboard --grid 8x8 --T 2 --steps 1 --device %d --population 1 --out '%s'", device_index,
              robust_path("v.dlca"));
     char command[8192];
     snprintf(command, sizeof command,

@@ -8,7 +8,8 @@
 
 #include <signal.h>
 
-enum { CMD_POPULATION_MAX = 4096 };
+/* Members at most; members of `dlca train` on a GPU when --population is not given. */
+enum { CMD_POPULATION_MAX = 4096, CMD_POPULATION_GPU_DEFAULT = 16 };
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
  * files go (checked and locked by dlca train), and the run's flags. */

@@ -94,8 +94,11 @@ static void print_help(void)
            "                     stops when one is verified exact (unless --no-stop-exact). --out\n"
            "                     gets the best member (exact first, then fewest wrong cells, then\n"
            "                     soft loss), --log its log; a table of all members at the end. No\n"
-           "                     checkpoints: --resume does not take a population\n"
-           "  --keep-members DIR with --population: every member's model and log in DIR as\n"
+           "                     checkpoints: --resume does not take a population. Default: %d on\n"
+           "                     a GPU (a single seed is exact in 3 to 16 runs of 16: README),\n"
+           "                     1 on the CPU and with --resume; --population 1 is the single\n"
+           "                     run, with its checkpoints (--every)\n"
+           "  --keep-members DIR with a population: every member's model and log in DIR as\n"
            "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
@@ -108,7 +111,8 @@ static void print_help(void)
            "its first row (a run that fails before then leaves the old log as it was).\n"
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
-           "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n");
+           "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
+           CMD_POPULATION_GPU_DEFAULT);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -181,10 +185,11 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
                                  "--force and --max-memory may be given with it");
-    if (o->resume && o->population)
+    if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");
-    if (o->keep_members && !o->population) return err_set(DLCA_ERR, "--keep-members: only with --population N");
+    if (o->keep_members && (o->population == 1 || o->resume))
+        return err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1)");
     return DLCA_OK;
 }
 
@@ -469,9 +474,19 @@ static int train(const train_options *o, const ca_options *seam)
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    if (!rc && o->population) {
+    /* Not given: a population on a GPU, where sixteen seeds cost little more wall time than one
+     * and one of them is exact far more often (README, "Exact circuits"); a single run elsewhere. */
+    long long population = o->population ? o->population
+                           : backend == CA_BACKEND_GPU && !o->resume ? CMD_POPULATION_GPU_DEFAULT : 1;
+    if (!rc && o->keep_members && population == 1)
+        rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1; on the CPU engine "
+                               "there is none by default)");
+    if (!rc && population > 1 && !o->population)
+        fprintf(stderr, "dlca train: %lld seeds side by side, the default on a GPU (--population 1 trains the one of "
+                        "--seed alone, with checkpoints)\n", population);
+    if (!rc && population > 1) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
-                                    paths.out, paths.log, paths.plot, o->keep_members, (int)o->population, o->every,
+                                    paths.out, paths.log, paths.plot, o->keep_members, (int)population, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
                                     &stop_requested};
         rc = cmd_population_train(&args);
