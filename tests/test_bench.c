@@ -224,6 +224,38 @@ static void test_kernels(int device)
     free(out), free(json);
 }
 
+/* --population 3 on DEVICE ("cpu" or a Vulkan index): a step of three members, with and without
+ * the hard loss. On a GPU one submission holds the three members' steps, each the dispatches of
+ * the single run's step (`single_dispatches`; 0 on the CPU). */
+static void test_population(int device, double single_dispatches)
+{
+    char where[16];
+    if (device < 0) snprintf(where, sizeof where, "cpu");
+    else snprintf(where, sizeof where, "%d", device);
+    int status = run_dlca("bench --device %s --preset gol --batch 2 --T 2 --population 3 --steps 2 --warmup 1 "
+                          "--json '%s/pop.json'", where, scratch);
+    char *out = slurp("stdout.txt"), *text = slurp("pop.json");
+    CHECK(status == 0 && out && text, "bench --population 3 on %s exits 0 (%d)", where, status);
+    if (text) {
+        CHECK(has_string(text, "mode", "population") && number(text, "members") == 3 &&
+                  number(text, "measured_steps") == 2 && number(text, "warmup_steps") >= 1,
+              "population on %s: mode, 3 members, 2 measured steps", where);
+        double step = check_spread(text, "step"), measured = check_spread(text, "measured_step");
+        CHECK(step > 0.0 && measured > 0.0, "step %g and with hard loss %g ms", step, measured);
+        CHECK_CLOSE(number(text, "member_step_ms_median"), step / 3.0, 0.0, 1e-9, "a member's share is a third");
+        if (device >= 0)
+            CHECK(number(text, "submissions_per_step") == 1 &&
+                      number(text, "dispatches_per_step") == 3 * single_dispatches,
+                  "one submission (%g) of 3 x %g dispatches (%g)", number(text, "submissions_per_step"),
+                  single_dispatches, number(text, "dispatches_per_step"));
+        else
+            CHECK(has_string(text, "engine", "cpu"), "on the CPU engine");
+    }
+    CHECK(out && strstr(out, "a population of 3 gol members") && strstr(out, "with hard loss"), "stdout: %s",
+          out ? out : "");
+    free(out), free(text);
+}
+
 static int test_gpu(void)
 {
     vk_context vk;
@@ -253,6 +285,7 @@ static int test_gpu(void)
               "fused: %g dispatches (at most 4T + 16 = 24) and %g submissions (1) per step",
               number(fused, "dispatches_per_step"), number(fused, "submissions_per_step"));
     }
+    if (fused) test_population(device, number(fused, "dispatches_per_step"));
     free(fused);
     if (timestamps) test_kernels(device);
     return 0;
@@ -280,12 +313,13 @@ static void test_usage(void)
 {
     CHECK(run_dlca("bench --help") == 0, "bench --help exits 0");
     char *help = slurp("stdout.txt");
-    const char *flags[] = {"--preset", "--batch", "--T", "--device", "--cache", "--steps", "--warmup", "--json", "--hard"};
+    const char *flags[] = {"--preset", "--batch", "--T", "--device", "--cache", "--steps", "--warmup", "--json", "--hard",
+                           "--population"};
     for (size_t i = 0; help && i < sizeof flags / sizeof flags[0]; i++)
         CHECK(strstr(help, flags[i]) != NULL, "--help documents %s", flags[i]);
     free(help);
     const char *bad[] = {"bench --steps 0", "bench --cache some", "bench --bogus 1", "bench --hard --batch 4",
-                         "bench --preset glider --device cpu"};
+                         "bench --preset glider --device cpu", "bench --population 2 --hard", "bench --population 0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int status = run_dlca("%s", bad[i]);
         char *err = slurp("stderr.txt");
@@ -307,6 +341,7 @@ int main(int argc, char **argv)
     test_usage();
     test_cpu();
     test_hard();
+    test_population(-1, 0.0);
     int skip = test_gpu();
     int rc = test_finish("test_bench");
     char command[512];

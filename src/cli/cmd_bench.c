@@ -4,6 +4,8 @@
  * of the first step: context, pipelines, engine), or with --hard of the bit-packed hard engine (on
  * the CPU, or with --device on a Vulkan GPU over a batch of grids). Prints a table; --json writes
  * every number, flat, one key per line, for tools/bench_table.sh. */
+#include "cmd_bench.h"
+
 #include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_bench.h"
@@ -12,6 +14,7 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "cli_json.h"
+#include "cmd_population.h"
 #include "commands.h"
 #include "error.h"
 #include "hard_bench.h"
@@ -31,19 +34,12 @@ enum {
     HARD_GPU_T = 100      /* CA steps per GPU run (one submission) by default */
 };
 
-typedef struct {
-    const char *preset, *device, *json, *hard_model;
-    ca_cache cache;
-    long long batch, T, steps, warmup;
-    int has_preset, has_batch, has_T, has_steps, has_warmup, has_device, hard;
-    int cold;    /* no pipeline cache: start-up as on a first run */
-    int kernels; /* time each dispatch too */
-} bench_options;
 
 static void print_help(void)
 {
     printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--device D] [--cache full|checkpoint]\n"
            "                  [--steps N] [--warmup N] [--cold] [--json FILE] [--hard [MODEL]]\n"
+           "                  [--population N]\n"
            "\n"
            "Times training steps (the step `dlca train` runs between log rows: forward, loss, BPTT,\n"
            "logit gradient, AdamW, with its uploads and loss read-back) after a warm-up, and prints the\n"
@@ -87,6 +83,9 @@ static void print_help(void)
            "                   grids (default %d; refused, naming the largest that fits, beyond the device's\n"
            "                   memory), --T steps per submission (default %d), --steps timed submissions\n"
            "                   after an untimed one; median by GPU timestamps and by wall clock\n"
+           "  --population N   time a step of N members (seeds 1..N, as dlca train --population):\n"
+           "                   one submission for all on a GPU; wall clock of the whole step, without\n"
+           "                   and with every member's hard loss (what dlca train measures each step)\n"
            "\n"
            "The trainer's logits really change during the run; nothing is saved.\n",
            HARD_GPU_BATCH, HARD_GPU_T, HARD_SIZE, HARD_SIZE, HARD_GPU_BATCH, HARD_GPU_T);
@@ -110,6 +109,7 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
     else if (strcmp(flag, "--steps") == 0) return o->has_steps = 1, cli_int(flag, v, 1, 1000000, &o->steps);
     else if (strcmp(flag, "--warmup") == 0) return o->has_warmup = 1, cli_int(flag, v, 0, 1000000, &o->warmup);
+    else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca bench --help)", flag);
     return DLCA_OK;
 }
@@ -137,6 +137,8 @@ static int parse_options(int argc, char **argv, bench_options *o, int *help)
     if (o->hard && (o->cache != CA_CACHE_FULL || o->has_warmup || o->cold || o->kernels))
         return err_set(DLCA_ERR, "--hard times the hard engine: --cache, --warmup, --cold and --kernels do not apply (use --steps, "
                                  "--T, --preset, --device, --batch, --json)");
+    if (o->population && (o->hard || o->kernels))
+        return err_set(DLCA_ERR, "--population times a population's training step: --hard and --kernels do not apply");
     if (o->hard && o->has_batch && (!o->has_device || strcmp(o->device, "cpu") == 0))
         return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine: name a Vulkan device with --device D "
                                  "(the CPU hard engine runs one grid)");
@@ -151,7 +153,7 @@ static void json_number(cli_json *j, const char *key, double value, int known)
     cli_json_number(j, key, known ? value : NAN);
 }
 
-static void json_spread(cli_json *w, const char *name, const ca_bench_spread *s, int known)
+void cmd_bench_json_spread(cli_json *w, const char *name, const ca_bench_spread *s, int known)
 {
     const char *suffix[] = {"median", "p10", "p90", "min", "max"};
     double value[] = {s->median, s->p10, s->p90, s->min, s->max};
@@ -162,11 +164,6 @@ static void json_spread(cli_json *w, const char *name, const ca_bench_spread *s,
     }
 }
 
-/* Where it ran: shared by both modes. */
-typedef struct {
-    const char *engine, *device, *device_type, *driver;
-    char host[256], date[32], cpu[256], driver_text[512], api[32];
-} bench_machine;
 
 /* The CPU's model name from /proc/cpuinfo, or "cpu". */
 static void cpu_name(char *name, size_t size)
@@ -184,7 +181,7 @@ static void cpu_name(char *name, size_t size)
     if (f) fclose(f);
 }
 
-static void machine_describe(bench_machine *m, ca_backend backend, const vk_context *vk)
+void cmd_bench_machine_describe(bench_machine *m, ca_backend backend, const vk_context *vk)
 {
     time_t now = time(NULL);
     struct tm utc;
@@ -202,7 +199,7 @@ static void machine_describe(bench_machine *m, ca_backend backend, const vk_cont
     m->driver = m->driver_text;
 }
 
-static void json_machine(cli_json *w, const bench_machine *m, const char *mode)
+void cmd_bench_json_machine(cli_json *w, const bench_machine *m, const char *mode)
 {
     cli_json_string(w, "dlca_version", DLCA_VERSION);
     cli_json_string(w, "mode", mode);
@@ -216,8 +213,7 @@ static void json_machine(cli_json *w, const bench_machine *m, const char *mode)
     cli_json_string(w, "vulkan_api", m->api[0] ? m->api : NULL);
 }
 
-/* Lets `body` write the members of one object, then writes it to `path` atomically ("-": stdout). */
-static int json_write(const char *path, void (*body)(cli_json *, const void *), const void *data)
+int cmd_bench_json_write(const char *path, void (*body)(cli_json *, const void *), const void *data)
 {
     cli_json j = {0};
     cli_json_open(&j, NULL, '{');
@@ -267,7 +263,7 @@ static void json_train(cli_json *w, const void *data)
     const ca_bench_result *r = &t->result;
     const ca_config *c = t->config;
     int gpu = t->backend == CA_BACKEND_GPU, ts = r->has_gpu_times;
-    json_machine(w, t->machine, "train");
+    cmd_bench_json_machine(w, t->machine, "train");
     cli_json_string(w, "preset", c->preset);
     json_number(w, "batch", c->batch, 1);
     json_number(w, "T", c->steps, 1);
@@ -286,12 +282,12 @@ static void json_train(cli_json *w, const void *data)
     json_number(w, "cells", (double)r->cells, 1);
     json_number(w, "forward_gate_evals", r->forward_evals, 1);
     json_number(w, "gate_evals_per_step", 2.0 * r->forward_evals, 1);
-    json_spread(w, "wall_ms", &r->wall_ms, 1);
-    json_spread(w, "gpu_ms", &r->gpu_ms, ts);
-    json_spread(w, "forward_ms", &r->forward_ms, ts);
-    json_spread(w, "loss_ms", &r->loss_ms, ts);
-    json_spread(w, "backward_ms", &r->backward_ms, ts);
-    json_spread(w, "optimizer_ms", &r->optimizer_ms, ts);
+    cmd_bench_json_spread(w, "wall_ms", &r->wall_ms, 1);
+    cmd_bench_json_spread(w, "gpu_ms", &r->gpu_ms, ts);
+    cmd_bench_json_spread(w, "forward_ms", &r->forward_ms, ts);
+    cmd_bench_json_spread(w, "loss_ms", &r->loss_ms, ts);
+    cmd_bench_json_spread(w, "backward_ms", &r->backward_ms, ts);
+    cmd_bench_json_spread(w, "optimizer_ms", &r->optimizer_ms, ts);
     json_number(w, "gate_evals_per_s_wall", ca_bench_evals_per_second(r, r->wall_ms.median), 1);
     json_number(w, "gate_evals_per_s_gpu", ca_bench_evals_per_second(r, r->gpu_ms.median), ts);
     json_number(w, "forward_gate_evals_per_s", 0.5 * ca_bench_evals_per_second(r, r->forward_ms.median), ts);
@@ -417,19 +413,24 @@ typedef struct {
     ca_trainer trainer;
 } train_setup;
 
+int cmd_bench_config(const bench_options *o, const char *assets, ca_config *c, ca_target_image *target, double **image)
+{
+    if (ca_config_preset(c, o->preset)) return DLCA_ERR;
+    if (o->has_batch) c->batch = (int)o->batch;
+    if (o->has_T) c->steps = (int)o->T;
+    char path[4096];
+    const char *picture = ca_target_default_path(c, assets, path, sizeof path);
+    if (picture && ca_target_load_png(c, picture, target)) return DLCA_ERR;
+    if (target->bits && !(*image = ca_target_values(target)))
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    return DLCA_OK;
+}
+
 static int setup_model(train_setup *s, const bench_options *o, const char *assets)
 {
     ca_config c;
-    if (ca_config_preset(&c, o->preset)) return DLCA_ERR;
-    if (o->has_batch) c.batch = (int)o->batch;
-    if (o->has_T) c.steps = (int)o->T;
-    if (ca_model_init(&s->model, &c)) return DLCA_ERR;
-    char path[4096];
-    const char *target = ca_target_default_path(&c, assets, path, sizeof path);
-    if (target && ca_target_load_png(&c, target, &s->target)) return DLCA_ERR;
-    if (s->target.bits && !(s->image = ca_target_values(&s->target)))
-        return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
-    return DLCA_OK;
+    if (cmd_bench_config(o, assets, &c, &s->target, &s->image)) return DLCA_ERR;
+    return ca_model_init(&s->model, &c);
 }
 
 static void setup_free(train_setup *s)
@@ -463,10 +464,10 @@ static int bench_train(const bench_options *o, double start)
     int gpu = s.backend == CA_BACKEND_GPU;
     int steps = o->has_steps ? (int)o->steps : gpu ? 20 : 5, warmup = o->has_warmup ? (int)o->warmup : gpu ? 3 : 1;
     report.backend = s.backend;
-    machine_describe(&machine, s.backend, &s.vk);
+    cmd_bench_machine_describe(&machine, s.backend, &s.vk);
     rc = ca_bench_train(&s.trainer, warmup, steps, o->kernels, startup, &report.result);
     if (!rc) print_report(&report);
-    if (!rc && o->json) rc = json_write(o->json, json_train, &report);
+    if (!rc && o->json) rc = cmd_bench_json_write(o->json, json_train, &report);
     setup_free(&s);
     return rc;
 }
@@ -486,7 +487,7 @@ typedef struct {
 static void json_hard(cli_json *w, const void *data)
 {
     const hard_report *h = data;
-    json_machine(w, h->machine, "hard");
+    cmd_bench_json_machine(w, h->machine, "hard");
     cli_json_string(w, "model", h->model_name);
     json_number(w, "height", HARD_SIZE, 1);
     json_number(w, "width", HARD_SIZE, 1);
@@ -541,7 +542,7 @@ static int bench_hard(const bench_options *o)
     if (o->has_device && strcmp(o->device, "cpu") != 0 && ca_backend_open(&run, &vk, &backend)) return DLCA_ERR;
     if (backend != CA_BACKEND_GPU && o->has_batch)
         return err_set(DLCA_ERR, "--hard --batch N times the GPU hard engine, and --device %s found no GPU", o->device);
-    machine_describe(&machine, backend, &vk);
+    cmd_bench_machine_describe(&machine, backend, &vk);
     machine.engine = backend == CA_BACKEND_GPU ? "hard_gpu" : "hard_cpu";
     char name[128];
     snprintf(name, sizeof name, "%s preset, random two-input ops", o->has_preset ? o->preset : "gol");
@@ -559,7 +560,7 @@ static int bench_hard(const bench_options *o)
         cli_env_compiler(&compiler.cc, &compiler.tmpdir);
         rc = hard_bench(&model, &compiler, HARD_SIZE, HARD_SIZE, h.runs, h.steps, stdout, &h.rate);
     }
-    if (!rc && o->json) rc = json_write(o->json, json_hard, &h);
+    if (!rc && o->json) rc = cmd_bench_json_write(o->json, json_hard, &h);
     ca_model_free(&model);
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     return rc;
@@ -578,6 +579,7 @@ int cmd_bench(int argc, char **argv)
         err_set(DLCA_ERR, "--json %s is the model %s itself: give another --json", options.json, options.hard_model);
         return cli_fail("bench", 0);
     }
-    int rc = options.hard ? bench_hard(&options) : bench_train(&options, start);
+    int rc = options.hard ? bench_hard(&options) : options.population ? cmd_bench_population(&options)
+                                                                      : bench_train(&options, start);
     return rc ? cli_fail("bench", 0) : 0;
 }

@@ -178,8 +178,6 @@ static void summarise(double *samples[SAMPLE_COUNT], int steps, ca_bench_result 
         if (k == SAMPLE_WALL || r->has_gpu_times) *out[k] = ca_bench_spread_of(samples[k], steps);
 }
 
-enum { BENCH_GPU_WARMUP_MS = 1000 };
-
 #ifdef DLCA_CLOCKS
 /* A DLCA_CLOCKS build: the clock records of the last measured step (glsl/fused_clocks.glsl) into
  * CLOCKS_FILE in the working directory, for tools/fused_clocks.py. Only the fused step kernels
@@ -234,10 +232,10 @@ int ca_bench_train(ca_trainer *t, int warmup, int steps, int kernels, ca_bench_s
         stamps->first = t->gpu.profile_first - CA_BENCH_KERNELS_MAX, stamps->limit = CA_BENCH_KERNELS_MAX;
     }
     int rc = DLCA_OK, done = 0;
-    /* On a GPU (not a CPU driver) at least BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
+    /* On a GPU (not a CPU driver) at least CA_BENCH_GPU_WARMUP_MS of it: a GPU left idle runs at its
      * idle clock, several times slower, until it has been busy for about a second, so shorter
      * runs measure the clock, not the kernels (docs/bench-notes.md, rounds 15 and 16). */
-    double start = ca_bench_now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? BENCH_GPU_WARMUP_MS : 0;
+    double start = ca_bench_now_ms(), least = gpu && t->vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? CA_BENCH_GPU_WARMUP_MS : 0;
     for (; !rc && (done < warmup || ca_bench_now_ms() - start < least) && done < 1000000; done++)
         rc = bench_step(t, startup);
     r->warmup = done;

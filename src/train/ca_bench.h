@@ -50,6 +50,10 @@ double ca_bench_startup_pipelines_ms(const ca_bench_startup *startup);
 
 enum { CA_BENCH_KERNELS_MAX = 256 }; /* dispatches of a step that --kernels times */
 
+/* Warm-up on a real GPU lasts this long at least: idle, it runs at a clock several times slower
+ * until it has been busy for about a second (docs/bench-notes.md, rounds 15 and 16). */
+enum { CA_BENCH_GPU_WARMUP_MS = 1000 };
+
 /* One quantity over the measured steps. */
 typedef struct {
     double median, p10, p90, min, max;

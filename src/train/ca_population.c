@@ -102,6 +102,12 @@ static int cpu_step(ca_population *p, int measure, double *soft, double *hard)
     return DLCA_OK;
 }
 
+int ca_population_step(ca_population *p, int measure, double *soft, double *hard)
+{
+    if (p->backend == CA_BACKEND_GPU && !p->check_stages) return gpu_step(p, measure, soft, hard);
+    return cpu_step(p, measure, soft, hard);
+}
+
 static int add_row(ca_member *m, uint64_t step, double seconds)
 {
     if (m->row_count == m->row_capacity) {
@@ -161,8 +167,7 @@ int ca_population_train(ca_population *p, const ca_population_run *run)
         for (int i = 0; i < p->count; i++) active += p->members[i].active;
         if (!active || (run->interrupt && *run->interrupt)) break;
         int measure = ca_watch_measures(&p->members[0].watch, step, p->total, run->every);
-        if (p->backend == CA_BACKEND_GPU && !p->check_stages) rc = gpu_step(p, measure, soft, hard);
-        else rc = cpu_step(p, measure, soft, hard);
+        rc = ca_population_step(p, measure, soft, hard);
         double seconds = wall_seconds() - start;
         if (!rc) rc = after_step(p, run, step, measure, soft, hard, seconds, &any_exact);
         if (!rc && any_exact && run->stop == CA_STOP_FIRST)

@@ -75,6 +75,12 @@ int ca_population_init(ca_population *population, const ca_config *config, int c
 
 void ca_population_free(ca_population *population);
 
+/* One training step of every active member: one submission for all on the GPU (each member in
+ * turn when the stage checker is on), one after another on the CPU. soft[i] gets member i's soft
+ * loss, and hard[i] its hard loss when `measure` (both arrays of `count`). The members' watches are
+ * not consulted: ca_population_train does that; `dlca bench --population` times this alone. */
+int ca_population_step(ca_population *population, int measure, double *soft, double *hard);
+
 /* Trains until the budget, the stop rule, or an interrupt; then settles every member's output
  * circuit (member.out). */
 int ca_population_train(ca_population *population, const ca_population_run *run);
