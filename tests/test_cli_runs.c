@@ -65,6 +65,33 @@ static int line_says(const char *out, const char *name, const char *const *want,
     return 1;
 }
 
+/* The eval column is dlca eval's verdict: for each shipped model (some pass, the lizard fails)
+ * "pass" exactly when `dlca eval` exits 0; --no-eval leaves "-". */
+static void test_verdicts(void)
+{
+    static const char *const models[] = {"checkerboard.dlca", "gol.dlca", "image.dlca", "lizard.dlca"};
+    int status = shell("'%s' runs '%s/models' > verdicts.txt 2> err.txt", dlca, DLCA_ASSET_DIR);
+    char *out = slurp("verdicts.txt");
+    CHECK(status == 0 && out, "dlca runs of the shipped models exits 0 (%d)", status);
+    int passes = 0, fails = 0;
+    for (size_t i = 0; out && i < sizeof models / sizeof models[0]; i++) {
+        int eval = shell("'%s' eval '%s/models/%s' --device cpu > /dev/null 2>&1", dlca, DLCA_ASSET_DIR, models[i]);
+        const char *line = line_of(out, models[i]);
+        const char *word = eval == 0 ? " pass " : " FAIL ";
+        const char *end = line ? strchr(line, '\n') : NULL;
+        const char *hit = line ? strstr(line, word) : NULL;
+        CHECK(hit && (!end || hit < end), "%s: '%s' as dlca eval exits %d:\n%s", models[i], word, eval, out);
+        passes += eval == 0, fails += eval != 0;
+    }
+    CHECK(passes > 0 && fails > 0, "the shipped models hold both verdicts (%d pass, %d fail)", passes, fails);
+    free(out);
+    status = shell("'%s' runs --no-eval '%s/models' > verdicts.txt 2> err.txt", dlca, DLCA_ASSET_DIR);
+    out = slurp("verdicts.txt");
+    CHECK(status == 0 && out && !strstr(out, " pass ") && !strstr(out, " FAIL ") && line_of(out, "gol.dlca"),
+          "--no-eval lists the models without a verdict:\n%s", out ? out : "");
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     char self[900], cwd[512];
@@ -120,6 +147,7 @@ int main(int argc, char **argv)
     }
     CHECK(sorted && p && !*p, "a header, then one line a model, sorted by name:\n%s", out);
     free(out), free(err);
+    test_verdicts();
     status = shell("'%s' runs no-such-folder > out.txt 2> err.txt", dlca);
     err = slurp("err.txt");
     CHECK(status == 1 && err && strstr(err, "cannot list no-such-folder") && strchr(err, '\n') == strrchr(err, '\n'),

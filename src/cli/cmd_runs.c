@@ -1,10 +1,12 @@
 /* cmd_runs.c: `dlca runs [DIR]`: the models in a folder, one line each, sorted by name: file,
- * preset, steps done of the total, and the last logged soft and hard loss (from the CSV that
- * `dlca train` writes beside the model, at or before the model's step). A file that cannot be
- * read is listed with the reason, never fatal. The eval verdict is left out on purpose: eval's
- * checks run each model on grids up to 128x128 for up to 160 steps, seconds a model on the CPU,
- * too slow for a listing; `dlca eval MODEL [--json F]` gives it. */
+ * preset, steps done of the total, the last logged soft and hard loss (from the CSV that `dlca
+ * train` writes beside the model, at or before the model's step), and `dlca eval`'s verdict: its
+ * checks run on the CPU engine (0.1-0.3 s for each shipped model on the 2-core VM; --no-eval
+ * leaves them out). A file that cannot be read is listed with the reason, never fatal. */
+#include "ca_eval.h"
 #include "ca_file.h"
+#include "ca_memory.h"
+#include "ca_target.h"
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
@@ -23,7 +25,7 @@ enum { RUNS_MAX_FILES = 100000, CSV_LINE_MAX = 1024 };
 typedef struct {
     char *name;
     char preset[4 * CA_NAME_LENGTH + 1];
-    char steps[64], soft[32], hard[32];
+    char steps[64], soft[32], hard[32], verdict[64];
     char *problem; /* why it could not be read (malloc'ed), or NULL */
 } run_row;
 
@@ -38,8 +40,12 @@ static void print_help(void)
            "file's magic bytes; hidden files (dlca's temp and lock files) are skipped. A model that\n"
            "cannot be read is listed with the reason and the listing goes on.\n"
            "\n"
-           "No pass/fail verdict: eval's checks take seconds a model (grids up to 128x128 for up to\n"
-           "160 steps); 'dlca eval MODEL [--json F]' gives it.\n");
+           "The last column is dlca eval's verdict, its checks run on the CPU engine: 'pass 2/2',\n"
+           "'FAIL 1/2' (checks passed of all), or why there is none ('over 4 GiB': a model whose\n"
+           "checks need more host memory than dlca eval's default limit). 'dlca eval MODEL' gives\n"
+           "each check's error.\n"
+           "\n"
+           "  --no-eval   leave the verdict out (a tenth of a second to a few seconds a model)\n");
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -84,16 +90,39 @@ static void read_losses(const char *path, unsigned long long step, run_row *row)
     snprintf(row->hard, sizeof row->hard, found ? "%.4g" : "-", hard);
 }
 
-static void describe(run_row *row, const char *dir, const char *name)
+/* dlca eval's checks of `m` on the CPU engine, as "pass N/N" or "FAIL K/N", or why not. */
+static void verdict(const ca_model *m, const ca_target_image *target, run_row *row)
+{
+    double *image = target->bits ? ca_target_values(target) : NULL;
+    ca_eval_context context = {m, CA_BACKEND_CPU, NULL, image};
+    ca_check checks[CA_EVAL_MAX_CHECKS];
+    int count = 0, passed = 0;
+    if (target->bits && !image) snprintf(row->verdict, sizeof row->verdict, "- (out of memory)");
+    else if (ca_eval_memory(&context) > CA_MEMORY_DEFAULT_GIB * 1024.0 * 1024.0 * 1024.0)
+        snprintf(row->verdict, sizeof row->verdict, "- (over %g GiB)", CA_MEMORY_DEFAULT_GIB);
+    else if (ca_eval_checks(&context, checks, &count))
+        snprintf(row->verdict, sizeof row->verdict, "- (eval failed)");
+    else {
+        for (int i = 0; i < count; i++) passed += checks[i].passed;
+        snprintf(row->verdict, sizeof row->verdict, "%s %d/%d", passed == count ? "pass" : "FAIL", passed, count);
+    }
+    free(image);
+}
+
+static void describe(run_row *row, const char *dir, const char *name, int eval)
 {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     ca_model m;
     ca_train_state state;
-    if (ca_file_load(path, &m, &state, NULL)) {
+    ca_target_image target;
+    if (ca_file_load(path, &m, &state, &target)) {
         row->problem = strdup(err_message());
         return;
     }
+    snprintf(row->verdict, sizeof row->verdict, "-");
+    if (eval) verdict(&m, &target, row);
+    ca_target_image_free(&target);
     cli_printable(m.config.preset, row->preset, sizeof row->preset);
     unsigned long long done = state.moment1 ? (unsigned long long)state.step : 0;
     if (state.moment1) snprintf(row->steps, sizeof row->steps, "%llu/%d", done, m.config.train_steps);
@@ -154,8 +183,13 @@ static int width_of(const char *text, int at_least)
 int cmd_runs(int argc, char **argv)
 {
     const char *dir = NULL;
+    int eval = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return print_help(), 0;
+        if (strcmp(argv[i], "--no-eval") == 0) {
+            eval = 0;
+            continue;
+        }
         if (strncmp(argv[i], "--", 2) == 0) {
             err_set(DLCA_ERR, "unknown option '%s' (see dlca runs --help)", argv[i]);
             return cli_fail("runs", 1);
@@ -174,19 +208,20 @@ int cmd_runs(int argc, char **argv)
     int w_name = 4, w_preset = 6, w_steps = 5;
     for (int i = 0; i < count; i++) {
         char shown[1024];
-        describe(&rows[i], dir, rows[i].name);
+        describe(&rows[i], dir, rows[i].name, eval);
         w_name = width_of(cli_printable(rows[i].name, shown, sizeof shown), w_name);
         if (!rows[i].problem) w_preset = width_of(rows[i].preset, w_preset), w_steps = width_of(rows[i].steps, w_steps);
     }
-    printf("%-*s  %-*s  %-*s  %-10s  %s\n", w_name, "file", w_preset, "preset", w_steps, "steps", "soft loss", "hard loss");
+    printf("%-*s  %-*s  %-*s  %-10s  %-10s  %s\n", w_name, "file", w_preset, "preset", w_steps, "steps", "soft loss",
+           "hard loss", "eval");
     for (int i = 0; i < count; i++) {
         char shown[1024], why[1024];
         cli_printable(rows[i].name, shown, sizeof shown);
         if (rows[i].problem)
             printf("%-*s  unreadable: %s\n", w_name, shown, cli_printable(rows[i].problem, why, sizeof why));
         else
-            printf("%-*s  %-*s  %-*s  %-10s  %s\n", w_name, shown, w_preset, rows[i].preset, w_steps, rows[i].steps,
-                   rows[i].soft, rows[i].hard);
+            printf("%-*s  %-*s  %-*s  %-10s  %-10s  %s\n", w_name, shown, w_preset, rows[i].preset, w_steps,
+                   rows[i].steps, rows[i].soft, rows[i].hard, rows[i].verdict);
     }
     if (count == 0) printf("(no models in %s)\n", dir);
     free_rows(rows, count);
