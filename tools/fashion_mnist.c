@@ -38,13 +38,22 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A bad call: one line on stderr, exit status 2. */
 static int usage(const char *why, const char *flag)
 {
-    fprintf(stderr, "fashion_mnist: %s%s%s\n%s", why, flag ? ": " : "", flag ? flag : "", usage_text);
+    fprintf(stderr, "fashion_mnist: %s%s%s (see fashion_mnist --help)\n", why, flag ? ": " : "", flag ? flag : "");
     return 2;
 }
 
-/* Parses the flags; returns 0, 1 after printing the help (exit 0), or 2 after printing usage. */
+static int known_flag(const char *flag)
+{
+    static const char *const flags[] = {"--data", "--device", "--lr", "--epochs", "--batch", "--hidden", "--seed"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strcmp(flag, flags[i]) == 0) return 1;
+    return 0;
+}
+
+/* Parses the flags; returns 0, 1 after printing the help (exit 0), or 2 after a one-line error. */
 static int parse(int argc, char **argv, options *o)
 {
     *o = (options){"/usr/share/datasets/fashion-mnist", 5, 128, 128, 1, 2e-3, -1};
@@ -56,6 +65,7 @@ static int parse(int argc, char **argv, options *o)
             return 1;
         }
         if (strncmp(flag, "--", 2) != 0) return usage("not a flag", flag);
+        if (!known_flag(flag)) return usage("unknown flag", flag);
         if (!value) return usage("a flag needs a value", flag);
         if (strcmp(flag, "--data") == 0) o->data = value;
         else if (strcmp(flag, "--device") == 0) o->device = strcmp(value, "cpu") == 0 ? -1 : (int)strtol(value, &end, 10);
@@ -64,7 +74,6 @@ static int parse(int argc, char **argv, options *o)
         else if (strcmp(flag, "--batch") == 0) o->batch = strtol(value, &end, 10);
         else if (strcmp(flag, "--hidden") == 0) o->hidden = strtol(value, &end, 10);
         else if (strcmp(flag, "--seed") == 0) o->seed = strtol(value, &end, 10);
-        else return usage("unknown flag", flag);
         if (end && (*end || end == value)) return usage("not a number", value);
         i++;
     }

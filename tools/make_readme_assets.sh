@@ -5,7 +5,9 @@
 # default seed 1; every run is the hard circuit, the same bits on any device) give the same
 # files, so a diff after running it means a rendering change. The commands are the ones the
 # README's captions give (plus --device cpu: no GPU is needed to draw).
-#   tools/make_readme_assets.sh [BUILD_DIR]     (default: build)
+#   tools/make_readme_assets.sh [BUILD_DIR [ASSETS_DIR]]   (defaults: build, assets)
+# ASSETS_DIR elsewhere writes ASSETS_DIR/readme/* and ASSETS_DIR/viewer.png there instead, as
+# tests/check_tools.sh does to compare them with the committed ones.
 # Needs dlca; Graphviz's dot for the circuit and dlca-view for the viewer's picture (each skipped,
 # with a note, when missing).
 set -euo pipefail
@@ -14,7 +16,9 @@ build=${1:-build}
 dlca="$build/dlca"
 view="$build/viewer/dlca-view"
 models=assets/models
-out=assets/readme
+assets_out=${2:-assets}
+out=$assets_out/readme
+mkdir -p "$out"
 if [ ! -x "$dlca" ]; then
     echo "make_readme_assets: no $dlca: build first (cmake --build $build)" >&2
     exit 1
@@ -45,9 +49,10 @@ else
 fi
 
 if [ -x "$view" ]; then
-    echo "dlca-view $models/image.dlca --headless --scale 40 --keys 'step 15; key space; capture assets/viewer.png'"
-    "$view" "$models/image.dlca" --headless --device cpu --scale 40 --keys "step 15; key space; capture assets/viewer.png" > /dev/null
+    echo "dlca-view $models/image.dlca --headless --scale 40 --keys 'step 15; key space; capture $assets_out/viewer.png'"
+    "$view" "$models/image.dlca" --headless --device cpu --scale 40 \
+        --keys "step 15; key space; capture $assets_out/viewer.png" > /dev/null
 else
-    echo "make_readme_assets: no $view: assets/viewer.png left as it is" >&2
+    echo "make_readme_assets: no $view: $assets_out/viewer.png left as it is" >&2
 fi
-echo "make_readme_assets: done; 'git status assets' shows what changed"
+echo "make_readme_assets: done; 'git status $assets_out' shows what changed"
