@@ -98,9 +98,9 @@ static void test_known_log(void)
     CHECK(n == ROWS, "the CSV has %d rows", n);
     char path[512];
     snprintf(path, sizeof path, "%s/loss.png", scratch);
-    CHECK(image_write_loss_curve(path, steps, soft, hard, n, W, H) == DLCA_OK, "plot: %s", err_message());
+    CHECK(image_write_loss_curve(path, steps, soft, hard, n, W, H, NULL) == DLCA_OK, "plot: %s", err_message());
     image_plot_layout l;
-    CHECK(image_plot_layout_of(&l, steps, soft, hard, n, W, H) == DLCA_OK, "layout: %s", err_message());
+    CHECK(image_plot_layout_of(&l, steps, soft, hard, n, W, H, NULL) == DLCA_OK, "layout: %s", err_message());
     picture p = read_png(path);
     CHECK(p.rgb && p.width == W && p.height == H, "a %dx%d PNG (%dx%d)", W, H, p.width, p.height);
     if (!p.rgb) return;
@@ -148,6 +148,41 @@ static void test_known_log(void)
     unlink(path);
 }
 
+/* A mark names the circuit written, which need not be a logged row: the dashed line stands at
+ * its step (not at the best row's), says "written", and the step axis reaches it. */
+static void test_written_mark(void)
+{
+    enum { N = 8 };
+    double steps[N], soft[N], hard[N];
+    for (int i = 0; i < N; i++) steps[i] = 100.0 * (i + 1), soft[i] = 10.0 / (i + 1), hard[i] = i == 5 ? 0.0 : 40.0 - i;
+    char path[512];
+    snprintf(path, sizeof path, "%s/mark.png", scratch);
+    image_plot_mark mark = {450.0, 3.0};
+    image_plot_layout l;
+    CHECK(image_write_loss_curve(path, steps, soft, hard, N, W, H, &mark) == DLCA_OK, "marked plot: %s", err_message());
+    CHECK(image_plot_layout_of(&l, steps, soft, hard, N, W, H, &mark) == DLCA_OK && l.marked && l.written &&
+              l.mark_step == 450.0 && l.mark_hard == 3.0 && l.best == 5,
+          "the layout marks the written circuit (step %g, hard %g), the best row is still 5 (%d)", l.mark_step,
+          l.mark_hard, l.best);
+    picture p = read_png(path);
+    if (p.rgb) {
+        int x = image_plot_x(&l, 450.0), best = image_plot_x(&l, 600.0), quarter = (l.soft_bottom - l.soft_top) / 4;
+        CHECK(count_in(&p, x, l.soft_top + 1, x, l.soft_bottom - 1, image_best_colour) > quarter,
+              "the dashed line stands at step 450");
+        CHECK(count_in(&p, best, l.soft_top + 1, best, l.soft_bottom - 1, image_best_colour) == 0,
+              "and not at the best row's step 600");
+        free(p.rgb);
+    }
+    image_plot_mark late = {950.0, 1.0};
+    CHECK(image_plot_layout_of(&l, steps, soft, hard, N, W, H, &late) == DLCA_OK && l.x_max >= 950.0 &&
+              image_plot_x(&l, 950.0) <= l.right,
+          "a mark past the last row widens the step axis (x_max %g)", l.x_max);
+    CHECK(image_plot_layout_of(&l, steps, soft, hard, N, W, H, NULL) == DLCA_OK && l.marked && !l.written &&
+              l.mark_step == 600.0 && l.mark_hard == 0.0,
+          "without a mark the best row is marked (step %g)", l.mark_step);
+    unlink(path);
+}
+
 /* Soft only: one panel down to the step labels; every size from the smallest; NaN gaps. */
 static void test_other_plots(void)
 {
@@ -160,14 +195,14 @@ static void test_other_plots(void)
     }
     soft[77] = NAN, hard[12] = INFINITY;
     image_plot_layout l;
-    CHECK(image_plot_layout_of(&l, steps, soft, NULL, N, W, H) == DLCA_OK && l.hard_bottom == 0 &&
+    CHECK(image_plot_layout_of(&l, steps, soft, NULL, N, W, H, NULL) == DLCA_OK && l.hard_bottom == 0 &&
               l.soft_bottom > H * 3 / 4,
           "without hard losses the soft panel takes the height (%d)", l.soft_bottom);
     static const int sizes[][2] = {{W, H}, {IMAGE_PLOT_MIN_WIDTH, IMAGE_PLOT_MIN_HEIGHT}, {300, 200}, {1600, 900}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         char path[512];
         snprintf(path, sizeof path, "%s/loss_%d.png", scratch, sizes[k][0]);
-        CHECK(image_write_loss_curve(path, steps, soft, hard, N, sizes[k][0], sizes[k][1]) == DLCA_OK, "%dx%d: %s",
+        CHECK(image_write_loss_curve(path, steps, soft, hard, N, sizes[k][0], sizes[k][1], NULL) == DLCA_OK, "%dx%d: %s",
               sizes[k][0], sizes[k][1], err_message());
         picture p = read_png(path);
         CHECK(p.rgb && p.width == sizes[k][0] && p.height == sizes[k][1], "%dx%d read back", sizes[k][0], sizes[k][1]);
@@ -179,12 +214,12 @@ static void test_other_plots(void)
     }
     char path[512];
     snprintf(path, sizeof path, "%s/x.png", scratch);
-    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 1, 200, 100) == DLCA_OK, "one point: %s", err_message());
-    CHECK(image_write_loss_curve(path, NULL, &nan_loss, &nan_loss, 1, 200, 100) == DLCA_OK, "NaN only: %s", err_message());
+    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 1, 200, 100, NULL) == DLCA_OK, "one point: %s", err_message());
+    CHECK(image_write_loss_curve(path, NULL, &nan_loss, &nan_loss, 1, 200, 100, NULL) == DLCA_OK, "NaN only: %s", err_message());
     unlink(path);
-    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 1, 60, 40) != DLCA_OK, "a 60x40 plot is refused");
+    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 1, 60, 40, NULL) != DLCA_OK, "a 60x40 plot is refused");
     CHECK(strstr(err_message(), "x.png") != NULL, "naming the file: %s", err_message());
-    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 0, 200, 100) != DLCA_OK, "an empty plot is refused");
+    CHECK(image_write_loss_curve(path, NULL, &one, NULL, 0, 200, 100, NULL) != DLCA_OK, "an empty plot is refused");
 }
 
 int main(void)
@@ -193,6 +228,7 @@ int main(void)
     if (!mkdtemp(scratch)) return perror("mkdtemp"), 1;
     test_ticks();
     test_known_log();
+    test_written_mark();
     test_other_plots();
     CHECK(rmdir(scratch) == 0 || getenv("DLCA_TEST_KEEP"), "%s is empty at the end", scratch);
     return test_finish("test_image_plot");

@@ -61,7 +61,8 @@ int cmd_population_write_log(const ca_member *m, const char *path)
     int rc = steps && soft && hard && seconds ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for %s", path);
     for (size_t i = 0; !rc && i < m->row_count; i++)
         steps[i] = m->rows[i].step, soft[i] = m->rows[i].soft, hard[i] = m->rows[i].hard, seconds[i] = m->rows[i].seconds;
-    if (!rc) rc = train_log_write(path, steps, soft, hard, seconds, m->row_count);
+    image_plot_mark mark = {(double)m->out.step, m->out.wrong}; /* the circuit it writes */
+    if (!rc) rc = train_log_write(path, steps, soft, hard, seconds, m->row_count, &mark);
     free(steps), free(soft), free(hard), free(seconds);
     return rc;
 }

@@ -368,6 +368,9 @@ static int finish_budget(ca_trainer *t, ca_watch *w, training_run *r, const char
     if (ca_watch_final(w, t, last_soft, &final, &use_best)) return DLCA_ERR;
     if (final.exact)
         train_log_message(log, "the final circuit is verified exact");
+    /* The plot marks the circuit written, which need not be a logged row. */
+    const ca_mark *written = use_best ? &w->best : &final;
+    if (written->step > 0 && train_log_mark(log, written->step, written->wrong)) return DLCA_ERR;
     if (!use_best) return DLCA_OK;
     train_log_message(log, "the final circuit has %.0f wrong cells on step %llu's round; writing the best one, "
                       "measured at step %llu (%s%.0f wrong, soft %.6g)", final.wrong, (unsigned long long)t->step,

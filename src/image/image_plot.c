@@ -114,7 +114,8 @@ static void step_label(char *out, size_t size, double step)
 
 /* ----------------------------------------------------------------- layout ---- */
 
-static void find_ranges(image_plot_layout *l, const double *steps, const double *soft, const double *hard, int count)
+static void find_ranges(image_plot_layout *l, const double *steps, const double *soft, const double *hard, int count,
+                        const image_plot_mark *mark)
 {
     double lo = INFINITY, hi = -INFINITY, worst = 0.0, best = INFINITY;
     l->x_min = INFINITY, l->x_max = -INFINITY, l->best = -1;
@@ -127,6 +128,11 @@ static void find_ranges(image_plot_layout *l, const double *steps, const double 
             worst = fmax(worst, hard[i]);
             if (hard[i] < best) best = hard[i], l->best = i;
         }
+    }
+    if (l->best >= 0) l->marked = 1, l->mark_step = step_at(steps, l->best), l->mark_hard = hard[l->best];
+    if (hard && mark && isfinite(mark->step) && hard_ok(mark->hard)) {
+        l->marked = l->written = 1, l->mark_step = mark->step, l->mark_hard = mark->hard;
+        l->x_min = fmin(l->x_min, mark->step), l->x_max = fmax(l->x_max, mark->step);
     }
     if (l->x_min > l->x_max) l->x_min = 0.0, l->x_max = 1.0;
     if (l->x_max == l->x_min) l->x_max = l->x_min + 1.0;
@@ -155,7 +161,7 @@ static int widest_y_label(const image_plot_layout *l, int with_hard)
 }
 
 int image_plot_layout_of(image_plot_layout *l, const double *steps, const double *soft, const double *hard, int count,
-                         int width, int height)
+                         int width, int height, const image_plot_mark *mark)
 {
     memset(l, 0, sizeof *l);
     if (!soft) return err_set(DLCA_ERR, "image_write_loss_curve: NULL soft losses");
@@ -165,7 +171,7 @@ int image_plot_layout_of(image_plot_layout *l, const double *steps, const double
                        IMAGE_PLOT_MIN_HEIGHT);
     l->width = width, l->height = height;
     l->font = width >= 480 && height >= 300 ? 2 : 1;
-    find_ranges(l, steps, soft, hard, count);
+    find_ranges(l, steps, soft, hard, count, mark);
     int f = l->font, line = (IMAGE_FONT_HEIGHT + 4) * f;
     l->pad = 3 * f;
     l->left = widest_y_label(l, hard != NULL) + 4 * f + 2;
@@ -284,32 +290,33 @@ static void draw_title(canvas *c, const image_plot_layout *l, int top, const cha
     draw_text(c, l->left, y, name, f, colour);
 }
 
-/* A dashed line across both panels at the best hard loss's step, and "best N at step S" at the
- * right of the hard panel's title row where it fits (else "best N"). */
-static void draw_best(canvas *c, const image_plot_layout *l, const double *steps, const double *hard, int *room)
+/* A dashed line across both panels at the marked step, and "written N at step S" (the caller's
+ * mark) or "best N at step S" at the right of the hard panel's title row where it fits (else
+ * without "at step S"). */
+static void draw_mark(canvas *c, const image_plot_layout *l, int *room)
 {
     *room = l->right - l->left;
-    if (l->best < 0 || !l->hard_bottom) return;
-    int f = l->font, x = image_plot_x(l, step_at(steps, l->best));
+    if (!l->marked || !l->hard_bottom) return;
+    int f = l->font, x = image_plot_x(l, l->mark_step);
     for (int y = l->soft_top + 1; y < l->hard_bottom; y++)
         if ((y / (2 * f)) % 2 == 0 && (y < l->soft_bottom || y > l->hard_top)) fill_rect(c, x, y, 1, 1, image_best_colour);
-    char value[32], text[80];
-    step_label(value, sizeof value, hard[l->best]);
-    char at[32];
-    step_label(at, sizeof at, step_at(steps, l->best));
-    snprintf(text, sizeof text, "best %s at step %s", value, at);
-    if (image_font_width(text, f) > (l->right - l->left) / 2) snprintf(text, sizeof text, "best %s", value);
+    char value[32], at[32], text[96];
+    const char *what = l->written ? "written" : "best";
+    step_label(value, sizeof value, l->mark_hard);
+    step_label(at, sizeof at, l->mark_step);
+    snprintf(text, sizeof text, "%s %s at step %s", what, value, at);
+    if (image_font_width(text, f) > (l->right - l->left) / 2) snprintf(text, sizeof text, "%s %s", what, value);
     int w = image_font_width(text, f);
     draw_text(c, l->right - w, l->hard_top - (IMAGE_FONT_HEIGHT + 2) * f, text, f, image_best_colour);
     *room = l->right - l->left - w - IMAGE_FONT_ADVANCE * f;
 }
 
 int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
-                           int width, int height)
+                           int width, int height, const image_plot_mark *mark)
 {
     image_plot_layout l;
     if (!path) return err_set(DLCA_ERR, "image_write_loss_curve: NULL path");
-    if (image_plot_layout_of(&l, steps, soft, hard, count, width, height)) {
+    if (image_plot_layout_of(&l, steps, soft, hard, count, width, height, mark)) {
         char why[256];
         snprintf(why, sizeof why, "%s", err_message());
         return err_set(DLCA_ERR, "%s: %s", path, why);
@@ -322,7 +329,7 @@ int image_write_loss_curve(const char *path, const double *steps, const double *
     draw_y_axes(&c, &l);
     draw_x_axis(&c, &l);
     int room;
-    draw_best(&c, &l, steps, hard, &room);
+    draw_mark(&c, &l, &room);
     frame_rect(&c, l.left, l.soft_top, l.right, l.soft_bottom, frame_grey);
     draw_title(&c, &l, l.soft_top, soft_names, image_soft_colour, l.right - l.left);
     if (hard) {

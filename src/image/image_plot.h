@@ -8,9 +8,10 @@
  *  - below, the hard loss -- cell bits wrong, summed over the batch -- on a symlog scale: linear
  *    from 0 to 1, logarithmic above (1, 10, 100, ...), so 0 is drawn as 0, on the panel's zero
  *    line, and a few wrong cells stay visible beside hundreds. Ticks at 0, 1, 10, 100, ...
- * Each panel has its title in its curve's colour. The best hard loss (the smallest; its first
- * step where it is reached more than once) is marked by a vertical line across both panels and a
- * label "best N at step S". Without hard losses the soft panel takes the whole height. */
+ * Each panel has its title in its curve's colour. A vertical line across both panels marks the
+ * circuit the run wrote, labelled "written N at step S", where the caller names it; else the best
+ * hard loss logged (the smallest; its first step where it is reached more than once), "best N at
+ * step S". Without hard losses the soft panel takes the whole height. */
 #ifndef DLCA_IMAGE_PLOT_H
 #define DLCA_IMAGE_PLOT_H
 
@@ -33,11 +34,14 @@ typedef struct {
     int soft_lo, soft_hi;     /* soft panel: 10^lo .. 10^hi */
     int hard_decades;         /* hard panel: 0 .. symlog 1 + hard_decades (0 .. 10^hard_decades) */
     int best;                 /* index of the best hard loss, -1 when none is finite */
+    int marked, written;      /* a marker is drawn; it is the caller's mark (else the best row) */
+    double mark_step, mark_hard;
 } image_plot_layout;
 
-/* The layout image_write_loss_curve uses for these losses at width x height (the same checks). */
+/* The layout image_write_loss_curve uses for these losses and mark at width x height (the same
+ * checks). The step axis spans the mark too. */
 int image_plot_layout_of(image_plot_layout *layout, const double *steps, const double *soft, const double *hard,
-                         int count, int width, int height);
+                         int count, int width, int height, const image_plot_mark *mark);
 
 /* Pixel column of `step`; pixel rows of a soft loss (> 0) and a hard loss (>= 0). */
 int image_plot_x(const image_plot_layout *layout, double step);

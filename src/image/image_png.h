@@ -62,13 +62,20 @@ int image_write_frame(const char *path, const double *grid, int channels, ca_sha
 /* Writes an 8-bit RGB PNG from rgb [height][width][3]. */
 int image_write_rgb(const char *path, const unsigned char *rgb, int width, int height);
 
+/* The circuit a run wrote, for the loss plot's marker: its step and its hard loss (wrong cells),
+ * which need not be a row of the plotted log (a run measures every step, logs every N). */
+typedef struct {
+    double step, hard;
+} image_plot_mark;
+
 /* Plots soft (blue) and hard (orange) loss against steps as a width x height PNG (at least
  * IMAGE_PLOT_MIN_WIDTH x IMAGE_PLOT_MIN_HEIGHT): two panels, the soft loss on a log scale and the
- * hard loss on a symlog one where 0 is drawn as 0, with round ticks and the best hard loss
- * marked (image_plot.h, which also says where everything is). NaN and infinite points are
- * skipped. steps may be NULL (0, 1, 2...); hard may be NULL (soft only, one panel). */
+ * hard loss on a symlog one where 0 is drawn as 0, with round ticks and a marker: at `mark`, the
+ * circuit written ("written N at step S"), or with `mark` NULL at the best hard loss logged
+ * ("best N at step S"; image_plot.h, which also says where everything is). NaN and infinite
+ * points are skipped. steps may be NULL (0, 1, 2...); hard may be NULL (soft only, one panel). */
 int image_write_loss_curve(const char *path, const double *steps, const double *soft, const double *hard, int count,
-                           int width, int height);
+                           int width, int height, const image_plot_mark *mark);
 
 enum { IMAGE_PLOT_MIN_WIDTH = 120, IMAGE_PLOT_MIN_HEIGHT = 80 };
 

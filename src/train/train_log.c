@@ -172,7 +172,7 @@ static int format_row(char *row, size_t size, uint64_t step, double soft, double
 }
 
 int train_log_write(const char *csv_path, const uint64_t *steps, const double *soft, const double *hard,
-                    const double *seconds, size_t count)
+                    const double *seconds, size_t count, const image_plot_mark *mark)
 {
     char *text = NULL, *plot = train_log_plot_path(csv_path);
     size_t size = 0;
@@ -189,9 +189,17 @@ int train_log_write(const char *csv_path, const uint64_t *steps, const double *s
     }
     if (out && fclose(out) != 0 && !rc) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the log %s", csv_path);
     if (!rc) rc = atomic_file_write(csv_path, text, size);
-    if (!rc && count >= 2) rc = image_write_loss_curve(plot, x, soft, hard, (int)count, 640, 400);
+    if (!rc && count >= 2) rc = image_write_loss_curve(plot, x, soft, hard, (int)count, 640, 400, mark);
     free(text), free(plot), free(x);
     return rc;
+}
+
+/* The loss curve of the rows so far (from two on), with the run's mark where it named one. */
+static int draw_plot(const train_log *log)
+{
+    if (log->count < 2) return DLCA_OK;
+    return image_write_loss_curve(log->plot_path, log->steps, log->soft, log->hard, (int)log->count, 640, 400,
+                                  log->marked ? &log->mark : NULL);
 }
 
 int train_log_row(train_log *log, uint64_t step, double soft, double hard, double seconds)
@@ -205,8 +213,13 @@ int train_log_row(train_log *log, uint64_t step, double soft, double hard, doubl
         return err_set(DLCA_ERR, "%s: cannot write the log: %s", log->csv_path, strerror(errno));
     }
     if (remember(log, (double)step, soft, hard)) return DLCA_ERR;
-    if (log->count < 2) return DLCA_OK;
-    return image_write_loss_curve(log->plot_path, log->steps, log->soft, log->hard, (int)log->count, 640, 400);
+    return draw_plot(log);
+}
+
+int train_log_mark(train_log *log, uint64_t step, double hard)
+{
+    log->marked = 1, log->mark = (image_plot_mark){(double)step, hard};
+    return draw_plot(log);
 }
 
 void train_log_message(train_log *log, const char *format, ...)

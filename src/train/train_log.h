@@ -3,6 +3,8 @@
 #ifndef DLCA_TRAIN_LOG_H
 #define DLCA_TRAIN_LOG_H
 
+#include "image_png.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@ typedef struct {
     size_t count, capacity;
     double last_draw;            /* when the progress line was last redrawn */
     int line_open;               /* a progress line without its newline is on the terminal */
+    int marked;                  /* the plot marks `mark` (train_log_mark), else its best row */
+    image_plot_mark mark;
 } train_log;
 
 /* The longest line read back from an earlier log: dlca's rows are under 100 characters. */
@@ -43,11 +47,15 @@ void train_log_progress(train_log *log, uint64_t step, uint64_t total, double so
  * curve (from the second row on). */
 int train_log_row(train_log *log, uint64_t step, double soft, double hard, double seconds);
 
+/* Names the circuit the run writes (its step and wrong cells), which the plot marks from now on
+ * instead of the best row logged, and redraws the plot (from two rows on). */
+int train_log_mark(train_log *log, uint64_t step, double hard);
+
 /* Writes a whole log at once, atomically: the header and `count` rows as train_log_row formats
- * them, and the loss curve beside it (from two rows on). For runs that keep their rows in memory
- * (populations: ca_population.h). */
+ * them, and the loss curve beside it (from two rows on), marking `mark` (NULL: the best row). For
+ * runs that keep their rows in memory (populations: ca_population.h). */
 int train_log_write(const char *csv_path, const uint64_t *steps, const double *soft, const double *hard,
-                    const double *seconds, size_t count);
+                    const double *seconds, size_t count, const image_plot_mark *mark);
 
 /* A line of its own (after any progress line). */
 void train_log_message(train_log *log, const char *format, ...) __attribute__((format(printf, 2, 3)));
