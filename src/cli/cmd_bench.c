@@ -34,7 +34,6 @@ enum {
     HARD_GPU_T = 100      /* CA steps per GPU run (one submission) by default */
 };
 
-
 static void print_help(void)
 {
     printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--device D] [--cache full|checkpoint]\n"
