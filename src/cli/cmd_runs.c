@@ -98,7 +98,7 @@ static void verdict(const ca_model *m, const ca_target_image *target, run_row *r
     ca_check checks[CA_EVAL_MAX_CHECKS];
     int count = 0, passed = 0;
     if (target->bits && !image) snprintf(row->verdict, sizeof row->verdict, "- (out of memory)");
-    else if (ca_eval_memory(&context) > CA_MEMORY_DEFAULT_GIB * 1024.0 * 1024.0 * 1024.0)
+    else if (ca_memory_check(ca_eval_memory(&context), CA_MEMORY_DEFAULT_GIB, "eval"))
         snprintf(row->verdict, sizeof row->verdict, "- (over %g GiB)", CA_MEMORY_DEFAULT_GIB);
     else if (ca_eval_checks(&context, checks, &count))
         snprintf(row->verdict, sizeof row->verdict, "- (eval failed)");

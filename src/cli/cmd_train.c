@@ -188,8 +188,6 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");
-    if (o->keep_members && (o->population == 1 || o->resume))
-        return err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1)");
     return DLCA_OK;
 }
 
@@ -477,13 +475,14 @@ static int train(const train_options *o, const ca_options *seam)
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    /* Not given: a population on a GPU, where sixteen seeds cost little more wall time than one
-     * and one of them is exact far more often (README, "Exact circuits"); a single run elsewhere. */
+    /* Not given: a population on a GPU, where sixteen seeds share the start-up, stop at the first
+     * exact one and hold one far more often than a single seed (README, "Exact circuits"); a
+     * single run elsewhere. */
     long long population = o->population ? o->population
                            : backend == CA_BACKEND_GPU && !o->resume ? CMD_POPULATION_GPU_DEFAULT : 1;
     if (!rc && o->keep_members && population == 1)
-        rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1; on the CPU engine "
-                               "there is none by default)");
+        rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1, or a GPU's default "
+                               "of %d without --resume)", CMD_POPULATION_GPU_DEFAULT);
     if (!rc && population > 1 && !o->population)
         fprintf(stderr, "dlca train: %lld seeds side by side, the default on a GPU (--population 1 trains the one of "
                         "--seed alone, with checkpoints)\n", population);
