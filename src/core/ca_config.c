@@ -3,7 +3,6 @@
 
 #include "error.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,7 +42,6 @@ int ca_config_preset(ca_config *c, const char *name)
     c->loss_channels = 1;
     c->seed = 1;
     c->init_logit = CA_INIT_LOGIT;
-    c->entropy_from = CA_ENTROPY_FROM;
     if (strcmp(name, "gol") == 0) {
         static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
         c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
@@ -175,20 +173,8 @@ int ca_config_check(const ca_config *c)
         return err_set(DLCA_ERR, "config: lr_final %g is outside 0..1", c->lr_final);
     if ((c->lr_schedule == CA_LR_STEP || c->lr_schedule == CA_LR_EXP) && c->lr_final == 0.0)
         return err_set(DLCA_ERR, "config: the %s schedule needs lr_final > 0", ca_lr_names[c->lr_schedule]);
-    if (!(c->entropy >= 0.0 && c->entropy <= CA_MAX_ENTROPY))
-        return err_set(DLCA_ERR, "config: entropy %g is outside 0..%g", c->entropy, CA_MAX_ENTROPY);
-    if (!(c->entropy_from >= 0.0 && c->entropy_from <= 1.0))
-        return err_set(DLCA_ERR, "config: entropy_from %g is outside 0..1", c->entropy_from);
     if (check_perception(c) || check_update(c)) return DLCA_ERR;
     return DLCA_OK;
-}
-
-double ca_entropy_weight(const ca_config *c, uint64_t step)
-{
-    double first = floor(c->entropy_from * (double)c->train_steps), last = (double)c->train_steps - 1.0;
-    if (c->entropy == 0.0 || (double)step < first) return 0.0;
-    if ((double)step >= last) return c->entropy;
-    return c->entropy * ((double)step - first + 1.0) / (last - first + 1.0);
 }
 
 size_t ca_config_layout_rows(const ca_config *c, size_t *perception_row, size_t *update_row)

@@ -80,18 +80,7 @@ typedef struct {
     double lr_final;                         /* the decaying schedules end at lr x lr_final, 0..1 */
     double init_logit;                       /* every gate starts as pass-through A: this logit on A,
                                                 0 on the other 15 ops (0 < init_logit <= 50) */
-    double entropy;                          /* weight of the gate-entropy penalty (ca_entropy_weight),
-                                                0..CA_MAX_ENTROPY; 0: off */
-    double entropy_from;                     /* where its ramp starts, a fraction of train_steps, 0..1 */
 } ca_config;
-
-/* The gate-entropy penalty pushes each gate's softmax towards one op, so that the soft circuit
- * BPTT trains becomes the hard one it will snap to: the objective is loss + w * sum over gates of
- * H(softmax(z_g)) (nats). Its weight w is 0 for the steps before entropy_from x train_steps, then
- * grows linearly to `entropy` at the last step (0-based `step`). */
-double ca_entropy_weight(const ca_config *config, uint64_t step);
-#define CA_MAX_ENTROPY 100.0
-#define CA_ENTROPY_FROM 0.5 /* the ramp's start unless set, and that of files before version 3 */
 
 /* Fills `config` with preset `name`; error lists the known names. */
 int ca_config_preset(ca_config *config, const char *name);

@@ -264,18 +264,6 @@ static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
 static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 
-static int parse_entropy(ca_config *c, const char *t, const char *name)
-{
-    return parse_real(name, t, 0.0, CA_MAX_ENTROPY, &c->entropy);
-}
-static void print_entropy(const ca_config *c, char *o, size_t n) { print_real(c->entropy, o, n); }
-
-static int parse_entropy_from(ca_config *c, const char *t, const char *name)
-{
-    return parse_real(name, t, 0.0, 1.0, &c->entropy_from);
-}
-static void print_entropy_from(const ca_config *c, char *o, size_t n) { print_real(c->entropy_from, o, n); }
-
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {
     {"preset", NULL, "NAME", "what the other keys change: gol, checkerboard, checkerboard-async, lizard or image",
@@ -308,9 +296,6 @@ const ca_config_key ca_config_keys[] = {
      parse_lr_final, print_lr_final},
     {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 10, else 7",
      parse_init_logit, print_init_logit},
-    {"entropy", NULL, "W", "weight of a penalty on each gate's op entropy: 0 until --entropy-from, then linear to W (0: off)", parse_entropy, print_entropy},
-    {"entropy-from", NULL, "F", "where the entropy penalty starts, a fraction of --steps (0..1; 0.5)",
-     parse_entropy_from, print_entropy_from},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
 

@@ -97,7 +97,6 @@ static void put_config(byte_sink *s, const ca_config *c)
     put_u64(s, c->seed);
     put_u32(s, (uint32_t)c->lr_schedule), put_u32(s, (uint32_t)c->warmup), put_f64(s, c->lr_final);
     put_f64(s, c->init_logit);
-    put_f64(s, c->entropy), put_f64(s, c->entropy_from);
 }
 
 static void put_wiring(byte_sink *s, const wiring *w)

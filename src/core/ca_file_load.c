@@ -195,11 +195,6 @@ static int read_config_fields(byte_source *r, ca_config *c)
         TRY(get_f64(r, "config lr final", &c->lr_final));
         TRY(get_f64(r, "config init logit", &c->init_logit));
     }
-    c->entropy = 0.0, c->entropy_from = CA_ENTROPY_FROM;
-    if (r->version >= 3) {
-        TRY(get_f64(r, "config entropy", &c->entropy));
-        TRY(get_f64(r, "config entropy from", &c->entropy_from));
-    }
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

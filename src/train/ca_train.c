@@ -277,20 +277,6 @@ static void cpu_start(ca_trainer *t)
 
 tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target) { return tn_sse_loss(out, target); }
 
-tn_tensor *ca_trainer_objective(const ca_trainer *t, tn_tensor *loss)
-{
-    double w = ca_entropy_weight(&t->model->config, t->step);
-    if (w == 0.0) return tn_retain(loss);
-    tn_tensor *z = t->params.params[0];
-    tn_tensor *p = tn_softmax(z, 1), *log_p = p ? tn_log_softmax(z, 1) : NULL;
-    tn_tensor *p_log_p = log_p ? tn_mul(p, log_p) : NULL;
-    tn_tensor *sum = p_log_p ? tn_sum(p_log_p) : NULL;
-    tn_tensor *penalty = sum ? tn_mul_scalar(sum, -w) : NULL;
-    tn_tensor *objective = penalty ? tn_add(loss, penalty) : NULL;
-    tn_free(penalty), tn_free(sum), tn_free(p_log_p), tn_free(log_p), tn_free(p);
-    return objective;
-}
-
 /* The hard circuit's loss on the round: argmax gates, no gradient. */
 static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
 {
@@ -311,14 +297,13 @@ static int cpu_soft_step(ca_trainer *t, tn_tensor *target, double *soft_loss)
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
-    tn_tensor *objective = loss ? ca_trainer_objective(t, loss) : NULL;
-    int rc = objective ? DLCA_OK : DLCA_ERR;
+    int rc = loss ? DLCA_OK : DLCA_ERR;
     if (!rc) {
         *soft_loss = tn_item(loss);
         tn_params_grad_replace(&t->params); /* z gets a gradient every step */
-        rc = tn_backward_grad(objective, t->loss_seed);
+        rc = tn_backward_grad(loss, t->loss_seed);
     }
-    tn_free(objective), tn_free(loss), tn_free(out), tn_free(c);
+    tn_free(loss), tn_free(out), tn_free(c);
     if (rc) return rc;
     const float *grad = tn_params_grad(&t->params);
     for (size_t i = 0; i < t->gate_values; i++)

@@ -128,11 +128,6 @@ int ca_trainer_snapshot(ca_trainer *trainer);
  * squared errors against `target` [loss_channels][same columns]. */
 tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target);
 
-/* What BPTT differentiates at the trainer's step: `loss` plus the gate-entropy penalty
- * w * sum_g H(softmax(z_g)) with w = ca_entropy_weight (ca_config.h), or `loss` itself (retained)
- * while w is 0. The soft loss the trainer reports stays `loss`. */
-tn_tensor *ca_trainer_objective(const ca_trainer *trainer, tn_tensor *loss);
-
 /* The tensor library's schedule for the config's lr_schedule, warmup and lr_final (ca_config.h). */
 tn_lr_schedule ca_lr_schedule_of(const ca_config *config);
 

@@ -31,19 +31,17 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
 }
 
-/* The soft rollout, its loss (late in a run with the entropy penalty), BPTT into z's gradient,
- * and AdamW (skipped by tn when the gradient is not finite or a persistent kernel gave up: its
- * roll words are the optimizer's skip flag). */
+/* The soft rollout, its loss, BPTT into z's gradient, and AdamW (skipped by tn when the gradient
+ * is not finite or a persistent kernel gave up: its roll words are the optimizer's skip flag). */
 static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 {
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 1)) return DLCA_ERR;
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     r->soft_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
-    tn_tensor *objective = r->soft_loss ? ca_trainer_objective(t, r->soft_loss) : NULL;
     tn_params_grad_replace(&t->params); /* z gets a gradient every step */
-    int rc = objective ? tn_backward_grad(objective, t->loss_seed) : DLCA_ERR;
-    tn_free(objective), tn_free(out), tn_free(c);
+    int rc = r->soft_loss ? tn_backward_grad(r->soft_loss, t->loss_seed) : DLCA_ERR;
+    tn_free(out), tn_free(c);
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
     return tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END) ? DLCA_ERR : DLCA_OK;
