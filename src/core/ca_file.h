@@ -7,7 +7,7 @@
  *           perception_depth, perception_widths[depth], update_depth, update_widths[depth],
  *           update_wiring, steps, f64 fire_rate, i32 loss_channels, start, target, batch,
  *           train_steps, f64 learning_rate, u64 seed,
- *           (version 2) u32 lr_schedule, u32 warmup, f64 lr_final
+ *           (version 2) u32 lr_schedule, u32 warmup, f64 lr_final, f64 init_logit
  *   u64 gate_count; per layer (perception, then update): u32 n_in, n_out, input_a[n_out], input_b[n_out]
  *   f32 logits[gate_count][16]
  *   flag 0: u64 step, f64 seconds, f32 moment1[gate_count*16], f32 moment2[gate_count*16]
