@@ -2,7 +2,8 @@
  * on the CPU each member's log and model file (logits, moments, steps done) equal its single
  * run's bit for bit; on Vulkan (every member in one submission a step) its losses are the CPU
  * single runs' within the CPU-vs-Vulkan test's 1e-3, and the single Vulkan run's within 1e-6.
- * --out is the member the table marks. Bad calls are refused in one line. */
+ * --out is the member the table marks. --tries trains populations of the next seeds in turn, and
+ * --out is the best of them all. Bad calls are refused in one line. */
 #include "cli_fixtures.h"
 #include "vk_test.h"
 
@@ -124,6 +125,37 @@ static void test_vulkan(void)
           "(%d rows, marked %ld)", member_rows(), marked_seed());
 }
 
+/* --tries 3 of 2 members, none exact in 8 steps: three populations in turn, seeds 5 to 10, the
+ * table lists all six, --out is the best of all (the marked one's own file), and the members of
+ * later tries are their single runs too. */
+static void test_tries(void)
+{
+    char err[4096], name[128], single[128];
+    int status = fixture_run(err, sizeof err, "train %s --seed %d --population 2 --tries 3 --device cpu --keep-members "
+                             "tries --out tries.dlca", config, FIRST_SEED);
+    CHECK(status == 0, "three tries of two: %s", err);
+    CHECK(strstr(err, "seeds 5 to 6, try 1/3") && strstr(err, "seeds 7 to 8, try 2/3") &&
+              strstr(err, "seeds 9 to 10, try 3/3"),
+          "each try says its seeds: %s", err);
+    long best = marked_seed();
+    CHECK(member_rows() == 6 && best >= FIRST_SEED && best < FIRST_SEED + 6, "the table lists the 6 members of the 3 "
+          "tries and marks one (%d rows, marked %ld)", member_rows(), best);
+    snprintf(name, sizeof name, "tries/checkerboard-seed%ld.dlca", best);
+    CHECK(fixture_same_run("tries.dlca", name), "--out is the marked member, seed %ld, of whichever try", best);
+    for (int seed = FIRST_SEED + 2; seed < FIRST_SEED + MEMBERS; seed++) {
+        double a[16][3], b[16][3];
+        snprintf(name, sizeof name, "tries/checkerboard-seed%d.csv", seed);
+        snprintf(single, sizeof single, "single%d.csv", seed);
+        int n = fixture_log(name, a, 16), m = fixture_log(single, b, 16);
+        /* the wall seconds differ; the losses are the single run's */
+        int same = n == STEPS && m == STEPS;
+        for (int k = 0; same && k < n; k++) same = a[k][0] == b[k][0] && a[k][1] == b[k][1] && a[k][2] == b[k][2];
+        CHECK(same, "seed %d, trained in the second try: its single run's losses (%d and %d rows)", seed, n, m);
+    }
+    CHECK(fixture_exists("tries/checkerboard-seed10.dlca") && !fixture_exists("tries/checkerboard-seed11.dlca"),
+          "every try's members are kept, and no more");
+}
+
 /* The default on the CPU engine is the single run: no note, no table. */
 static void test_cpu_default(void)
 {
@@ -140,6 +172,10 @@ static void test_refused(void)
     fixture_refused("--population", "train --resume single5.dlca --population 2");
     fixture_refused("--keep-members", "train --keep-members somewhere --device cpu");
     fixture_refused("--keep-members", "train --keep-members somewhere --population 1");
+    fixture_refused("--tries", "train --tries 0");
+    fixture_refused("--tries", "train --tries 2 --no-stop-exact");
+    fixture_refused("--tries", "train --resume single5.dlca --tries 2");
+    fixture_refused("--tries", "train --population 4096 --tries 20 --device cpu");
     snprintf(args, sizeof args, "train %s --population 3 --device cpu --max-memory 0.001 --out big.dlca", config);
     fixture_refused("population of 3", args);
     CHECK(!fixture_exists("big.dlca"), "a refused population writes no model");
@@ -159,6 +195,7 @@ int main(int argc, char **argv)
     if (fixture_begin(argv[0], "population")) return 1;
     single_runs();
     test_cpu();
+    test_tries();
     test_cpu_default();
     test_vulkan();
     test_refused();

@@ -3,7 +3,8 @@
  * per-seed CSV; every seed's single `dlca train` stops at the sweep's exact step (or trains to
  * the budget, ending with the sweep's losses), and an exact one writes a circuit that passes the
  * exact check. Then the stop of a population: of three members the first verified exact is the
- * one written, at its exact step, and the others stop there too. Bad calls are refused. */
+ * one written, at its exact step, and the others stop there too; with --tries, a try follows one
+ * without an exact member and none follows one with. Bad calls are refused. */
 #include "ca_exact.h"
 #include "cli_fixtures.h"
 #include "mini_json.h"
@@ -188,6 +189,26 @@ static void check_population_stop(const seed_row *rows, int n)
           "--out's log ends at its exact step with a hard loss of 0");
 }
 
+/* --tries: a try without an exact member is followed by the next seeds' try, which stops at its
+ * exact member: a seed that is exact after one that is not, as populations of one. */
+static void check_tries(const seed_row *rows, int n)
+{
+    int e = -1;
+    for (int i = 1; i < n && e < 0; i++)
+        if (rows[i].exact_step && !rows[i - 1].exact_step) e = i;
+    CHECK(e > 0, "the sweep has an exact seed after one that is not (else this test cannot run)");
+    if (e <= 0) return;
+    char err[4096], single[64];
+    int status = fixture_run(err, sizeof err, "train %s --steps %d --every 500 --seed %ld --population 1 --tries 3 "
+                             "--out tries.dlca", config, BUDGET, rows[e - 1].seed);
+    CHECK(status == 0, "tries from seed %ld: %s", rows[e - 1].seed, err);
+    CHECK(strstr(err, "try 2/3") && !strstr(err, "try 3/3"), "seed %ld's try follows, the third does not: %s",
+          rows[e].seed, err);
+    snprintf(single, sizeof single, "s%ld.dlca", rows[e].seed);
+    CHECK(fixture_same_run("tries.dlca", single), "--out is seed %ld's exact circuit, as its own run wrote it",
+          rows[e].seed);
+}
+
 static void test_refused(void)
 {
     fixture_refused("--seeds", "sweep --preset gol --seeds 5-2");
@@ -214,6 +235,7 @@ int main(int argc, char **argv)
         check_summary(rows, n);
         check_single_runs(rows, n);
         check_population_stop(rows, n);
+        check_tries(rows, n);
     }
     test_refused();
     fixture_end();

@@ -78,12 +78,12 @@ int cmd_population_dir(const char *dir, const char *flag)
     return DLCA_OK;
 }
 
-/* Every member's model and log path in --keep-members, checked as dlca train checks --out: a
- * regular file or a new one, not replaced without --force. */
+/* Every member's model and log path in --keep-members, for every try, checked as dlca train
+ * checks --out: a regular file or a new one, not replaced without --force. */
 static int keep_paths(const cmd_population_args *a, char **paths)
 {
     if (cmd_population_dir(a->keep_members, "--keep-members")) return DLCA_ERR;
-    for (int i = 0; i < a->count; i++) {
+    for (int i = 0; i < a->count * a->tries; i++) {
         char **pair = &paths[2 * i];
         uint64_t seed = a->config->seed + (uint64_t)i;
         if (!(pair[0] = cmd_population_member_path(a->keep_members, a->config->preset, seed, ".dlca")) ||
@@ -100,67 +100,114 @@ static int keep_paths(const cmd_population_args *a, char **paths)
     return DLCA_OK;
 }
 
-/* The table of all members (stdout): the one written as --out is marked. */
-static void print_table(const ca_population *p, int best)
+/* A member's line of the final table, kept after its population is freed. */
+typedef struct {
+    uint64_t seed, steps, exact_step;
+    double soft, hard, seconds;
+} member_line;
+
+/* The table of every member of every try (stdout): the one written as --out is marked. */
+static void print_table(const member_line *lines, int count, int written)
 {
     printf("%-3s %-8s %-12s %-10s %-8s %-11s %-8s\n", "", "seed", "soft", "hard", "steps", "exact step", "wall s");
-    for (int i = 0; i < p->count; i++) {
-        const ca_member *m = &p->members[i];
+    for (int i = 0; i < count; i++) {
+        const member_line *l = &lines[i];
         char exact[24] = "-";
-        if (m->watch.exact_step) snprintf(exact, sizeof exact, "%llu", (unsigned long long)m->watch.exact_step);
-        printf("%-3s %-8llu %-12.6g %-10.6g %-8llu %-11s %-8.2f\n", i == best ? "*" : "",
-               (unsigned long long)m->model.config.seed, m->soft, m->hard, (unsigned long long)m->stop_step, exact,
-               m->seconds);
+        if (l->exact_step) snprintf(exact, sizeof exact, "%llu", (unsigned long long)l->exact_step);
+        printf("%-3s %-8llu %-12.6g %-10.6g %-8llu %-11s %-8.2f\n", i == written ? "*" : "",
+               (unsigned long long)l->seed, l->soft, l->hard, (unsigned long long)l->steps, exact, l->seconds);
     }
     fflush(stdout);
 }
 
-static int write_files(const cmd_population_args *a, ca_population *p, char **keep, int best)
+/* What --out holds so far: the best member of the tries until now. */
+typedef struct {
+    int line;      /* its index in the table; -1 before the first try ends */
+    ca_mark out;
+    int use_best;
+} written_member;
+
+/* After a try: its members' lines, its best member as --out (with its log) when it beats the
+ * earlier tries' best, and with --keep-members every member's files. */
+static int settle_try(const cmd_population_args *a, ca_population *p, int first_line, member_line *lines, char **keep,
+                      written_member *written)
 {
+    for (int i = 0; i < p->count; i++) {
+        const ca_member *m = &p->members[i];
+        lines[first_line + i] = (member_line){m->model.config.seed, m->stop_step, m->watch.exact_step, m->soft, m->hard,
+                                              m->seconds};
+    }
+    int best = ca_population_best(p);
     const ca_member *m = &p->members[best];
-    if (ca_population_save(p, best, a->out, a->target) || cmd_population_write_log(m, a->log)) return DLCA_ERR;
-    for (int i = 0; keep && i < p->count; i++)
-        if (ca_population_save(p, i, keep[2 * i], a->target) || cmd_population_write_log(&p->members[i], keep[2 * i + 1]))
+    if (written->line < 0 || ca_mark_better(&m->out, &written->out)) {
+        if (ca_population_save(p, best, a->out, a->target) || cmd_population_write_log(m, a->log)) return DLCA_ERR;
+        *written = (written_member){first_line + best, m->out, m->use_best};
+    }
+    for (int i = 0; keep && i < p->count; i++) {
+        char **pair = &keep[2 * (first_line + i)];
+        if (ca_population_save(p, i, pair[0], a->target) || cmd_population_write_log(&p->members[i], pair[1]))
             return DLCA_ERR;
-    const ca_mark *out = &m->out;
-    fprintf(stderr, "wrote %s (seed %llu: %s%.0f wrong cells, its circuit of step %llu%s), %s and %s%s%s\n", a->out,
-            (unsigned long long)m->model.config.seed, out->exact ? "verified exact, " : "", out->wrong,
-            (unsigned long long)out->step, m->use_best ? ", its best" : "", a->log, a->plot,
-            keep ? "; every member in " : "", keep ? a->keep_members : "");
+    }
     return DLCA_OK;
+}
+
+/* One try: members seed + first_line .. + count - 1, trained and settled. *exact: one was. */
+static int run_try(const cmd_population_args *a, int try, member_line *lines, char **keep, written_member *written,
+                   double *seconds, int *exact)
+{
+    ca_population p;
+    ca_config c = *a->config;
+    int first_line = try * a->count;
+    c.seed = a->config->seed + (uint64_t)first_line;
+    int rc = ca_population_init(&p, &c, a->count, a->image, a->backend, a->vk, a->options, a->check_every);
+    if (rc) return rc;
+    char label[CA_NAME_LENGTH + 32];
+    if (a->tries > 1) snprintf(label, sizeof label, "%s try %d/%d", c.preset, try + 1, a->tries);
+    else snprintf(label, sizeof label, "%s", c.preset);
+    fprintf(stderr, "training a population of %d %s runs (seeds %llu to %llu%s%s): %zu gates each, %dx%d grid, T=%d, "
+                    "batch %d, %d steps on %s -> %s\n",
+            a->count, c.preset, (unsigned long long)c.seed, (unsigned long long)c.seed + (unsigned long long)a->count - 1,
+            a->tries > 1 ? ", " : "", a->tries > 1 ? label + strlen(c.preset) + 1 : "", p.members[0].model.gate_count,
+            c.height, c.width, c.steps, c.batch, c.train_steps, ca_backend_name(a->backend, a->vk), a->out);
+    cmd_population_progress show = {label};
+    ca_population_run run = {a->stop_exact ? CA_STOP_FIRST : CA_STOP_NONE, a->every, a->keep_final, cmd_population_show,
+                             &show, a->interrupt, *seconds};
+    rc = ca_population_train(&p, &run);
+    if (!rc) rc = settle_try(a, &p, first_line, lines, keep, written);
+    for (int i = 0; i < p.count; i++) *seconds = p.members[i].seconds > *seconds ? p.members[i].seconds : *seconds;
+    *exact = ca_population_exact_count(&p) > 0;
+    ca_population_free(&p);
+    return rc;
 }
 
 int cmd_population_train(const cmd_population_args *a)
 {
-    ca_population p;
-    memset(&p, 0, sizeof p);
+    int members = a->count * a->tries, lines_done = 0;
     char **keep = NULL;
-    int rc = cmd_population_memory(a->config, a->count, a->backend, a->vk, a->options, a->max_memory);
+    member_line *lines = calloc((size_t)members, sizeof *lines);
+    int rc = lines ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for %d members", members);
+    if (!rc) rc = cmd_population_memory(a->config, a->count, a->backend, a->vk, a->options, a->max_memory);
     if (!rc && a->keep_members) {
-        keep = calloc(2 * (size_t)a->count, sizeof *keep);
+        keep = calloc(2 * (size_t)members, sizeof *keep);
         rc = keep ? keep_paths(a, keep) : err_set(DLCA_ERR_NOMEM, "out of memory");
     }
-    if (!rc) rc = ca_population_init(&p, a->config, a->count, a->image, a->backend, a->vk, a->options, a->check_every);
-    if (!rc) {
-        const ca_config *c = a->config;
-        fprintf(stderr, "training a population of %d %s runs (seeds %llu to %llu): %zu gates each, %dx%d grid, T=%d, "
-                        "batch %d, %d steps on %s -> %s\n",
-                a->count, c->preset, (unsigned long long)c->seed, (unsigned long long)c->seed + (unsigned long long)a->count - 1,
-                p.members[0].model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
-                ca_backend_name(a->backend, a->vk), a->out);
-        cmd_population_progress show = {c->preset};
-        ca_population_run run = {a->stop_exact ? CA_STOP_FIRST : CA_STOP_NONE, a->every, a->keep_final,
-                                 cmd_population_show, &show, a->interrupt};
-        rc = ca_population_train(&p, &run);
+    written_member written = {-1, {0}, 0};
+    double seconds = 0.0;
+    /* the first try always runs (it stops at once when interrupted, and writes what it has) */
+    for (int t = 0, exact = 0; !rc && t < a->tries && !exact && (t == 0 || !(a->interrupt && *a->interrupt)); t++) {
+        rc = run_try(a, t, lines, keep, &written, &seconds, &exact);
+        if (!rc) lines_done += a->count;
     }
-    if (!rc && a->interrupt && *a->interrupt) fprintf(stderr, "interrupted: writing what the members have\n");
+    if (!rc && a->interrupt && *a->interrupt) fprintf(stderr, "interrupted: wrote what the members had\n");
     if (!rc) {
-        int best = ca_population_best(&p);
-        print_table(&p, best);
-        rc = write_files(a, &p, keep, best);
+        print_table(lines, lines_done, written.line);
+        const ca_mark *out = &written.out;
+        fprintf(stderr, "wrote %s (seed %llu: %s%.0f wrong cells, its circuit of step %llu%s), %s and %s%s%s\n", a->out,
+                (unsigned long long)lines[written.line].seed, out->exact ? "verified exact, " : "", out->wrong,
+                (unsigned long long)out->step, written.use_best ? ", its best" : "", a->log, a->plot,
+                keep ? "; every member in " : "", keep ? a->keep_members : "");
     }
-    for (int i = 0; keep && i < 2 * a->count; i++) free(keep[i]);
-    free(keep);
-    ca_population_free(&p);
+    for (int i = 0; keep && i < 2 * members; i++) free(keep[i]);
+    free(keep), free(lines);
     return rc;
 }

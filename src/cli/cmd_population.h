@@ -8,8 +8,9 @@
 
 #include <signal.h>
 
-/* Members at most; members of `dlca train` on a GPU when --population is not given. */
-enum { CMD_POPULATION_MAX = 4096, CMD_POPULATION_GPU_DEFAULT = 16 };
+/* Members at most; populations (--tries) at most, and seeds in all; members of `dlca train` on a
+ * GPU when --population is not given. */
+enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX = 1 << 16, CMD_POPULATION_GPU_DEFAULT = 16 };
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
  * files go (checked and locked by dlca train), and the run's flags. */
@@ -22,13 +23,15 @@ typedef struct {
     const ca_options *options;
     const char *out, *log, *plot, *keep_members;
     int count;
+    int tries; /* populations in turn, the next N seeds each, until one has an exact member */
     long long every;
     int check_every, stop_exact, keep_final, force;
     double max_memory; /* GiB */
     volatile sig_atomic_t *interrupt;
 } cmd_population_args;
 
-/* Trains the population and writes --out (the best member), its log and plot, and with
+/* Trains the population (and, while none of its members is verified exact, up to tries - 1 more
+ * of the next seeds) and writes --out (the best member of all), its log and plot, and with
  * keep_members every member's model and log. */
 int cmd_population_train(const cmd_population_args *args);
 

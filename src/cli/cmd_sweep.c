@@ -277,7 +277,7 @@ static int sweep_preset(const sweep_options *o, const char *preset, ca_options *
     }
     if (!rc) {
         cmd_population_progress show = {preset};
-        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, NULL};
+        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, NULL, 0.0};
         rc = ca_population_train(&p, &how);
     }
     if (!rc) rc = summarise(&p, now_seconds() - start, result);

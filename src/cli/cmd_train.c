@@ -27,7 +27,7 @@ typedef struct {
     const char *target, *device, *out, *log, *resume, *config, *keep_members;
     int force, stop_exact, keep_final;
     ca_cache cache;
-    long long every, check_every, population;
+    long long every, check_every, population, tries;
     double max_memory; /* GiB */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
@@ -98,6 +98,9 @@ static void print_help(void)
            "                     a GPU (a single seed is exact in 3 to 16 runs of 16: README),\n"
            "                     1 on the CPU and with --resume; --population 1 is the single\n"
            "                     run, with its checkpoints (--every)\n"
+           "  --tries K          while a population ends with no verified-exact member, train the\n"
+           "                     next N seeds, up to K populations in all (default 1); --out gets\n"
+           "                     the best member of all, the table lists every one\n"
            "  --keep-members DIR with a population: every member's model and log in DIR as\n"
            "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
@@ -152,6 +155,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
     else if (strcmp(flag, "--check-every") == 0) return cli_int(flag, v, 1, 1000000000, &o->check_every);
     else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
+    else if (strcmp(flag, "--tries") == 0) return cli_int(flag, v, 1, CMD_TRIES_MAX, &o->tries);
     else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
@@ -188,6 +192,11 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");
+    if (o->resume && o->tries > 1)
+        return err_set(DLCA_ERR, "--tries: tries are populations, which keep no checkpoint, so they cannot --resume");
+    if (o->tries > 1 && !o->stop_exact)
+        return err_set(DLCA_ERR, "--tries: a further try follows only a try without an exact circuit, and "
+                                 "--no-stop-exact trains past one");
     return DLCA_OK;
 }
 
@@ -480,15 +489,19 @@ static int train(const train_options *o, const ca_options *seam)
      * single run elsewhere. */
     long long population = o->population ? o->population
                            : backend == CA_BACKEND_GPU && !o->resume ? CMD_POPULATION_GPU_DEFAULT : 1;
-    if (!rc && o->keep_members && population == 1)
+    long long tries = o->tries ? o->tries : 1;
+    if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)
+        rc = err_set(DLCA_ERR, "--tries %lld of %lld seeds: at most %d seeds in all", tries, population,
+                     CMD_POPULATION_SEEDS_MAX);
+    if (!rc && o->keep_members && population == 1 && tries == 1)
         rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1, or a GPU's default "
                                "of %d without --resume)", CMD_POPULATION_GPU_DEFAULT);
     if (!rc && population > 1 && !o->population)
         fprintf(stderr, "dlca train: %lld seeds side by side, the default on a GPU (--population 1 trains the one of "
                         "--seed alone, with checkpoints)\n", population);
-    if (!rc && population > 1) {
+    if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
-                                    paths.out, paths.log, paths.plot, o->keep_members, (int)population, o->every,
+                                    paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
                                     &stop_requested};
         rc = cmd_population_train(&args);

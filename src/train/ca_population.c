@@ -168,7 +168,7 @@ int ca_population_train(ca_population *p, const ca_population_run *run)
         if (!active || (run->interrupt && *run->interrupt)) break;
         int measure = ca_watch_measures(&p->members[0].watch, step, p->total, run->every);
         rc = ca_population_step(p, measure, soft, hard);
-        double seconds = wall_seconds() - start;
+        double seconds = run->seconds_offset + wall_seconds() - start;
         if (!rc) rc = after_step(p, run, step, measure, soft, hard, seconds, &any_exact);
         if (!rc && any_exact && run->stop == CA_STOP_FIRST)
             for (int i = 0; i < p->count; i++) p->members[i].active = 0;

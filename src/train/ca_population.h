@@ -66,6 +66,7 @@ typedef struct {
     void (*progress)(void *context, const ca_population *population, uint64_t step, double seconds);
     void *progress_context;
     volatile sig_atomic_t *interrupt; /* set (by a signal handler): stop after the step under way */
+    double seconds_offset;            /* added to every wall time it reports (earlier populations' time) */
 } ca_population_run;
 
 /* `count` members of `config` (seed + i), each a trainer on `backend` (with `vk`, shared) and a
