@@ -8,9 +8,10 @@
 
 #include <signal.h>
 
-/* Members at most; populations (--tries) at most, and seeds in all; members of `dlca train` on a
- * GPU when --population is not given. */
-enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX = 1 << 16, CMD_POPULATION_GPU_DEFAULT = 16 };
+/* Members at most; populations (--tries) at most, and seeds in all; members and tries of
+ * `dlca train` on a GPU when neither --population nor --tries is given. */
+enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX = 1 << 16 };
+enum { CMD_POPULATION_GPU_DEFAULT = 4, CMD_TRIES_GPU_DEFAULT = 4 };
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
  * files go (checked and locked by dlca train), and the run's flags. */

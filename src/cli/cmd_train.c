@@ -94,13 +94,14 @@ static void print_help(void)
            "                     stops when one is verified exact (unless --no-stop-exact). --out\n"
            "                     gets the best member (exact first, then fewest wrong cells, then\n"
            "                     soft loss), --log its log; a table of all members at the end. No\n"
-           "                     checkpoints: --resume does not take a population. Default: %d on\n"
-           "                     a GPU (a single seed is exact in 3 to 16 runs of 16: README),\n"
-           "                     1 on the CPU and with --resume; --population 1 is the single\n"
-           "                     run, with its checkpoints (--every)\n"
+           "                     checkpoints: --resume does not take a population. Default on a\n"
+           "                     GPU: %d, with --tries %d (a single seed is exact in 3 to 16 runs\n"
+           "                     of 16: README); 1 on the CPU and with --resume; --population 1\n"
+           "                     is the single run, with its checkpoints (--every)\n"
            "  --tries K          while a population ends with no verified-exact member, train the\n"
-           "                     next N seeds, up to K populations in all (default 1); --out gets\n"
-           "                     the best member of all, the table lists every one\n"
+           "                     next N seeds, up to K populations in all (default 1 when\n"
+           "                     --population is given); --out gets the best member of all, and\n"
+           "                     the table lists every one\n"
            "  --keep-members DIR with a population: every member's model and log in DIR as\n"
            "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
@@ -115,7 +116,7 @@ static void print_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           CMD_POPULATION_GPU_DEFAULT);
+           CMD_POPULATION_GPU_DEFAULT, CMD_TRIES_GPU_DEFAULT);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -484,21 +485,23 @@ static int train(const train_options *o, const ca_options *seam)
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    /* Not given: a population on a GPU, where sixteen seeds share the start-up, stop at the first
-     * exact one and hold one far more often than a single seed (README, "Exact circuits"); a
-     * single run elsewhere. */
-    long long population = o->population ? o->population
-                           : backend == CA_BACKEND_GPU && !o->resume ? CMD_POPULATION_GPU_DEFAULT : 1;
-    long long tries = o->tries ? o->tries : 1;
+    /* Not given: on a GPU, populations of 4 tried in turn, up to 16 seeds, until one member is
+     * verified exact: a seed is exact by luck, 16 almost always, and members take turns on the
+     * GPU, so four at a time reach the first exact circuit of the same 16 seeds with fewer steps
+     * (README, "The default run"). A single run elsewhere. --population alone means one try. */
+    int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
+    long long population = o->population ? o->population : gpu_default ? CMD_POPULATION_GPU_DEFAULT : 1;
+    long long tries = o->tries ? o->tries : gpu_default && !o->population ? CMD_TRIES_GPU_DEFAULT : 1;
     if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)
         rc = err_set(DLCA_ERR, "--tries %lld of %lld seeds: at most %d seeds in all", tries, population,
                      CMD_POPULATION_SEEDS_MAX);
     if (!rc && o->keep_members && population == 1 && tries == 1)
-        rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1, or a GPU's default "
-                               "of %d without --resume)", CMD_POPULATION_GPU_DEFAULT);
-    if (!rc && population > 1 && !o->population)
-        fprintf(stderr, "dlca train: %lld seeds side by side, the default on a GPU (--population 1 trains the one of "
-                        "--seed alone, with checkpoints)\n", population);
+        rc = err_set(DLCA_ERR, "--keep-members: only with a population (--population N, N > 1, --tries K, K > 1, or "
+                               "a GPU's default without --resume)");
+    if (!rc && gpu_default && !o->population && !o->tries)
+        fprintf(stderr, "dlca train: up to %lld seeds, %lld side by side at a time until one is verified exact, the "
+                        "default on a GPU (--population 1 trains the one of --seed alone, with checkpoints)\n",
+                population * tries, population);
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
