@@ -11,29 +11,33 @@ enum { MEMBERS = 3, FIRST_SEED = 5, STEPS = 8 };
 
 static const char *config = "--preset checkerboard --grid 8x8 --T 6 --steps 8 --every 1";
 
-/* The seed the table (out.txt) marks with '*', or -1. */
-static long marked_seed(void)
-{
-    char text[4096];
-    if (fixture_read("out.txt", text, sizeof text) < 0) return -1;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        long seed;
-        if (sscanf(line, " * %ld", &seed) == 1) return seed;
-    }
-    return -1;
-}
-
-/* Member rows of the table on stdout (out.txt): lines that start with a seed, marked or not. */
-static int member_rows(void)
+/* The member rows of the table on stdout (out.txt), marked or not, and into *marked the seed it
+ * marks with '*' (-1: none); -1 when out.txt is missing. */
+static int table_rows(long *marked)
 {
     char text[8192];
     int rows = 0;
+    *marked = -1;
     if (fixture_read("out.txt", text, sizeof text) < 0) return -1;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         long seed;
-        rows += sscanf(line, " * %ld", &seed) == 1 || sscanf(line, " %ld", &seed) == 1;
+        if (sscanf(line, " * %ld", &seed) == 1) *marked = seed, rows++;
+        else rows += sscanf(line, " %ld", &seed) == 1;
     }
     return rows;
+}
+
+static long marked_seed(void)
+{
+    long marked;
+    table_rows(&marked);
+    return marked;
+}
+
+static int member_rows(void)
+{
+    long marked;
+    return table_rows(&marked);
 }
 
 static void single_runs(void)

@@ -93,8 +93,9 @@ static int fused_jobs(ca_gpu *e, uint32_t *values, vk_specialize_job jobs[5])
     return n;
 }
 
-/* The fused pipelines of every engine that has none yet, compiled at once (one vk context). */
-static int create_fused_pipelines(ca_gpu *const *engines, int n)
+/* The fused pipelines of every engine that has none yet (with `planned_only`, of those whose
+ * plan runs them), compiled at once (one vk context). */
+static int create_fused_pipelines(ca_gpu *const *engines, int n, int planned_only)
 {
     uint32_t *values = malloc((size_t)n * FUSED_CONSTANTS * sizeof *values);
     vk_specialize_job *jobs = malloc((size_t)n * 5 * sizeof *jobs);
@@ -104,7 +105,7 @@ static int create_fused_pipelines(ca_gpu *const *engines, int n)
     }
     int count = 0, rc = DLCA_OK;
     for (int i = 0; i < n && !rc; i++) {
-        if (engines[i]->fused_pipelines[0].pipeline) continue;
+        if (engines[i]->fused_pipelines[0].pipeline || (planned_only && !engines[i]->plan.fused)) continue;
         if (engines[i]->vk != engines[0]->vk) rc = err_set(DLCA_ERR, "engines of different Vulkan contexts");
         else count += fused_jobs(engines[i], values + (size_t)i * FUSED_CONSTANTS, jobs + count);
     }
@@ -121,19 +122,12 @@ static int create_fused_pipelines(ca_gpu *const *engines, int n)
 /* The fused pipelines for this model, once: compiled only for an engine that runs them. */
 int gpu_create_fused_pipelines(ca_gpu *e)
 {
-    return create_fused_pipelines(&e, 1);
+    return create_fused_pipelines(&e, 1, 0);
 }
 
 int ca_gpu_create_pipelines(ca_gpu *const *engines, int n)
 {
-    ca_gpu **fused = malloc((size_t)(n > 0 ? n : 1) * sizeof *fused);
-    if (!fused) return err_set(DLCA_ERR_NOMEM, "out of memory for %d engines' pipelines", n);
-    int count = 0;
-    for (int i = 0; i < n; i++)
-        if (engines[i]->plan.fused) fused[count++] = engines[i];
-    int rc = count > 0 ? create_fused_pipelines(fused, count) : DLCA_OK;
-    free(fused);
-    return rc;
+    return n > 0 ? create_fused_pipelines(engines, n, 1) : DLCA_OK;
 }
 
 /* What the persistent kernels poll: for the forward the cells of grids 1..T (not the rows'

@@ -338,10 +338,17 @@ int vk_pipeline_create_spirv(vk_context *vk, const vk_pipeline_desc *desc, const
 
 /* The pipeline made for these constants, if any (a list longer than VK_SPEC_EXTRA_MAX matches
  * none, and pipeline_create refuses it). */
+/* Pipeline a specialised with a_values [a_count] is pipeline b with b_values [b_count]. */
+static int same_specialization(vk_pipeline_id a, const uint32_t *a_values, uint32_t a_count, vk_pipeline_id b,
+                               const uint32_t *b_values, uint32_t b_count)
+{
+    return a == b && a_count == b_count && memcmp(a_values, b_values, a_count * sizeof *a_values) == 0;
+}
+
 static vk_specialized *specialized_find(vk_context *vk, vk_pipeline_id id, const uint32_t *values, uint32_t count)
 {
     for (vk_specialized *s = vk->specialized; s; s = s->next)
-        if (s->id == id && s->count == count && memcmp(s->values, values, count * sizeof *values) == 0) return s;
+        if (same_specialization(s->id, s->values, s->count, id, values, count)) return s;
     return NULL;
 }
 
@@ -376,11 +383,6 @@ static void *compile_worker(void *arg)
 }
 
 /* Whether two jobs ask for one pipeline: the same id and constants. */
-static int same_constants(const vk_specialize_job *a, const vk_specialize_job *b)
-{
-    return a->id == b->id && a->count == b->count && memcmp(a->values, b->values, a->count * sizeof *a->values) == 0;
-}
-
 int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job *jobs, int n, int threads)
 {
     for (int j = 0; j < n; j++) *jobs[j].out = (vk_pipeline){0};
@@ -403,7 +405,9 @@ int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job 
         task_of[j] = -1;
         if (specialized_find(vk, jobs[j].id, jobs[j].values, jobs[j].count)) continue;
         for (int k = 0; k < j && task_of[j] < 0; k++)
-            if (task_of[k] >= 0 && same_constants(&jobs[k], &jobs[j])) task_of[j] = task_of[k];
+            if (task_of[k] >= 0 &&
+                same_specialization(jobs[k].id, jobs[k].values, jobs[k].count, jobs[j].id, jobs[j].values, jobs[j].count))
+                task_of[j] = task_of[k];
         if (task_of[j] >= 0) continue;
         tasks[count] = (compile_task){vk, jobs[j].id, desc, code, jobs[j].values, jobs[j].count, {0}, 0, 0, {0}};
         task_of[j] = count++;
