@@ -4,7 +4,8 @@
  * it (painting cells, switching hard to soft). Reset, channel views, window resizing, automatic
  * screenshot names and bad input (one line on stderr, non-zero exit) are checked too. A recording
  * (--record, key g) has the frames of `dlca run --out F.gif`, and without --headless and without
- * a usable display the viewer says so in one line and exits 1 instead of running unseen.
+ * a usable display the viewer says so in one line and exits 1 instead of running unseen. The
+ * status line marks step T and counts the grid's wrong bits against the model's target.
  * The viewer is found beside this test, in viewer/; without it (DLCA_BUILD_VIEWER=OFF) the test
  * is skipped (exit 77). */
 #include "ca_file.h"
@@ -403,6 +404,80 @@ static void test_bad_input(void)
     expect_refused(1, "DLCA_ASSETS", "--headless"); /* DLCA_ASSETS points at an empty folder */
 }
 
+/* Line `n` (from 0) of the viewer's stdout, or "" */
+static void stdout_line(int n, char *line, size_t size)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/stdout.txt", scratch);
+    line[0] = '\0';
+    FILE *f = fopen(path, "r");
+    for (int i = 0; f && i <= n; i++)
+        if (!fgets(line, (int)size, f)) line[0] = '\0';
+    if (f) fclose(f);
+    line[strcspn(line, "\n")] = '\0';
+}
+
+/* The status line (script command `status`) against the model's target. The test model's
+ * checkerboard on the 20x28 grid: at step 0 the wrong bits of its start, counted here from the
+ * start grid, and "(T)" at step T only. The shipped image model: at step 0 (an all-zero start)
+ * every set bit of its picture is wrong, and at T its circuit is exact (dlca eval checks it). */
+static void test_target_status(void)
+{
+    char err[4096], line[512], want[128];
+    ca_model m;
+    if (ca_file_load(model, &m, NULL, NULL)) {
+        CHECK(0, "the test model: %s", err_message());
+        return;
+    }
+    ca_shape shape = {1, H, W, m.config.boundary};
+    size_t cells = (size_t)H * W;
+    double *start = malloc((size_t)m.config.channels * cells * sizeof *start);
+    long wrong = 0;
+    int steps = m.config.steps;
+    if (start && view_start_grid(&m.config, SEED, shape, start) == DLCA_OK)
+        for (size_t cell = 0; cell < cells; cell++)
+            wrong += (start[cell] >= 0.5) != (int)((cell / W / 2 + cell % W / 2) & 1);
+    free(start), ca_model_free(&m);
+    char keys[128];
+    snprintf(keys, sizeof keys, "status; step %d; status; step; status; quit", steps);
+    int status = view(err, sizeof err, "--hard", keys);
+    CHECK(status == 0, "status lines: %s", err);
+    snprintf(want, sizeof want, "step 0  %ld wrong  ", wrong);
+    stdout_line(0, line, sizeof line);
+    CHECK(wrong > 0 && strncmp(line, want, strlen(want)) == 0, "the start against the checkerboard: '%s' (want '%s')",
+          line, want);
+    snprintf(want, sizeof want, "step %d (T)  ", steps);
+    stdout_line(1, line, sizeof line);
+    CHECK(strncmp(line, want, strlen(want)) == 0, "step T is marked: '%s'", line);
+    stdout_line(2, line, sizeof line);
+    snprintf(want, sizeof want, "step %d  ", steps + 1);
+    CHECK(strncmp(line, want, strlen(want)) == 0 && !strstr(line, "(T)"), "the next is not: '%s'", line);
+
+    char image[1024];
+    const char *slash = strrchr(__FILE__, '/');
+    snprintf(image, sizeof image, "%.*s../assets/models/image.dlca", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+    ca_target_image target;
+    if (ca_file_load(image, &m, NULL, &target)) {
+        CHECK(0, "the shipped image model: %s", err_message());
+        return;
+    }
+    long ones = 0;
+    for (size_t i = 0; target.bits && i < (size_t)target.channels * target.height * target.width; i++)
+        ones += target.bits[i] != 0;
+    steps = m.config.steps;
+    ca_model_free(&m), ca_target_image_free(&target);
+    snprintf(keys, sizeof keys, "status; step %d; status; quit", steps);
+    status = run(viewer, err, sizeof err, "'%s' --headless --device cpu --keys '%s'", image, keys);
+    CHECK(status == 0, "the image model's status lines: %s", err);
+    snprintf(want, sizeof want, "step 0  %ld wrong  ", ones);
+    stdout_line(0, line, sizeof line);
+    CHECK(ones > 0 && strncmp(line, want, strlen(want)) == 0, "an all-zero start misses every set bit: '%s' (want "
+          "'%s')", line, want);
+    snprintf(want, sizeof want, "step %d (T)  exact  ", steps);
+    stdout_line(1, line, sizeof line);
+    CHECK(strncmp(line, want, strlen(want)) == 0, "exact at T: '%s'", line);
+}
+
 int main(int argc, char **argv)
 {
     char self[PATH_MAX];
@@ -434,6 +509,7 @@ int main(int argc, char **argv)
     test_record();
     test_no_display();
     test_bad_input();
+    test_target_status();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);
     if (!getenv("DLCA_TEST_KEEP") && system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);

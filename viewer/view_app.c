@@ -37,7 +37,7 @@ static int load_model(view_app *app)
 {
     if (app->opt.model) snprintf(app->model_path, sizeof app->model_path, "%s", app->opt.model);
     else view_default_model(app->model_path, sizeof app->model_path);
-    if (ca_file_load(app->model_path, &app->model, NULL, NULL)) {
+    if (ca_file_load(app->model_path, &app->model, NULL, &app->picture)) {
         if (app->opt.model) return DLCA_ERR;
         char why[1024];
         snprintf(why, sizeof why, "%s", err_message());
@@ -71,6 +71,8 @@ static int start_sim(view_app *app)
                       (uint64_t)o->seed))
         return DLCA_ERR;
     app->sim_ready = 1;
+    if (view_target_init(&app->target, &app->model, app->picture.bits ? &app->picture : NULL, app->sim.shape))
+        return DLCA_ERR;
     return view_image_update(app);
 }
 
@@ -154,6 +156,8 @@ void view_app_free(view_app *app)
     if (app->sim_ready) view_sim_free(&app->sim);
     if (app->backend == CA_BACKEND_GPU) vk_context_free(&app->vk);
     if (app->model_loaded) ca_model_free(&app->model);
+    view_target_free(&app->target);
+    ca_target_image_free(&app->picture);
     free(app->image);
     memset(app, 0, sizeof *app);
 }
@@ -187,6 +191,13 @@ static int run_command(view_app *app, const view_cmd *c)
         return DLCA_OK;
     case VIEW_CMD_WAIT: app->wait_until = view_now() + c->seconds; return DLCA_OK;
     case VIEW_CMD_QUIT: app->quit = 1; return DLCA_OK;
+    case VIEW_CMD_STATUS: {
+        char line[256];
+        view_status_line(app, line, sizeof line);
+        printf("%s\n", line);
+        fflush(stdout);
+        return DLCA_OK;
+    }
     default: return err_set(DLCA_ERR, "unknown script command %d", (int)c->kind);
     }
 }

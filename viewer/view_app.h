@@ -10,6 +10,7 @@
 #include "view_options.h"
 #include "view_script.h"
 #include "view_sim.h"
+#include "view_target.h"
 
 #include <SDL.h>
 
@@ -22,6 +23,11 @@ typedef struct {
     ca_backend backend;
     view_sim sim;
     int sim_ready;
+    ca_target_image picture; /* the model file's target picture (bits NULL: none) */
+    view_target target;      /* what the grid should show from step T on (bits NULL: nothing here) */
+    long target_wrong;       /* wrong bits of the grid of version target_version (-1: no target) */
+    uint64_t target_version;
+    int target_known;
     /* what is shown */
     view_kind kind;
     unsigned char *image; /* [image_height][image_width][3], one pixel per cell */
@@ -95,6 +101,11 @@ void view_layout(view_app *app, SDL_Rect *dest, double *scale);
 
 /* Re-renders the picture of the grid and draws everything (not presented). */
 int view_draw(view_app *app);
+
+/* The status line: "step 15 (T)  exact  15/s  hard sync  rgb  paused  REC  ? help": "(T)" at the
+ * step the model was trained for, and against its target on this grid (where it has one) the
+ * wrong bits of the loss channels, or "exact". */
+void view_status_line(view_app *app, char *text, size_t size);
 
 /* The grid view at the shown cell size; path NULL: the next free dlca-view-NNNN.png. */
 int view_screenshot(view_app *app, const char *path);

@@ -125,12 +125,25 @@ static void describe_rate(const view_app *app, char *text, size_t size)
     else snprintf(text, size, "sync");
 }
 
-/* "step 120  15/s  hard sync  grey  paused  REC  ? help" */
-static void status_line(const view_app *app, char *text, size_t size)
+/* The wrong bits against the target, counted again only when the grid changed. */
+static long target_wrong(view_app *app)
 {
-    char rate[32];
+    if (!app->target_known || app->target_version != app->sim.version) {
+        app->target_wrong = app->target.bits ? view_target_wrong(&app->target, view_sim_grid(&app->sim)) : -1;
+        app->target_version = app->sim.version, app->target_known = 1;
+    }
+    return app->target_wrong;
+}
+
+void view_status_line(view_app *app, char *text, size_t size)
+{
+    char rate[32], target[40] = "";
     describe_rate(app, rate, sizeof rate);
-    snprintf(text, size, "step %llu  %g/s  %s %s  %s%s%s  ? help", (unsigned long long)app->sim.t, app->speed,
+    long wrong = target_wrong(app);
+    if (wrong == 0) snprintf(target, sizeof target, "  exact");
+    else if (wrong > 0) snprintf(target, sizeof target, "  %ld wrong", wrong);
+    snprintf(text, size, "step %llu%s%s  %g/s  %s %s  %s%s%s  ? help", (unsigned long long)app->sim.t,
+             app->sim.t == (uint64_t)app->model.config.steps ? " (T)" : "", target, app->speed,
              app->sim.hard ? "hard" : "soft", rate, view_kind_name(app->kind), app->playing ? "" : "  paused",
              app->recording ? "  REC" : "");
 }
@@ -169,7 +182,7 @@ int view_draw(view_app *app)
     int size = width >= 640 ? 2 : 1; /* text large enough to read, small enough to fit */
     char status[256];
     const char *line = status;
-    status_line(app, status, sizeof status);
+    view_status_line(app, status, sizeof status);
     draw_panel(r, 0, 0, size, &line, 1);
     if (app->notice[0] && view_now() < app->notice_until) {
         line = app->notice;

@@ -57,6 +57,8 @@ void view_options_help(void)
            "  resize WxH           resize the window (pixels)\n"
            "  wait SECONDS         run in real time (steps only when playing: key space)\n"
            "  quit                 exit\n"
+           "  status               print the status line on stdout: the step, (T) at the step\n"
+           "                       the model was trained for, the target: exact or N wrong\n"
            "A drag with brush B paints B x B squares centred on the cells of the line, so\n"
            "'step 20; drag 4,8-12,8' with --brush 3 is 'dlca run --damage 3,7,11,3@20-20'.\n"
            "example: dlca-view m.dlca --headless --keys \"step 20; drag 4,8-12,8; step 40; screenshot a.png\"\n");

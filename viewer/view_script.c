@@ -26,8 +26,8 @@ static const struct {
 };
 
 static const char *const command_names[VIEW_CMD_COUNT] = {"step",   "drag",   "paint", "key", "screenshot",
-                                                          "capture", "resize", "wait",  "quit"};
-_Static_assert(VIEW_CMD_COUNT == 9, "one name per command");
+                                                          "capture", "resize", "wait",  "quit",  "status"};
+_Static_assert(VIEW_CMD_COUNT == 10, "one name per command");
 
 /* Where a command came from, for messages. */
 typedef struct {

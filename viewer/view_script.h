@@ -10,7 +10,9 @@
  *   resize WxH            resize the window to W x H pixels
  *   wait SECONDS          let the viewer run in real time (when playing, it steps)
  *   quit                  exit (a script that ends without it leaves the window open;
- *                         --headless quits at the end anyway) */
+ *                         --headless quits at the end anyway)
+ *   status                print the status line on stdout (the step, "(T)" at the one the
+ *                         model was trained for, the target: exact or N wrong) */
 #ifndef DLCA_VIEW_SCRIPT_H
 #define DLCA_VIEW_SCRIPT_H
 
@@ -24,6 +26,7 @@ typedef enum {
     VIEW_CMD_RESIZE,
     VIEW_CMD_WAIT,
     VIEW_CMD_QUIT,
+    VIEW_CMD_STATUS,
     VIEW_CMD_COUNT
 } view_cmd_kind;
 
