@@ -3,7 +3,8 @@
  * gate counts and ops, every check with pass/fail and its error, the totals and the verdict, for
  * a model that passes (the shipped gol) and one that fails (2 steps of checkerboard, exit 1 with
  * the JSON still written). `--json -` prints the same document on stdout instead of the text;
- * a --json that is a folder or the model itself is refused before any work. */
+ * a --json that is a folder or the model itself is refused before any work. --persistence adds
+ * the checks of patterns that stay and regrow. */
 #include "check.h"
 #include "mini_json.h"
 
@@ -154,6 +155,42 @@ static void test_failing(void)
     free(json), free(text);
 }
 
+/* --persistence: two more checks. The shipped checkerboard is a fixed point: it persists and
+ * regrows. The shipped image grows its picture at T and loses it after (the issue of patterns
+ * that stay): 'persists' fails with the worst step's error, and without the flag eval passes. Gol
+ * gains none. */
+static void test_persistence(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err, "eval '%s/models/checkerboard.dlca' --device cpu --persistence --json cb.json",
+                          DLCA_ASSET_DIR);
+    char *json = slurp("cb.json"), *text = slurp("stdout.txt");
+    CHECK(status == 0 && json && mj_valid(json) && mj_number_at(json, "passed") == 4.0, "checkerboard: 4 of 4 with "
+          "--persistence (%d): %s", status, err);
+    if (json && text && mj_valid(json)) {
+        matches_text(json, text, "checkerboard --persistence");
+        CHECK(mj_is(json, "checks.2.name", "\"persists: exact at every step from T to 10T (20 to 200)\"") &&
+                  mj_is(json, "checks.3.name", "\"regrows a quarter erased at step 2T within 2T steps (40 + 40)\""),
+              "the two checks, named with their steps");
+    }
+    free(json), free(text);
+    status = run_dlca(err, sizeof err, "eval '%s/models/image.dlca' --device cpu --persistence --json image.json",
+                      DLCA_ASSET_DIR);
+    json = slurp("image.json");
+    CHECK(status == 1 && json && mj_valid(json) && mj_is(json, "checks.0.passed", "true") &&
+              mj_is(json, "checks.1.passed", "false") && mj_number_at(json, "checks.1.error") > 0.0,
+          "image: grows at T, does not persist (%d): %s", status, err);
+    free(json);
+    status = run_dlca(err, sizeof err, "eval '%s/models/image.dlca' --device cpu", DLCA_ASSET_DIR);
+    CHECK(status == 0, "image without --persistence passes: %s", err);
+    status = run_dlca(err, sizeof err, "eval '%s/models/gol.dlca' --device cpu --persistence --json gol2.json",
+                      DLCA_ASSET_DIR);
+    json = slurp("gol2.json");
+    CHECK(status == 0 && json && mj_number_at(json, "passed") == 2.0 && mj_number_at(json, "failed") == 0.0,
+          "gol gains no check");
+    free(json);
+}
+
 static void test_refused(void)
 {
     char err[4096];
@@ -180,6 +217,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(scratch)) return fprintf(stderr, "cannot make a scratch folder\n"), 1;
     test_passing();
     test_failing();
+    test_persistence();
     test_refused();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);

@@ -17,19 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MODEL plus an optional --device, --max-memory and --json; `max_memory` NULL (info) allows none
- * of them. */
+/* MODEL plus an optional --device, --max-memory, --json and --persistence; `max_memory` NULL
+ * (info) allows none of them. */
 static int parse_model_args(int argc, char **argv, const char *command, double *max_memory, const char **model,
-                            const char **device, const char **json, int *help)
+                            const char **device, const char **json, int *persistence, int *help)
 {
     const char *value;
     *model = NULL, *device = NULL;
     if (json) *json = NULL;
+    if (persistence) *persistence = 0;
     if (max_memory) *max_memory = CA_MEMORY_DEFAULT_GIB;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (max_memory && strcmp(argv[i], "--device") == 0) {
             if (cli_value(argc, argv, &i, device)) return DLCA_ERR;
+        } else if (max_memory && persistence && strcmp(argv[i], "--persistence") == 0) {
+            *persistence = 1;
         } else if (max_memory && json && strcmp(argv[i], "--json") == 0) {
             if (cli_value(argc, argv, &i, json)) return DLCA_ERR;
         } else if (max_memory && strcmp(argv[i], "--max-memory") == 0) {
@@ -58,7 +61,7 @@ typedef struct {
     int count, failed;
 } eval_report;
 
-static int measure(const ca_eval_context *x, eval_report *r)
+static int measure(const ca_eval_context *x, int persistence, eval_report *r)
 {
     memset(r, 0, sizeof *r);
     if (ca_eval_losses(x, &r->soft, &r->hard)) return DLCA_ERR;
@@ -69,6 +72,7 @@ static int measure(const ca_eval_context *x, eval_report *r)
     if (hard_circuit_build(&net, x->model, &r->circuit)) return DLCA_ERR;
     hard_netlist_free(&net);
     if (ca_eval_checks(x, r->checks, &r->count)) return DLCA_ERR;
+    if (persistence && ca_eval_persistence(x, r->checks, &r->count)) return DLCA_ERR;
     for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
     return DLCA_OK;
 }
@@ -138,12 +142,16 @@ static int write_json(const char *path, const eval_report *r, const ca_model *m,
 
 static void print_eval_help(void)
 {
-    printf("usage: dlca eval MODEL [--device D] [--max-memory GiB] [--json FILE]\n\n"
+    printf("usage: dlca eval MODEL [--device D] [--max-memory GiB] [--json FILE] [--persistence]\n\n"
            "Soft and hard loss on the model's task, Game of Life accuracy over all 512\n"
            "neighbourhoods, active gates and a histogram of ops, the pruned circuit's size, and\n"
            "the preset's generalisation checks (bigger grid, damage, async inference), each\n"
            "pass/fail. Exits 0 when every check passes, 1 when one fails (or on an error).\n\n"
            "  --device D         auto, cpu, or a Vulkan device (default: $DLCA_DEVICE, else auto)\n"
+           "  --persistence      two more checks, for every preset but gol: 'persists' (the hard\n"
+           "                     circuit exact at every step from T to 10T on the training grid)\n"
+           "                     and 'regrows' (the grid's top-left quarter erased at step 2T,\n"
+           "                     exact again within 2T steps)\n"
            "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
            "                     memory than this (default %g)\n"
            "  --json FILE        also write the report as JSON for scripts (written atomically; '-'\n"
@@ -158,8 +166,9 @@ int cmd_eval(int argc, char **argv)
 {
     const char *path, *device, *json;
     double max_memory;
-    int help = 0;
-    if (parse_model_args(argc, argv, "eval", &max_memory, &path, &device, &json, &help)) return cli_fail("eval", 1);
+    int help = 0, persistence = 0;
+    if (parse_model_args(argc, argv, "eval", &max_memory, &path, &device, &json, &persistence, &help))
+        return cli_fail("eval", 1);
     if (help) return print_eval_help(), 0;
     if (json && strcmp(json, "-") != 0 && atomic_file_check(json, "--json")) return cli_fail("eval", 0);
     ca_model model;
@@ -188,7 +197,7 @@ int cmd_eval(int argc, char **argv)
         char preset[4 * CA_NAME_LENGTH + 1];
         if (text) printf("%s: preset %s on %s\n", path, cli_printable(model.config.preset, preset, sizeof preset),
                          ca_backend_name(backend, &vk));
-        rc = measure(&context, &report);
+        rc = measure(&context, persistence, &report);
     }
     if (!rc && text) print_report(&report, &model);
     if (!rc && json) rc = write_json(json, &report, &model, path, ca_backend_name(backend, &vk));
@@ -213,7 +222,7 @@ int cmd_info(int argc, char **argv)
 {
     const char *path, *device;
     int help = 0;
-    if (parse_model_args(argc, argv, "info", NULL, &path, &device, NULL, &help)) return cli_fail("info", 1);
+    if (parse_model_args(argc, argv, "info", NULL, &path, &device, NULL, NULL, &help)) return cli_fail("info", 1);
     if (help)
         return printf("usage: dlca info MODEL\n\n"
                       "The model's config as `key = value` lines, which dlca train --config reads back\n"

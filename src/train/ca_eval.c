@@ -221,6 +221,56 @@ double ca_eval_memory(const ca_eval_context *x)
     return most + (x->image ? loss * c->height * c->width * 8.0 : 0.0);
 }
 
+/* Fraction of the loss channels' bits that differ from target [loss_channels][cells]. */
+static double loss_wrong_fraction(const ca_runner *r, const double *target)
+{
+    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape), wrong = 0;
+    for (size_t i = 0; i < n; i++) wrong += (r->grid[i] > 0.5) != (target[i] > 0.5);
+    return (double)wrong / (double)n;
+}
+
+/* One sample of training round 0 on the training grid, hard, stepped `before` steps and, with
+ * `erase`, its top-left quarter erased; then `after` steps, whose wrong fractions give the
+ * largest (worst) and smallest (best). */
+static int persistence_run(const ca_eval_context *x, int before, int erase, int after, double *worst, double *best)
+{
+    const ca_config *c = &x->model->config;
+    ca_runner r;
+    if (open_runner(x, &r, 1, c->height, c->width, 1, c->fire_rate, c->seed)) return DLCA_ERR;
+    double *target = malloc((size_t)c->loss_channels * ca_shape_cells(r.shape) * sizeof(double));
+    int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
+    if (!rc) rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, before);
+    if (!rc && erase) ca_runner_paint(&r, 0, 0, c->width / 2, c->height / 2, 0.0);
+    *worst = 0.0, *best = 1.0;
+    if (!rc && !erase) *worst = *best = loss_wrong_fraction(&r, target); /* step `before` itself */
+    for (int t = 0; !rc && t < after; t++) {
+        rc = ca_runner_step(&r);
+        double wrong = rc ? 1.0 : loss_wrong_fraction(&r, target);
+        *worst = wrong > *worst ? wrong : *worst, *best = wrong < *best ? wrong : *best;
+    }
+    free(target);
+    ca_runner_free(&r);
+    return rc;
+}
+
+int ca_eval_persistence(const ca_eval_context *x, ca_check *checks, int *count)
+{
+    const ca_config *c = &x->model->config;
+    int T = c->steps;
+    double worst, best;
+    char name[96];
+    if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
+    if (persistence_run(x, T, 0, 9 * T, &worst, &best)) return DLCA_ERR;
+    snprintf(name, sizeof name, "persists: exact at every step from T to 10T (%d to %d)", T, 10 * T);
+    add_check(checks, count, name, worst);
+    if (persistence_run(x, 2 * T, 1, 2 * T, &worst, &best)) return DLCA_ERR;
+    snprintf(name, sizeof name, "regrows a quarter erased at step 2T within 2T steps (%d + %d)", 2 * T, 2 * T);
+    add_check(checks, count, name, best);
+    return DLCA_OK;
+}
+
 int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;

@@ -38,4 +38,11 @@ double ca_eval_memory(const ca_eval_context *context);
 /* The preset's generalisation checks (bigger grids, damage, async inference). */
 int ca_eval_checks(const ca_eval_context *context, ca_check *checks, int *count);
 
+/* Whether the grown pattern stays and heals, appended to checks[*count] for every target but
+ * Life's (none), on the training grid from training round 0's start, hard: "persists" (exact at
+ * every step from T to 10T; error: the largest fraction of wrong loss-channel bits over those
+ * steps) and "regrows" (the top-left quarter of the grid erased at step 2T, exact again at some
+ * step of the next 2T; error: the smallest fraction wrong over them). */
+int ca_eval_persistence(const ca_eval_context *context, ca_check *checks, int *count);
+
 #endif

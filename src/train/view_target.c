@@ -1,6 +1,7 @@
 /* view_target.c: a run's target (see view_target.h). */
 #include "view_target.h"
 
+#include "ca_target.h"
 #include "ca_task.h"
 #include "error.h"
 
@@ -16,13 +17,12 @@ int view_target_init(view_target *t, const ca_model *model, const ca_target_imag
                        picture->height == shape.height && picture->width == shape.width;
     if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !picture_fits)) return DLCA_OK;
     size_t n = (size_t)c->loss_channels * t->cells;
-    double *image = c->target == CA_TARGET_IMAGE ? malloc(n * sizeof *image) : NULL;
+    double *image = c->target == CA_TARGET_IMAGE ? ca_target_values(picture) : NULL;
     t->bits = malloc(n * sizeof *t->bits);
     if (!t->bits || (c->target == CA_TARGET_IMAGE && !image)) {
         free(image), view_target_free(t);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target of a %dx%d grid", shape.height, shape.width);
     }
-    for (size_t i = 0; image && i < n; i++) image[i] = picture->bits[i] ? 1.0 : 0.0;
     ca_shape one = shape;
     one.batch = 1;
     int rc = ca_task_target(c, one, NULL, image, t->bits);
