@@ -76,3 +76,10 @@ void ca_task_binarize(double *grid, size_t count)
 {
     for (size_t i = 0; i < count; i++) grid[i] = grid[i] > 0.5 ? 1.0 : 0.0;
 }
+
+size_t ca_task_wrong_bits(const double *grid, const double *target, size_t count)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; i++) wrong += (grid[i] > 0.5) != (target[i] > 0.5);
+    return wrong;
+}

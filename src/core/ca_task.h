@@ -24,4 +24,8 @@ void ca_task_life_step(double *next, const double *grid, ca_shape shape);
 /* Rounds every value to 0 or 1 (the start of a hard rollout). */
 void ca_task_binarize(double *grid, size_t count);
 
+/* How many of the `count` values of grid and target round (as ca_task_binarize) to different
+ * bits: the hard loss of a grid's loss channels against their target. */
+size_t ca_task_wrong_bits(const double *grid, const double *target, size_t count);
+
 #endif

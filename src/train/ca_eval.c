@@ -97,9 +97,8 @@ static void add_check(ca_check *checks, int *count, const char *name, double err
 /* Fraction of cells whose channel 0 differs from `expected` [cells]. */
 static double wrong_fraction(const ca_runner *r, const double *expected)
 {
-    size_t cells = ca_shape_cells(r->shape), wrong = 0;
-    for (size_t i = 0; i < cells; i++) wrong += (r->grid[i] > 0.5) != (expected[i] > 0.5);
-    return (double)wrong / (double)cells;
+    size_t cells = ca_shape_cells(r->shape);
+    return (double)ca_task_wrong_bits(r->grid, expected, cells) / (double)cells;
 }
 
 /* The learned rule against Life itself on a 128x128 soup, and a glider's full lap on 32x32. */
@@ -224,9 +223,8 @@ double ca_eval_memory(const ca_eval_context *x)
 /* Fraction of the loss channels' bits that differ from target [loss_channels][cells]. */
 static double loss_wrong_fraction(const ca_runner *r, const double *target)
 {
-    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape), wrong = 0;
-    for (size_t i = 0; i < n; i++) wrong += (r->grid[i] > 0.5) != (target[i] > 0.5);
-    return (double)wrong / (double)n;
+    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape);
+    return (double)ca_task_wrong_bits(r->grid, target, n) / (double)n;
 }
 
 /* One sample of training round 0 on the training grid, hard, stepped `before` steps and, with

@@ -54,14 +54,13 @@ static int runner_init(round_runner *r, const ca_model *model, const double *ima
 static int runner_wrong(round_runner *r, uint64_t round, double *wrong)
 {
     const ca_config *c = &r->model->config;
-    size_t cells = ca_shape_cells(r->shape), n = (size_t)c->loss_channels * cells, count = 0;
+    size_t n = (size_t)c->loss_channels * ca_shape_cells(r->shape);
     if (ca_round_inputs(c, r->shape, round, r->image, r->grid, r->target)) return DLCA_ERR;
     hard_cpu_pack(&r->engine, r->grid);
     hard_cpu_set_fire_stream(&r->engine, rng_fire_stream(c->seed, round));
     hard_cpu_run(&r->engine, 0, c->steps);
     hard_cpu_unpack(&r->engine, r->grid);
-    for (size_t i = 0; i < n; i++) count += (r->grid[i] > 0.5) != (r->target[i] > 0.5);
-    *wrong = (double)count;
+    *wrong = (double)ca_task_wrong_bits(r->grid, r->target, n);
     return DLCA_OK;
 }
 

@@ -39,8 +39,5 @@ void view_target_free(view_target *t)
 
 long view_target_wrong(const view_target *t, const double *grid)
 {
-    if (!t->bits) return -1;
-    long wrong = 0;
-    for (size_t i = 0; i < (size_t)t->loss_channels * t->cells; i++) wrong += (grid[i] >= 0.5) != (t->bits[i] >= 0.5);
-    return wrong;
+    return t->bits ? (long)ca_task_wrong_bits(grid, t->bits, (size_t)t->loss_channels * t->cells) : -1;
 }

@@ -19,8 +19,8 @@ int view_target_init(view_target *target, const ca_model *model, const ca_target
 
 void view_target_free(view_target *target);
 
-/* Bits of the loss channels of `grid` ([C][cells], each rounded at 0.5) that differ from the
- * target: the hard loss of a training round; -1 when there is no target. */
+/* Bits of the loss channels of `grid` ([C][cells]) that differ from the target
+ * (ca_task_wrong_bits): the hard loss of a training round; -1 when there is no target. */
 long view_target_wrong(const view_target *target, const double *grid);
 
 #endif
