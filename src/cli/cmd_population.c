@@ -161,14 +161,14 @@ static int run_try(const cmd_population_args *a, int try, member_line *lines, ch
     c.seed = a->config->seed + (uint64_t)first_line;
     int rc = ca_population_init(&p, &c, a->count, a->image, a->backend, a->vk, a->options, a->check_every);
     if (rc) return rc;
-    char label[CA_NAME_LENGTH + 32];
-    if (a->tries > 1) snprintf(label, sizeof label, "%s try %d/%d", c.preset, try + 1, a->tries);
-    else snprintf(label, sizeof label, "%s", c.preset);
+    char which[32] = "", label[CA_NAME_LENGTH + 32];
+    if (a->tries > 1) snprintf(which, sizeof which, "try %d/%d", try + 1, a->tries);
+    snprintf(label, sizeof label, "%s%s%s", c.preset, *which ? " " : "", which);
     fprintf(stderr, "training a population of %d %s runs (seeds %llu to %llu%s%s): %zu gates each, %dx%d grid, T=%d, "
                     "batch %d, %d steps on %s -> %s\n",
             a->count, c.preset, (unsigned long long)c.seed, (unsigned long long)c.seed + (unsigned long long)a->count - 1,
-            a->tries > 1 ? ", " : "", a->tries > 1 ? label + strlen(c.preset) + 1 : "", p.members[0].model.gate_count,
-            c.height, c.width, c.steps, c.batch, c.train_steps, ca_backend_name(a->backend, a->vk), a->out);
+            *which ? ", " : "", which, p.members[0].model.gate_count, c.height, c.width, c.steps, c.batch, c.train_steps,
+            ca_backend_name(a->backend, a->vk), a->out);
     cmd_population_progress show = {label};
     ca_population_run run = {a->stop_exact ? CA_STOP_FIRST : CA_STOP_NONE, a->every, a->keep_final, cmd_population_show,
                              &show, a->interrupt, *seconds};
