@@ -149,6 +149,29 @@ int ca_config_check_name(const char *name)
     return DLCA_OK;
 }
 
+/* The pool holds whole grids and is compared with one target, so the target may not depend on
+ * the start (Life's does); one sample of a round starts afresh, so a batch of 1 would never draw
+ * from the pool; damage erases pool samples. */
+static int check_persistence(const ca_config *c)
+{
+    if (check_range("window", c->window, 0, CA_MAX_T - c->steps)) return DLCA_ERR;
+    if (c->pool != 0 && check_range("pool", c->pool, c->batch, CA_MAX_POOL)) return DLCA_ERR;
+    if (c->pool != 0 && c->batch < 2)
+        return err_set(DLCA_ERR, "config: a pool needs a batch of 2 or more (one sample of each round starts afresh), "
+                       "not %d", c->batch);
+    if (check_range("damage", c->damage, 0, c->pool ? c->batch - 1 : 0))
+        return err_set(DLCA_ERR, c->pool ? "config: damage = %d is outside 0..%d (batch - 1: one sample a round stays whole)"
+                                         : "config: damage = %d needs a pool (damage erases pool samples)",
+                       c->damage, c->batch - 1);
+    if (c->pool && c->target == CA_TARGET_LIFE)
+        return err_set(DLCA_ERR, "config: a pool needs a target that does not depend on the start (Life's does)");
+    double values = (double)c->pool * c->channels * c->height * c->width;
+    if (values > (double)CA_MAX_POOL_VALUES)
+        return err_set(DLCA_ERR, "config: a pool of %d grids of %d x %d x %d bits would hold %.0f values, over %d",
+                       c->pool, c->channels, c->height, c->width, values, CA_MAX_POOL_VALUES);
+    return DLCA_OK;
+}
+
 int ca_config_check(const ca_config *c)
 {
     if (ca_config_check_name(c->preset)) return DLCA_ERR;
@@ -174,7 +197,7 @@ int ca_config_check(const ca_config *c)
     if ((c->lr_schedule == CA_LR_STEP || c->lr_schedule == CA_LR_EXP) && c->lr_final == 0.0)
         return err_set(DLCA_ERR, "config: the %s schedule needs lr_final > 0", ca_lr_names[c->lr_schedule]);
     if (check_perception(c) || check_update(c)) return DLCA_ERR;
-    return DLCA_OK;
+    return check_persistence(c);
 }
 
 size_t ca_config_layout_rows(const ca_config *c, size_t *perception_row, size_t *update_row)

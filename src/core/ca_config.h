@@ -20,7 +20,9 @@ enum {
     CA_MAX_UPDATE_WIDTH = 1 << 16,   /* gates in one update layer */
     CA_MAX_T = 10000,                /* CA steps per rollout */
     CA_MAX_BATCH = 1 << 16,          /* samples per training step */
-    CA_MAX_TRAIN_STEPS = 100000000   /* training steps */
+    CA_MAX_TRAIN_STEPS = 100000000,  /* training steps */
+    CA_MAX_POOL = 1 << 16,           /* samples in the pool */
+    CA_MAX_POOL_VALUES = 1 << 28     /* pool * C * H * W: the pool's doubles (2 GiB) */
 };
 #define CA_MIN_LEARNING_RATE 1e-8
 #define CA_MAX_LEARNING_RATE 100.0
@@ -80,6 +82,15 @@ typedef struct {
     double lr_final;                         /* the decaying schedules end at lr x lr_final, 0..1 */
     double init_logit;                       /* every gate starts as pass-through A: this logit on A,
                                                 0 on the other 15 ops (0 < init_logit <= 50) */
+    /* Training for persistence (docs/design.md section 3; all 0 in every preset until a sweep
+     * says otherwise, and in model files before version 3): */
+    int pool;                                /* samples in a pool that rounds start from and write
+                                                their final grids back to (Growing NCA's sample
+                                                pool); 0: every round starts fresh */
+    int window;                              /* each round's rollout runs T + u steps, u uniform in
+                                                0..window: the target holds over that window */
+    int damage;                              /* of each round's pool samples, this many (the closest
+                                                to the target) have a random rectangle erased first */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */

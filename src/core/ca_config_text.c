@@ -264,6 +264,33 @@ static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
 static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 
+static int parse_pool(ca_config *c, const char *t, const char *name)
+{
+    long long v = 0;
+    if (parse_int(name, t, 0, CA_MAX_POOL, &v)) return DLCA_ERR;
+    c->pool = (int)v;
+    return DLCA_OK;
+}
+static void print_pool(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->pool); }
+
+static int parse_window(ca_config *c, const char *t, const char *name)
+{
+    long long v = 0;
+    if (parse_int(name, t, 0, CA_MAX_T, &v)) return DLCA_ERR;
+    c->window = (int)v;
+    return DLCA_OK;
+}
+static void print_window(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->window); }
+
+static int parse_damage(ca_config *c, const char *t, const char *name)
+{
+    long long v = 0;
+    if (parse_int(name, t, 0, CA_MAX_BATCH, &v)) return DLCA_ERR;
+    c->damage = (int)v;
+    return DLCA_OK;
+}
+static void print_damage(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->damage); }
+
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {
     {"preset", NULL, "NAME", "what the other keys change: gol, checkerboard, checkerboard-async, lizard or image",
@@ -296,6 +323,12 @@ const ca_config_key ca_config_keys[] = {
      parse_lr_final, print_lr_final},
     {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 10, else 7",
      parse_init_logit, print_init_logit},
+    {"pool", NULL, "N", "rounds start from a pool of N grids and write their final grids back (0: fresh starts)",
+     parse_pool, print_pool},
+    {"window", NULL, "K", "each round runs T + u CA steps, u uniform in 0..K: the target must hold that long",
+     parse_window, print_window},
+    {"damage", NULL, "N", "pool samples of a round (the best) that get a random rectangle erased first",
+     parse_damage, print_damage},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
 

@@ -195,6 +195,15 @@ static int read_config_fields(byte_source *r, ca_config *c)
         TRY(get_f64(r, "config lr final", &c->lr_final));
         TRY(get_f64(r, "config init logit", &c->init_logit));
     }
+    uint32_t pool = 0, window = 0, damage = 0;
+    if (r->version >= 3) {
+        TRY(get_u32(r, "config pool", &pool));
+        TRY(get_u32(r, "config window", &window));
+        TRY(get_u32(r, "config damage", &damage));
+    }
+    if (pool > CA_MAX_POOL || window > CA_MAX_T || damage > CA_MAX_BATCH)
+        return corrupt(r, "config: pool %u, window %u or damage %u is out of range", pool, window, damage);
+    c->pool = (int)pool, c->window = (int)window, c->damage = (int)damage;
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

@@ -14,6 +14,18 @@ void ca_task_board(double *grid, ca_shape s, int sample, int board)
             grid[(size_t)sample * plane + (size_t)y * (size_t)s.width + (size_t)x] = (board >> (y * 3 + x)) & 1;
 }
 
+/* The rng stream of a round's rollout length (rng_init streams are 64-bit: far from the
+ * wiring's and the pool's). */
+#define TASK_STREAM_STEPS (3ull << 60)
+
+int ca_task_round_steps(const ca_config *c, uint64_t round)
+{
+    if (c->window <= 0) return c->steps;
+    rng_state rng;
+    rng_init(&rng, c->seed, TASK_STREAM_STEPS ^ round);
+    return c->steps + (int)rng_below(&rng, (uint32_t)c->window + 1u);
+}
+
 int ca_task_start(const ca_config *c, ca_shape s, uint64_t round, double *grid)
 {
     size_t cells = ca_shape_cells(s), plane = (size_t)s.height * (size_t)s.width, n = (size_t)c->channels * cells;

@@ -11,6 +11,10 @@
 /* Start grid for training round `round` (random choices drawn from the config's seed and round). */
 int ca_task_start(const ca_config *config, ca_shape shape, uint64_t round, double *grid);
 
+/* CA steps of training round `round`'s rollout: T, plus u uniform in 0..window drawn from the
+ * config's seed and the round when the config has a window. */
+int ca_task_round_steps(const ca_config *config, uint64_t round);
+
 /* Writes 3x3 board `board` (bit y*3+x = cell (y, x)) into channel 0 of sample `sample`. */
 void ca_task_board(double *grid, ca_shape shape, int sample, int board);
 
