@@ -25,7 +25,8 @@ int ca_cpu_init(ca_cpu *e, const ca_model *model, int batch, int height, int wid
     e->shape = (ca_shape){batch, height > 0 ? height : c->height, width > 0 ? width : c->width, c->boundary};
     e->cells = ca_shape_cells(e->shape);
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
-    size_t act_rows = (size_t)c->steps * e->step_rows, grid_rows = ((size_t)c->steps + 1) * (size_t)c->channels;
+    e->steps = c->steps, e->room = c->steps + c->window;
+    size_t act_rows = (size_t)e->room * e->step_rows, grid_rows = ((size_t)e->room + 1) * (size_t)c->channels;
     if (batch < 1 || act_rows > SIZE_MAX / sizeof(double) / (e->cells ? e->cells : 1))
         return err_set(DLCA_ERR, "engine size out of range (batch %d, %zu cells)", batch, e->cells);
     e->act = malloc(act_rows * e->cells * sizeof(double));
@@ -73,6 +74,14 @@ void ca_cpu_set_coefficients(ca_cpu *e, const double *coefficients)
 double *ca_cpu_grid(const ca_cpu *e, int t) { return e->grids + (size_t)t * (size_t)e->model->config.channels * e->cells; }
 
 void ca_cpu_set_fire_stream(ca_cpu *e, uint32_t stream) { e->fire_stream = stream; }
+
+int ca_cpu_set_steps(ca_cpu *e, int steps)
+{
+    if (steps < 1 || steps > e->room)
+        return err_set(DLCA_ERR, "a rollout of %d steps: the engine has room for 1..%d", steps, e->room);
+    e->steps = steps;
+    return DLCA_OK;
+}
 
 static int is_async(const ca_cpu *e) { return e->fire_threshold < (1u << 24); }
 
@@ -144,7 +153,7 @@ void ca_cpu_step_forward(ca_cpu *e, int t)
 
 void ca_cpu_forward(ca_cpu *e)
 {
-    for (int t = 0; t < e->model->config.steps; t++) ca_cpu_step_forward(e, t);
+    for (int t = 0; t < e->steps; t++) ca_cpu_step_forward(e, t);
 }
 
 
@@ -213,6 +222,6 @@ void ca_cpu_step_backward(ca_cpu *e, int t)
 void ca_cpu_backward(ca_cpu *e)
 {
     memset(e->coeff_grad, 0, e->model->gate_count * 4 * sizeof(double));
-    for (int t = e->model->config.steps - 1; t >= 0; t--) ca_cpu_step_backward(e, t);
+    for (int t = e->steps - 1; t >= 0; t--) ca_cpu_step_backward(e, t);
 }
 

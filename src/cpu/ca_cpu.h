@@ -19,8 +19,10 @@ typedef struct {
     size_t perception_row[CA_MAX_LAYERS]; /* first row of perception layer l, [K][C][width] */
     size_t update_row[CA_MAX_LAYERS];     /* first row of update layer l, [width] */
     size_t step_rows;
-    double *grids;      /* [T+1][C][cells]: the grid before each step, and the final grid */
-    double *act;        /* [T][step_rows][cells] */
+    int steps;          /* the rollout's CA steps: T, or what ca_cpu_set_steps set (<= room) */
+    int room;           /* the steps allocated: T + the config's window */
+    double *grids;      /* [room+1][C][cells]: the grid before each step, and the final grid */
+    double *act;        /* [room][step_rows][cells] */
     double *coeffs;     /* [gates][4] */
     double *coeff_grad; /* S: [gates][4] */
     double *dact;       /* [step_rows][cells]: gradients of one step's activations */
@@ -43,8 +45,11 @@ void ca_cpu_coefficients(ca_cpu *engine, const double *logits, int hard);
  * tensor graph). */
 void ca_cpu_set_coefficients(ca_cpu *engine, const double *coefficients);
 
-/* The grid at step t (0..T): [C][cells]. Write the start state into ca_cpu_grid(engine, 0). */
+/* The grid at step t (0..steps): [C][cells]. Write the start state into ca_cpu_grid(engine, 0). */
 double *ca_cpu_grid(const ca_cpu *engine, int t);
+
+/* The next rollouts' CA steps, 1..T + window (a training round's length, ca_train.h). */
+int ca_cpu_set_steps(ca_cpu *engine, int steps);
 
 /* Fire-mask stream for the next rollout (async mode only; see rng_fires). */
 void ca_cpu_set_fire_stream(ca_cpu *engine, uint32_t stream);
@@ -52,7 +57,7 @@ void ca_cpu_set_fire_stream(ca_cpu *engine, uint32_t stream);
 /* One CA step: grid_t -> grid_{t+1}, caching the step's activations. */
 void ca_cpu_step_forward(ca_cpu *engine, int t);
 
-/* Runs T steps from ca_cpu_grid(engine, 0). */
+/* Runs engine->steps steps from ca_cpu_grid(engine, 0). */
 void ca_cpu_forward(ca_cpu *engine);
 
 /* One step back: from engine->dgrid = dL/dgrid_{t+1} to dL/dgrid_t, adding into the coefficient sums S. */

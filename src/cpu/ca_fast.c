@@ -31,10 +31,10 @@ static int allocate(ca_fast *e)
 {
     const ca_config *c = &e->model->config;
     size_t gates = e->model->gate_count, grid = (size_t)c->channels * e->cells;
-    size_t act_floats = (size_t)c->steps * e->step_rows * e->cells, scratch = scratch_floats(e) * (size_t)e->threads;
-    if (e->cache && act_floats / (size_t)c->steps / e->cells != e->step_rows)
+    size_t act_floats = (size_t)e->room * e->step_rows * e->cells, scratch = scratch_floats(e) * (size_t)e->threads;
+    if (e->cache && act_floats / (size_t)e->room / e->cells != e->step_rows)
         return err_set(DLCA_ERR, "engine size out of range (%zu cells)", e->cells);
-    e->grids = malloc(((size_t)c->steps + 1) * grid * sizeof(float));
+    e->grids = malloc(((size_t)e->room + 1) * grid * sizeof(float));
     e->act = e->cache ? malloc(act_floats * sizeof(float)) : NULL;
     e->coeffs = calloc(gates * 4, sizeof(float));
     e->coeff_lanes = aligned_alloc(64, round_up(e->blocks * gates * 4 * CA_FAST_LANES * sizeof(float), 64));
@@ -58,6 +58,7 @@ int ca_fast_init(ca_fast *e, const ca_model *model, int batch, int height, int w
     e->cells = ca_shape_cells(e->shape);
     if (batch < 1 || e->cells == 0) return err_set(DLCA_ERR, "engine size out of range (batch %d)", batch);
     e->cache = options ? options->cache : 1;
+    e->steps = c->steps, e->room = c->steps + c->window;
     e->step_rows = ca_config_layout_rows(&model->config, e->perception_row, e->update_row);
     choose_blocks(e);
     int threads = options && options->threads > 0 ? options->threads : ca_fast_default_threads();
@@ -321,16 +322,23 @@ static void run_steps(ca_fast *e, ca_fast_job job, int first, int last)
 
 void ca_fast_step_forward(ca_fast *e, int t) { run_steps(e, forward_job, t, t + 1); }
 
-void ca_fast_forward(ca_fast *e) { run_steps(e, forward_job, 0, e->model->config.steps); }
+void ca_fast_forward(ca_fast *e) { run_steps(e, forward_job, 0, e->steps); }
+
+int ca_fast_set_steps(ca_fast *e, int steps)
+{
+    if (steps < 1 || steps > e->room)
+        return err_set(DLCA_ERR, "a rollout of %d steps: the engine has room for 1..%d", steps, e->room);
+    e->steps = steps;
+    return DLCA_OK;
+}
 
 void ca_fast_step_backward(ca_fast *e, int t) { run_steps(e, backward_job, t, t + 1); }
 
 void ca_fast_backward(ca_fast *e)
 {
     ca_fast_clear_coeff_grad(e);
-    run_steps(e, backward_job, 0, e->model->config.steps);
+    run_steps(e, backward_job, 0, e->steps);
 }
-
 
 
 void ca_fast_clear_coeff_grad(ca_fast *e)

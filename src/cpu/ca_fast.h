@@ -28,8 +28,9 @@ typedef struct {
     size_t perception_row[CA_MAX_LAYERS]; /* rows as in ca_cpu */
     size_t update_row[CA_MAX_LAYERS];
     size_t step_rows;
-    float *grids;       /* [T+1][C][cells] */
-    float *act;         /* [T][step_rows][cells], NULL without cache */
+    int steps, room;    /* the rollout's CA steps and the steps allocated, as in ca_cpu */
+    float *grids;       /* [room+1][C][cells] */
+    float *act;         /* [room][step_rows][cells], NULL without cache */
     float *coeffs;      /* [gates][4] */
     float *coeff_lanes; /* S partial sums per block: [blocks][gates][4][CA_FAST_LANES] */
     float *dgrid;       /* [C][cells], as ca_cpu's */
@@ -51,12 +52,15 @@ void ca_fast_free(ca_fast *engine);
 /* Per-gate coefficients from `logits` ([gates][16]), computed in double and stored as float. */
 void ca_fast_coefficients(ca_fast *engine, const double *logits, int hard);
 
-/* The grid at step t (0..T): [C][cells]. Write the start state into ca_fast_grid(engine, 0). */
 /* Sets the coefficients ([gates][4]) the next rollouts use, computed elsewhere (the trainer's
  * tensor graph), rounded to float as the engine keeps them. */
 void ca_fast_set_coefficients(ca_fast *engine, const double *coefficients);
 
+/* The grid at step t (0..steps): [C][cells]. Write the start state into ca_fast_grid(engine, 0). */
 float *ca_fast_grid(const ca_fast *engine, int t);
+
+/* The next rollouts' CA steps, 1..T + window, as ca_cpu_set_steps. */
+int ca_fast_set_steps(ca_fast *engine, int steps);
 
 /* Fire-mask stream for the next rollout (async mode only; see rng_fires). */
 void ca_fast_set_fire_stream(ca_fast *engine, uint32_t stream);
@@ -64,13 +68,13 @@ void ca_fast_set_fire_stream(ca_fast *engine, uint32_t stream);
 /* One CA step: grid_t -> grid_{t+1}. */
 void ca_fast_step_forward(ca_fast *engine, int t);
 
-/* Runs T steps from ca_fast_grid(engine, 0). */
+/* Runs engine->steps steps from ca_fast_grid(engine, 0). */
 void ca_fast_forward(ca_fast *engine);
 
 /* One step back: dgrid from d/d grid_{t+1} to d/d grid_t, adding into S. */
 void ca_fast_step_backward(ca_fast *engine, int t);
 
-/* BPTT over all T steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
+/* BPTT over all engine->steps steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
 void ca_fast_backward(ca_fast *engine);
 
 /* S = 0. */

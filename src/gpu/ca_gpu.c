@@ -215,6 +215,7 @@ int ca_gpu_init(ca_gpu *e, vk_context *vk, const ca_model *model, int batch, int
     model = e->model = &e->device_model;
     e->step_rows = ca_config_layout_rows(c, e->perception_row, e->update_row);
     e->fire_threshold = rng_fire_threshold(c->fire_rate);
+    e->steps = c->steps, e->room = c->steps + c->window;
     int rc = DLCA_OK;
     if (create_buffers(e, &e->plan.sizes) || (!e->plan.fused && create_step_blocks(e))) {
         explain_memory_failure(e);

@@ -40,8 +40,10 @@ typedef struct {
     vk_buffer coeffs;      /* [gates][4] */
     vk_buffer coeff_grad;  /* S: [gates][4] */
     vk_buffer wiring;      /* every layer's input_a, input_b, reverse_start, reverse_entry */
-    vk_buffer grids;       /* [T+1][C][pitch] */
-    vk_buffer *act;        /* full: T step blocks [step_rows][pitch], act_blocks to a buffer (one
+    int steps;             /* the rollout's CA steps: T, or what ca_gpu_set_steps set (<= room) */
+    int room;              /* the steps allocated: T + the config's window */
+    vk_buffer grids;       /* [room+1][C][pitch] */
+    vk_buffer *act;        /* full: room step blocks [step_rows][pitch], act_blocks to a buffer (one
                               allocation is limited, 4 GiB on NVIDIA); checkpoint: one block. Made
                               when the per-layer kernels are to run (the fused ones keep none) */
     uint32_t act_buffers, act_blocks;
@@ -65,7 +67,7 @@ typedef struct {
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
                                     engine then went back to one dispatch a step); 0: none */
     vk_buffer roll;         /* the persistent kernels' roll calls (forward, backward), zeroed first */
-    vk_buffer moore_steps;  /* persistent backward: every step's moore rows, [T][C*8][pitch] */
+    vk_buffer moore_steps;  /* persistent backward: every step's moore rows, [room][C*8][pitch] */
     vk_buffer roll_host;    /* host-visible copy of roll after a training step */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
                               CA_GPU_GATE_ROWS_AT: per gate a uvec4 (first row, rows, row stride) of
@@ -174,6 +176,9 @@ int ca_gpu_task_round(ca_gpu *engine, VkCommandBuffer cmd, uint64_t round);
 /* Fire-mask stream for the next rollouts (async mode only). */
 void ca_gpu_set_fire_stream(ca_gpu *engine, uint32_t stream);
 
+/* The next recorded rollouts' CA steps, 1..T + window (a training round's length, ca_train.h). */
+int ca_gpu_set_steps(ca_gpu *engine, int steps);
+
 /* Records c = M^T softmax(z) (or the hard rows) for every gate; where the persistent kernels run,
  * what the next rollout's (and, soft, its BPTT's) poll is cleared beside it, one barrier for both. */
 int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
@@ -181,7 +186,7 @@ int ca_gpu_coefficients(ca_gpu *engine, VkCommandBuffer cmd, int hard);
 /* Records one CA step, grid_t -> grid_{t+1}. */
 int ca_gpu_step_forward(ca_gpu *engine, VkCommandBuffer cmd, int t);
 
-/* Records T steps from grid 0 (one dispatch for all of them where persistent_groups is set). */
+/* Records engine->steps steps from grid 0 (one dispatch for all of them where persistent_groups is set). */
 int ca_gpu_forward(ca_gpu *engine, VkCommandBuffer cmd);
 
 /* After a submitted training step (ca_gpu_adamw copies the roll calls to host memory): whether a
@@ -211,7 +216,7 @@ int ca_gpu_sums_finish(ca_gpu *engine, VkCommandBuffer cmd);
  * returns the number of layers. */
 int ca_gpu_fused_layers(const ca_gpu *engine, uint32_t *rows);
 
-/* Records BPTT over all T steps from dgrid; zeroes S first. */
+/* Records BPTT over all engine->steps steps from dgrid; zeroes S first. */
 int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);
 
 /* Reads a [gates][width] float buffer (coeffs, coeff_grad) as doubles, in the model's gate order. */

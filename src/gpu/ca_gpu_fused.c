@@ -130,22 +130,22 @@ int ca_gpu_create_pipelines(ca_gpu *const *engines, int n)
     return n > 0 ? create_fused_pipelines(engines, n, 1) : DLCA_OK;
 }
 
-/* What the persistent kernels poll: for the forward the cells of grids 1..T (not the rows'
+/* What the persistent kernels poll: for the forward the cells of grids 1..room (not the rows'
  * padding, which stays 0), for the backward every step's moore rows, empty (CA_GPU_EMPTY,
  * fused_persistent.glsl); and their roll calls zeroed. The backward stores its first step's S
  * partials: no zeroing. */
 int gpu_clear(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward)
 {
     const ca_config *c = gpu_config_of(e);
-    uint32_t cells = e->plan.cells, pitch = e->plan.pitch, channels = (uint32_t)c->channels;
+    uint32_t cells = e->plan.cells, pitch = e->plan.pitch, channels = (uint32_t)c->channels, room = (uint32_t)e->room;
     gpu_fill_region regions[3];
     int n = 0;
     regions[n++] = (gpu_fill_region){&e->roll, {forward ? 0u : 1u, (uint32_t)(forward + backward), 1, 1, 0}};
     if (forward)
-        regions[n++] = (gpu_fill_region){&e->grids, {channels * pitch, cells, pitch, channels * (uint32_t)c->steps,
+        regions[n++] = (gpu_fill_region){&e->grids, {channels * pitch, cells, pitch, channels * room,
                                                      CA_GPU_EMPTY}};
     if (backward)
-        regions[n++] = (gpu_fill_region){&e->moore_steps, {0, cells, pitch, 8u * channels * (uint32_t)c->steps,
+        regions[n++] = (gpu_fill_region){&e->moore_steps, {0, cells, pitch, 8u * channels * room,
                                                            CA_GPU_EMPTY}};
     if (forward) e->cleared_forward = 1;
     if (backward) e->cleared_backward = 1;
@@ -162,7 +162,7 @@ static vk_push_fused fused_push(const ca_gpu *e, int t)
         .kernels = (uint32_t)c->kernels, .perception_layers = (uint32_t)c->perception_depth,
         .stream = e->fire_stream, .threshold = e->fire_threshold, .step = (uint32_t)t,
         .partial_rows = (uint32_t)e->step_rows, .gather = 0, .max_width = e->plan.max_width,
-        .act_rows = e->plan.act_rows, .update_inputs = e->plan.update_inputs, .steps = (uint32_t)c->steps};
+        .act_rows = e->plan.act_rows, .update_inputs = e->plan.update_inputs, .steps = (uint32_t)e->steps};
 }
 
 /* One table row per layer in forward order, the fields of ca_fused.glsl's fused_layer. */
@@ -234,7 +234,6 @@ int gpu_fused_forward(ca_gpu *e, VkCommandBuffer cmd, int t)
  * before the dispatch whose barrier comes before this one, or here. */
 int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    const ca_config *c = gpu_config_of(e);
     int rc = DLCA_OK;
     if (!e->cleared_forward) {
         if (gpu_clear(e, cmd, 1, 0)) return DLCA_ERR;
@@ -243,10 +242,10 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
     e->cleared_forward = 0;
     vk_view views[] = {vk_view_all(&e->grids), e->coeffs_at, vk_view_all(&e->wiring), gpu_table_view(e),
                        vk_view_all(&e->roll)};
-    int steps = e->plan.persistent_stepwise ? c->steps : 1;
+    int steps = e->plan.persistent_stepwise ? e->steps : 1;
     for (int t = 0; !rc && t < steps; t++) {
         vk_push_fused push = fused_push(e, t);
-        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)c->steps;
+        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)e->steps;
         rc = fused_dispatch(e, cmd, 3, views, 5, &push, e->plan.persistent_groups, 1);
     }
     return rc;
@@ -308,7 +307,6 @@ int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
  * clear_backward (beside the soft coefficients, or here). */
 int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    const ca_config *c = gpu_config_of(e);
     if (!e->cleared_backward) {
         if (gpu_clear(e, cmd, 0, 1)) return DLCA_ERR;
         vk_cmd_barrier(cmd);
@@ -317,10 +315,10 @@ int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
     vk_view views[] = {vk_view_all(&e->grids),        e->coeffs_at,       vk_view_all(&e->wiring),
                        gpu_table_view(e),                 e->dgrid_at,        vk_view_all(&e->moore_steps),
                        vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};
-    int steps = e->plan.persistent_stepwise ? c->steps : 1;
+    int steps = e->plan.persistent_stepwise ? e->steps : 1;
     for (int n = 0; n < steps; n++) {
-        vk_push_fused push = fused_push(e, c->steps - 1 - n);
-        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)c->steps;
+        vk_push_fused push = fused_push(e, e->steps - 1 - n);
+        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)e->steps;
         if (fused_dispatch(e, cmd, 4, views, 9, &push, e->plan.slots, 1)) return DLCA_ERR;
     }
     return DLCA_OK;

@@ -81,13 +81,14 @@ static void plan_sizes(ca_gpu_plan *p, const ca_model *m, const fused_fit *fit)
     const ca_config *c = &m->config;
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS];
     size_t rows = ca_config_layout_rows(c, perception_row, update_row), f = sizeof(float), pitch = p->pitch;
-    size_t blocks = p->cache == CA_CACHE_FULL ? (size_t)c->steps : 1;
+    size_t room = (size_t)c->steps + (size_t)c->window; /* a round's rollout runs up to T + window steps */
+    size_t blocks = p->cache == CA_CACHE_FULL ? room : 1;
     /* One buffer of S partials for either path: [slots or chunks][rows]. */
     size_t fused_sums = fit->possible ? fit->partial_bytes : 0, chunk_sums = (size_t)p->chunks * rows * 4 * f;
     p->sizes = (ca_gpu_sizes){
         .gates16 = m->gate_count * GATE_OP_COUNT * f,
         .gates4 = m->gate_count * 4 * f,
-        .grids = ((size_t)c->steps + 1) * (size_t)c->channels * pitch * f,
+        .grids = (room + 1) * (size_t)c->channels * pitch * f,
         .act = blocks * rows * pitch * f,
         .block = rows * pitch * f,
         .scratch = 2 * rows * pitch * f,
@@ -96,7 +97,7 @@ static void plan_sizes(ca_gpu_plan *p, const ca_model *m, const fused_fit *fit)
         .image = (size_t)c->loss_channels * (size_t)c->height * (size_t)c->width * f,
         .layers = CA_GPU_GATE_ROWS_AT + m->gate_count * 4 * sizeof(uint32_t),
         .sum_partials = fused_sums > chunk_sums ? fused_sums : chunk_sums,
-        .moore_steps = p->persistent_backward ? (size_t)c->steps * 8 * (size_t)c->channels * pitch * f : 0,
+        .moore_steps = p->persistent_backward ? room * 8 * (size_t)c->channels * pitch * f : 0,
     };
 }
 

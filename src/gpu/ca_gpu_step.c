@@ -53,7 +53,7 @@ int ca_gpu_forward(ca_gpu *e, VkCommandBuffer cmd)
     if (e->plan.fused && e->plan.persistent_groups) {
         if (gpu_persistent_forward(e, cmd)) return DLCA_ERR;
     } else {
-        for (int t = 0; t < gpu_config_of(e)->steps; t++)
+        for (int t = 0; t < e->steps; t++)
             if (ca_gpu_step_forward(e, cmd, t)) return DLCA_ERR;
     }
     return gpu_mark(e, cmd, CA_GPU_MARK_FORWARD_END);
@@ -88,7 +88,7 @@ int ca_gpu_step_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
 
 int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    int steps = gpu_config_of(e)->steps;
+    int steps = e->steps;
     if (gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
     if (e->plan.fused && e->plan.persistent_backward) {
         if (gpu_persistent_backward(e, cmd) || gpu_fused_backward_end(e, cmd)) return DLCA_ERR;

@@ -108,6 +108,14 @@ int ca_gpu_upload_target(ca_gpu *e, const double *target)
 
 void ca_gpu_set_fire_stream(ca_gpu *e, uint32_t stream) { e->fire_stream = stream; }
 
+int ca_gpu_set_steps(ca_gpu *e, int steps)
+{
+    if (steps < 1 || steps > e->room)
+        return err_set(DLCA_ERR, "a rollout of %d steps: the engine has room for 1..%d", steps, e->room);
+    e->steps = steps;
+    return DLCA_OK;
+}
+
 int ca_gpu_upload_image(ca_gpu *e, const double *image)
 {
     const ca_config *c = &e->model->config;

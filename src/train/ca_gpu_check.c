@@ -106,15 +106,15 @@ static int check_forward(checker *k, int hard, double *loss)
         return DLCA_ERR;
     ca_cpu_coefficients(&k->cpu, k->logits, hard);
     if (compare(hard ? "hard coefficients" : "coefficients", 0, k->values, k->cpu.coeffs, gates * 4, 1e-4)) return DLCA_ERR;
-    for (int step = 0; step < c->steps; step++) {
+    for (int step = 0; step < t->gpu.steps; step++) {
         if (engine_step(k, 0, step)) return DLCA_ERR;
         ca_cpu_step_forward(&k->cpu, step);
         if (ca_gpu_download_grid(&t->gpu, step + 1, k->values) ||
             compare("forward grid", step, k->values, ca_cpu_grid(&k->cpu, step + 1), n_grid, hard ? 0.0 : 1e-3))
             return DLCA_ERR;
     }
-    /* the loss channels of grid T, as the rollout gives them (ca_rollout.h) */
-    vk_view grid = ca_gpu_grid_region(&t->gpu, c->steps);
+    /* the loss channels of the final grid, as the rollout gives them (ca_rollout.h) */
+    vk_view grid = ca_gpu_grid_region(&t->gpu, t->gpu.steps);
     size_t shape[2] = {(size_t)c->loss_channels, t->gpu.plan.pitch}, rows[2] = {(size_t)c->loss_channels, k->cpu.cells};
     size_t given = rows[0] * rows[1];
     tn_tensor *gpu_grid = tn_vk_wrap(t->dev, grid.buffer, grid.offset, 2, shape);
@@ -122,13 +122,13 @@ static int check_forward(checker *k, int hard, double *loss)
     tn_free(gpu_grid);
     if (!k->out || tn_set_requires_grad(k->out, 1)) return DLCA_ERR;
     tn_tensor *gpu_loss = ca_trainer_loss(k->out, t->target_rows);
-    tn_tensor *cpu_out = tn_from_f64(TN_F64, 2, rows, ca_cpu_grid(&k->cpu, c->steps));
+    tn_tensor *cpu_out = tn_from_f64(TN_F64, 2, rows, ca_cpu_grid(&k->cpu, t->gpu.steps));
     if (cpu_out && tn_set_requires_grad(cpu_out, 1)) tn_free(cpu_out), cpu_out = NULL;
     tn_tensor *cpu_target = tn_from_f64(TN_F64, 2, rows, t->target);
     tn_tensor *cpu_loss = cpu_out && cpu_target ? ca_trainer_loss(cpu_out, cpu_target) : NULL;
     int rc = gpu_loss && cpu_loss ? DLCA_OK : DLCA_ERR;
     double gpu_value = rc ? 0.0 : tn_item(gpu_loss), cpu_value = rc ? 0.0 : tn_item(cpu_loss);
-    if (!rc) rc = compare(hard ? "hard loss" : "loss", c->steps, &gpu_value, &cpu_value, 1, 1e-3);
+    if (!rc) rc = compare(hard ? "hard loss" : "loss", t->gpu.steps, &gpu_value, &cpu_value, 1, 1e-3);
     /* dL/dgrid_T on both: the GPU's for its BPTT (k->out's gradient), the CPU's into its engine */
     if (!rc && !hard) rc = tn_backward(gpu_loss) || tn_backward(cpu_loss);
     if (!rc && !hard) {
@@ -162,7 +162,7 @@ static int check_backward(checker *k)
      * and there float32 keeps few digits of them; they are measured against a thousandth of
      * the loss gradient's scale at least, which is what they could still add to S. */
     double grid_floor = 1e-3 * largest(k->cpu.dgrid, n_grid);
-    for (int step = c->steps - 1; step >= 0; step--) {
+    for (int step = t->gpu.steps - 1; step >= 0; step--) {
         if (engine_step(k, 1, step)) return DLCA_ERR;
         ca_cpu_step_backward(&k->cpu, step);
         if (read_gate_rows(k, k->sums, 4) || compare("backward S", step, k->values, k->cpu.coeff_grad, gates * 4, 1e-3))
@@ -222,7 +222,7 @@ int ca_gpu_check_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     int rc = k.logits && k.values && k.want ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the stage check");
     if (!rc) rc = read_gate_rows(&k, t->params.params[0], 16);
     if (!rc) memcpy(k.logits, k.values, m->gate_count * 16 * sizeof(double));
-    if (!rc) rc = ca_cpu_init(&k.cpu, m, m->config.batch, 0, 0);
+    if (!rc) rc = ca_cpu_init(&k.cpu, m, m->config.batch, 0, 0) || ca_cpu_set_steps(&k.cpu, t->gpu.steps);
     if (!rc) rc = check_round(&k);
     if (!rc && hard_loss) rc = check_forward(&k, 1, hard_loss);
     checker_release(&k);

@@ -86,7 +86,7 @@ static double fast_engine_bytes(const ca_model *m, int threads_asked)
     double threads = threads_asked > 0 ? threads_asked : ca_fast_default_threads();
     if (threads > blocks) threads = blocks;
     double plan_rows = 9.0 * c->channels + step_rows(c);
-    return ((double)c->steps + 1.0) * grid * F32                                      /* grids */
+    return ((double)c->steps + c->window + 1.0) * grid * F32                          /* grids */
            + blocks * (double)m->gate_count * 4.0 * CA_FAST_LANES * F32               /* coeff_lanes */
            + grid * F32 + 2.0 * CA_FAST_DIRECTIONS * grid * F32                       /* dgrid, dneighbour */
            + 2.0 * plan_rows * CA_FAST_BLOCK * threads * F32                          /* scratch */
@@ -99,17 +99,19 @@ double ca_memory_trainer(const ca_model *m, ca_backend backend, const vk_context
     double cells = (double)c->batch * c->height * c->width, gates = (double)m->gate_count * GATE_OP_COUNT;
     double bytes = 2.0 * gates * F32                                       /* AdamW moments */
                    + 6.0 * gates * F32 /* two snapshots of z and the moments (on a GPU's host, or the CPU) */
-                   + ((double)c->channels + c->loss_channels) * cells * F64; /* start and target */
+                   + ((double)c->channels + c->loss_channels) * cells * F64  /* start and target */
+                   + (double)c->pool * c->channels * c->height * c->width * F64; /* the pool */
     if (backend == CA_BACKEND_GPU) {
         bytes += 2.0 * c->channels * cells * F32; /* the start staged as floats, and its staging buffer */
         if (device_is_host(backend, vk))
-            bytes += gpu_engine_bytes(m, vk, c->batch, c->height, c->width, c->steps, &options->gpu);
+            bytes += gpu_engine_bytes(m, vk, c->batch, c->height, c->width, c->steps + c->window, &options->gpu);
         return bytes;
     }
     bytes += 2.0 * gates * F64; /* double logits and gradient */
     if (!options->cpu_reference) return bytes + fast_engine_bytes(m, options->cpu_threads);
-    /* ca_cpu_init: act [T][rows][cells], grids [T+1][C][cells], dact [rows][cells], dgrid [C][cells]. */
-    double rows = step_rows(c), steps = c->steps;
+    /* ca_cpu_init: act [T'][rows][cells], grids [T'+1][C][cells], dact [rows][cells], dgrid [C][cells],
+     * T' = T + window. */
+    double rows = step_rows(c), steps = (double)c->steps + c->window;
     return bytes + ((steps + 1.0) * rows + (steps + 2.0) * c->channels) * cells * F64;
 }
 

@@ -14,7 +14,7 @@ static const ca_config *config_of(const ca_rollout *r)
 
 static size_t cpu_cells(const ca_rollout *r) { return r->fast ? r->fast->cells : r->cpu->cells; }
 
-/* The CPU engines: c read out, T steps, the final grid's loss channels as a new tensor
+/* The CPU engines: c read out, the engine's steps (T, or the round's length), the final grid's loss channels as a new tensor
  * [loss_channels][cells] of c's dtype (the grid is channel-major: they are its first rows). */
 static tn_tensor *cpu_forward(ca_rollout *r, tn_tensor *c)
 {
@@ -24,14 +24,14 @@ static tn_tensor *cpu_forward(ca_rollout *r, tn_tensor *c)
     if (r->fast) {
         ca_fast_set_coefficients(r->fast, r->scratch);
         ca_fast_forward(r->fast);
-        return tn_from_f32(c->dtype, 2, shape, ca_fast_grid(r->fast, config->steps));
+        return tn_from_f32(c->dtype, 2, shape, ca_fast_grid(r->fast, r->fast->steps));
     }
     ca_cpu_set_coefficients(r->cpu, r->scratch);
     ca_cpu_forward(r->cpu);
-    return tn_from_f64(c->dtype, 2, shape, ca_cpu_grid(r->cpu, config->steps));
+    return tn_from_f64(c->dtype, 2, shape, ca_cpu_grid(r->cpu, r->cpu->steps));
 }
 
-/* dL/dgrid_T into the engine (the loss channels' rows from gout, the others 0), BPTT, S out. */
+/* dL/d(final grid) into the engine (the loss channels' rows from gout, the others 0), BPTT, S out. */
 static int cpu_backward(ca_rollout *r, tn_tensor *gout, tn_tensor *gc)
 {
     const ca_config *config = config_of(r);
@@ -50,7 +50,7 @@ static int cpu_backward(ca_rollout *r, tn_tensor *gout, tn_tensor *gc)
 }
 
 /* The GPU engine: its dispatches recorded where tn records, reading c in place; the output a view
- * of grid T's loss channels. */
+ * of the final grid's loss channels. */
 static tn_tensor *gpu_forward(ca_rollout *r, tn_tensor *c)
 {
     ca_gpu *e = r->gpu;
@@ -59,7 +59,7 @@ static tn_tensor *gpu_forward(ca_rollout *r, tn_tensor *c)
     VkCommandBuffer cmd;
     if (tn_vk_view(c, &coeffs) || ca_gpu_bind(e, &coeffs, NULL, NULL) || tn_vk_command(r->dev, &cmd)) return NULL;
     if (ca_gpu_forward(e, cmd)) return NULL;
-    vk_view grid = ca_gpu_grid_region(e, config->steps);
+    vk_view grid = ca_gpu_grid_region(e, e->steps);
     size_t shape[2] = {(size_t)config->loss_channels, e->plan.pitch};
     return tn_vk_wrap(r->dev, grid.buffer, grid.offset, 2, shape);
 }
