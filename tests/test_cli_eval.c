@@ -191,6 +191,49 @@ static void test_persistence(void)
     free(json);
 }
 
+/* A model trained with a pool, a window and damage (dlca train --pool/--window/--damage, kept in
+ * the model file) has 'persists' and 'regrows' among its checks without --persistence, and the
+ * flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits. */
+static void test_trained_persistence(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err, "train --preset checkerboard --device cpu --grid 8x8 --steps 2 --pool 4 "
+                          "--window 2 --damage 1 --out pool.dlca");
+    CHECK(status == 0, "training with a pool: %s", err);
+    status = run_dlca(err, sizeof err, "info pool.dlca");
+    char *text = slurp("stdout.txt");
+    CHECK(status == 0 && text && strstr(text, "pool = 4\n") && strstr(text, "window = 2\n") && strstr(text, "damage = 1\n"),
+          "info shows the pool, window and damage: %s", text ? text : err);
+    free(text);
+    status = run_dlca(err, sizeof err, "eval pool.dlca --device cpu --json pool.json");
+    char *json = slurp("pool.json");
+    CHECK(status == 1 && json && mj_valid(json) && mj_number_at(json, "passed") + mj_number_at(json, "failed") == 4.0 &&
+              mj_is(json, "checks.2.name", "\"persists: exact at every step from T to 10T (20 to 200)\"") &&
+              mj_is(json, "checks.3.name", "\"regrows a quarter erased at step 2T within 2T steps (40 + 40)\""),
+          "eval of a pool model runs persists and regrows (%d): %s", status, json ? json : err);
+    free(json);
+    status = run_dlca(err, sizeof err, "eval pool.dlca --device cpu --persistence --json pool2.json");
+    json = slurp("pool2.json");
+    CHECK(json && mj_number_at(json, "passed") + mj_number_at(json, "failed") == 4.0, "--persistence adds none twice");
+    free(json);
+    status = run_dlca(err, sizeof err, "train --resume pool.dlca --device cpu --steps 4");
+    CHECK(status == 1 && strstr(err, "pool.dlca: trained from a pool of 4 grids") && strstr(err, "cannot --resume"),
+          "resume of a pool run: %s", err);
+    static const struct {
+        const char *flags, *needle;
+    } bad[] = {{"--preset checkerboard --pool 4 --damage 2", "damage = 2 is outside 0..1"},
+               {"--preset checkerboard --damage 1", "damage = 1 needs a pool"},
+               {"--preset checkerboard --pool 1", "pool = 1 is outside 2..65536"},
+               {"--preset gol --pool 40", "a pool needs a target that does not depend on the start"},
+               {"--preset checkerboard --window 9990", "window = 9990 is outside 0..9980"},
+               {"--preset image --pool 8", "a pool needs a batch of 2 or more"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        status = run_dlca(err, sizeof err, "train %s --device cpu --out never.dlca", bad[i].flags);
+        CHECK(status == 1 && strstr(err, bad[i].needle) && access("never.dlca", F_OK) != 0, "%s refused: %s",
+              bad[i].flags, err);
+    }
+}
+
 static void test_refused(void)
 {
     char err[4096];
@@ -218,6 +261,7 @@ int main(int argc, char **argv)
     test_passing();
     test_failing();
     test_persistence();
+    test_trained_persistence();
     test_refused();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);

@@ -72,7 +72,8 @@ static int measure(const ca_eval_context *x, int persistence, eval_report *r)
     if (hard_circuit_build(&net, x->model, &r->circuit)) return DLCA_ERR;
     hard_netlist_free(&net);
     if (ca_eval_checks(x, r->checks, &r->count)) return DLCA_ERR;
-    if (persistence && ca_eval_persistence(x, r->checks, &r->count)) return DLCA_ERR;
+    int more = persistence ? (CA_EVAL_PERSISTS | CA_EVAL_REGROWS) & ~ca_eval_trained_persistence(&x->model->config) : 0;
+    if (more && ca_eval_persistence(x, more, r->checks, &r->count)) return DLCA_ERR;
     for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
     return DLCA_OK;
 }
@@ -151,7 +152,8 @@ static void print_eval_help(void)
            "  --persistence      two more checks, for every preset but gol: 'persists' (the hard\n"
            "                     circuit exact at every step from T to 10T on the training grid)\n"
            "                     and 'regrows' (the grid's top-left quarter erased at step 2T,\n"
-           "                     exact again within 2T steps)\n"
+           "                     exact again within 2T steps); a model trained with --pool or\n"
+           "                     --window runs 'persists' anyway, with --damage 'regrows' too\n"
            "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
            "                     memory than this (default %g)\n"
            "  --json FILE        also write the report as JSON for scripts (written atomically; '-'\n"

@@ -234,6 +234,9 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
     if (o->resume) {
         if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
         if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
+        if (r->model.config.pool)
+            return err_set(DLCA_ERR, "%s: trained from a pool of %d grids, which a model file does not keep: it cannot "
+                           "--resume (train it again with more --steps)", o->resume, r->model.config.pool);
         /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
         if (ca_trainer_resume_steps(o->resume, r->state.step, o->has_steps ? o->steps : 0, &r->model.config.train_steps))
             return DLCA_ERR;

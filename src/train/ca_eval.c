@@ -253,26 +253,34 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
     return rc;
 }
 
-int ca_eval_persistence(const ca_eval_context *x, ca_check *checks, int *count)
+int ca_eval_persistence(const ca_eval_context *x, int which, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;
     int T = c->steps;
     double worst, best;
     char name[96];
     if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
-    if (persistence_run(x, T, 0, 9 * T, &worst, &best)) return DLCA_ERR;
-    snprintf(name, sizeof name, "persists: exact at every step from T to 10T (%d to %d)", T, 10 * T);
-    add_check(checks, count, name, worst);
-    if (persistence_run(x, 2 * T, 1, 2 * T, &worst, &best)) return DLCA_ERR;
-    snprintf(name, sizeof name, "regrows a quarter erased at step 2T within 2T steps (%d + %d)", 2 * T, 2 * T);
-    add_check(checks, count, name, best);
+    if (which & CA_EVAL_PERSISTS) {
+        if (persistence_run(x, T, 0, 9 * T, &worst, &best)) return DLCA_ERR;
+        snprintf(name, sizeof name, "persists: exact at every step from T to 10T (%d to %d)", T, 10 * T);
+        add_check(checks, count, name, worst);
+    }
+    if (which & CA_EVAL_REGROWS) {
+        if (persistence_run(x, 2 * T, 1, 2 * T, &worst, &best)) return DLCA_ERR;
+        snprintf(name, sizeof name, "regrows a quarter erased at step 2T within 2T steps (%d + %d)", 2 * T, 2 * T);
+        add_check(checks, count, name, best);
+    }
     return DLCA_OK;
 }
 
-int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)
+int ca_eval_trained_persistence(const ca_config *c)
+{
+    return (c->pool > 0 || c->window > 0 ? CA_EVAL_PERSISTS : 0) | (c->damage > 0 ? CA_EVAL_REGROWS : 0);
+}
+
+static int generalisation_checks(const ca_eval_context *x, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;
-    *count = 0;
     if (c->target == CA_TARGET_LIFE) return life_checks(x, checks, count);
     if (c->target == CA_TARGET_CHECKERBOARD && c->fire_rate >= 1.0)
         return pattern_check(x, checks, count, "checkerboard on 64x64 after 80 steps", 64, 80, 1.0, 0, 0) ||
@@ -287,4 +295,13 @@ int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)
                              100, c->fire_rate, 8, 100);
     if (picture_check(x, checks, count)) return DLCA_ERR;
     return c->loss_channels == 1 ? lizard_check(x, checks, count) : DLCA_OK;
+}
+
+int ca_eval_checks(const ca_eval_context *x, ca_check *checks, int *count)
+{
+    *count = 0;
+    return generalisation_checks(x, checks, count) ||
+                   ca_eval_persistence(x, ca_eval_trained_persistence(&x->model->config), checks, count)
+               ? DLCA_ERR
+               : DLCA_OK;
 }

@@ -35,14 +35,21 @@ void ca_eval_gate_histogram(const ca_model *model, int histogram[16], size_t *ac
 /* Host bytes the largest of the runs above takes (ca_memory.h), before any of them starts. */
 double ca_eval_memory(const ca_eval_context *context);
 
-/* The preset's generalisation checks (bigger grids, damage, async inference). */
+/* The preset's generalisation checks (bigger grids, damage, async inference), and the
+ * persistence checks the model trained for (ca_eval_trained_persistence). */
 int ca_eval_checks(const ca_eval_context *context, ca_check *checks, int *count);
 
-/* Whether the grown pattern stays and heals, appended to checks[*count] for every target but
- * Life's (none), on the training grid from training round 0's start, hard: "persists" (exact at
- * every step from T to 10T; error: the largest fraction of wrong loss-channel bits over those
- * steps) and "regrows" (the top-left quarter of the grid erased at step 2T, exact again at some
- * step of the next 2T; error: the smallest fraction wrong over them). */
-int ca_eval_persistence(const ca_eval_context *context, ca_check *checks, int *count);
+/* Whether the grown pattern stays and heals, the checks of `which` appended to checks[*count]
+ * for every target but Life's (none), on the training grid from training round 0's start, hard:
+ * CA_EVAL_PERSISTS, "persists" (exact at every step from T to 10T; error: the largest fraction of
+ * wrong loss-channel bits over those steps), and CA_EVAL_REGROWS, "regrows" (the top-left quarter
+ * of the grid erased at step 2T, exact again at some step of the next 2T; error: the smallest
+ * fraction wrong over them). */
+enum { CA_EVAL_PERSISTS = 1, CA_EVAL_REGROWS = 2 };
+int ca_eval_persistence(const ca_eval_context *context, int which, ca_check *checks, int *count);
+
+/* The persistence checks a config trains for, and so ca_eval_checks runs: persists with a pool
+ * or a window, regrows with damage (0: none). */
+int ca_eval_trained_persistence(const ca_config *config);
 
 #endif

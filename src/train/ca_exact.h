@@ -8,7 +8,8 @@
  *     glider checks follow);
  *   - every other target: a hard loss of 0 on CA_EXACT_ROUNDS rounds that training never draws
  *     (rounds CA_EXACT_FIRST_ROUND..+15, with their own starts and fire masks), then every one of
- *     the preset's generalisation checks of `dlca eval` (ca_eval_checks).
+ *     the preset's generalisation checks of `dlca eval` and the persistence checks the model
+ *     trained for (ca_eval_checks).
  * Everything runs the pruned hard circuit on the CPU (hard_cpu), whatever engine trains: a
  * check costs milliseconds, and runs only on circuits whose training round was already right. */
 #ifndef DLCA_CA_EXACT_H

@@ -187,6 +187,8 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     t->gate_values = model->gate_count * GATE_OP_COUNT;
     if (c->target == CA_TARGET_IMAGE && !image)
         return err_set(DLCA_ERR, "preset '%s' trains towards a picture: give --target PNG", c->preset);
+    if (c->pool && t->options.check_stages)
+        return err_set(DLCA_ERR, "--check-stages compares the GPU's own round draws with the CPU's: not with a pool");
     size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width, grid = (size_t)c->channels * cells;
     size_t room = 2 * (t->gate_values + 64) > grid ? 2 * (t->gate_values + 64) : grid;
     t->moment1 = calloc(t->gate_values, sizeof(float));
@@ -201,7 +203,8 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
         return err_set(DLCA_ERR_NOMEM, "out of memory for the trainer: %.0f MiB for a batch of %d grids of %dx%d", mib,
                        c->batch, c->height, c->width);
     }
-    int rc = backend == CA_BACKEND_GPU ? gpu_engine_init(t) : cpu_engine_init(t);
+    int rc = c->pool ? ca_pool_init(&t->pool, c) : DLCA_OK;
+    if (!rc) rc = backend == CA_BACKEND_GPU ? gpu_engine_init(t) : cpu_engine_init(t);
     if (!rc) rc = tensors_init(t);
     if (rc) ca_trainer_free(t);
     return rc;
@@ -215,6 +218,7 @@ void ca_trainer_free(ca_trainer *t)
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
     if (t->dev) tn_vk_close(t->dev);
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->scratch);
+    ca_pool_free(&t->pool);
     if (t->backend == CA_BACKEND_GPU)
         ca_gpu_free(&t->gpu);
     else if (t->options.cpu_reference)
@@ -318,7 +322,6 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     const ca_config *c = &t->model->config;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
     uint32_t stream = rng_fire_stream(c->seed, t->step);
-    if (ca_round_inputs(c, shape, t->step, t->image, t->start, t->target)) return DLCA_ERR;
     if (t->options.cpu_reference)
         ca_cpu_set_fire_stream(&t->cpu, stream);
     else
@@ -330,12 +333,29 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss) || ca_trainer_snapshot(t);
     if (!rc) rc = cpu_soft_step(t, target, soft_loss);
     tn_free(target);
+    if (!rc && t->pool.grids) {
+        if (t->options.cpu_reference) ca_pool_store(&t->pool, ca_cpu_grid(&t->cpu, t->cpu.steps));
+        else ca_pool_store_f32(&t->pool, ca_fast_grid(&t->fast, t->fast.steps));
+    }
+    return rc;
+}
+
+int ca_trainer_round(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
+    int steps = ca_task_round_steps(c, t->step);
+    int rc = t->backend == CA_BACKEND_GPU ? ca_gpu_set_steps(&t->gpu, steps)
+             : t->options.cpu_reference  ? ca_cpu_set_steps(&t->cpu, steps)
+                                         : ca_fast_set_steps(&t->fast, steps);
+    if (!rc) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
+    if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, t->target, t->start);
     return rc;
 }
 
 int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
-    if (before_step(t)) return DLCA_ERR;
+    if (before_step(t) || ca_trainer_round(t)) return DLCA_ERR;
     int rc = t->backend == CA_BACKEND_GPU ? ca_trainer_gpu_step(t, soft_loss, hard_loss) : cpu_step(t, soft_loss, hard_loss);
     if (!rc) t->step++;
     return rc;
@@ -344,7 +364,7 @@ int ca_trainer_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 int ca_trainer_step_record(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
 {
     memset(r, 0, sizeof *r);
-    return before_step(t) ? DLCA_ERR : ca_trainer_gpu_record(t, cmd, with_hard, r);
+    return before_step(t) || ca_trainer_round(t) ? DLCA_ERR : ca_trainer_gpu_record(t, cmd, with_hard, r);
 }
 
 int ca_trainer_step_finish(ca_trainer *t, int submitted, ca_step_results *r, double *soft_loss, double *hard_loss)

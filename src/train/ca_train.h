@@ -15,6 +15,7 @@
 #include "ca_gpu.h"
 #include "ca_model.h"
 #include "ca_options.h"
+#include "ca_pool.h"
 #include "ca_rollout.h"
 #include "tn_optim.h"
 
@@ -37,7 +38,9 @@ typedef struct {
     float *moment1, *moment2;  /* AdamW state [gates][16] in the model's gate order, as of the last
                                   ca_trainer_sync (or resume) */
     const double *image;       /* target picture [loss_channels][H][W], or NULL */
-    double *start, *target;    /* CPU: this round's start grid [C][cells] and target [loss_channels][cells] */
+    double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells]
+                                  (ca_trainer_round; the GPU draws its own unless there is a pool) */
+    ca_pool pool;              /* config.pool > 0: where rounds start (ca_pool.h); else grids NULL */
     size_t gate_values;        /* gates * 16 */
     /* the tensor library around the engine */
     tn_dev *dev;               /* NULL: the CPU; the GPU's tn_vk */
@@ -77,6 +80,11 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
  * to give when the run would train no further (it would save nothing, yet say it wrote the
  * model). */
 int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps);
+
+/* Prepares round trainer->step: its rollout's length (ca_task_round_steps) in the engine, its
+ * start grid and target in trainer->start/target (from the pool where there is one). The step
+ * functions below call it; a persistent kernel's retry of the step does not. */
+int ca_trainer_round(ca_trainer *trainer);
 
 /* One training step on round trainer->step: soft loss before the update, and with
  * hard_loss != NULL also the hard loss of the same round (the same rollout with hard gates), and

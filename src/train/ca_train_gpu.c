@@ -49,9 +49,13 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 
 static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
 {
+    /* A pool's starts come from the host (ca_trainer_round), ahead of the step's submission. */
+    if (t->pool.grids && (ca_gpu_upload_grid(&t->gpu, 0, t->start) || ca_gpu_upload_target(&t->gpu, t->target)))
+        return DLCA_ERR;
     if (tn_vk_record_begin(t->dev, cmd)) return DLCA_ERR;
-    int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START) || ca_gpu_task_round(&t->gpu, cmd, t->step);
-    /* Every preset starts from bits, so the hard rollout starts from the same grid 0. */
+    int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START);
+    if (!rc && !t->pool.grids) rc = ca_gpu_task_round(&t->gpu, cmd, t->step);
+    /* Every start is bits (the pool keeps bits), so the hard rollout starts from the same grid 0. */
     if (!rc && with_hard) rc = record_hard(t, cmd, r);
     if (!rc) rc = record_soft(t, cmd, r);
     if (!rc) ca_gpu_roll_to_host(&t->gpu, cmd);
@@ -105,10 +109,20 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
     return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");
 }
 
+/* The round's final grids (the soft rollout's, which ran last) back into the pool. */
+static int store_pool(ca_trainer *t)
+{
+    if (!t->pool.grids) return DLCA_OK;
+    if (ca_gpu_download_grid(&t->gpu, t->gpu.steps, t->start)) return DLCA_ERR;
+    ca_pool_store(&t->pool, t->start);
+    return DLCA_OK;
+}
+
 int ca_trainer_gpu_finish(ca_trainer *t, int submitted, ca_step_results *r, double *soft_loss, double *hard_loss)
 {
     int retired = tn_vk_retire(t->dev);
-    return read_step(t, submitted ? retired : DLCA_ERR, r, soft_loss, hard_loss);
+    int rc = read_step(t, submitted ? retired : DLCA_ERR, r, soft_loss, hard_loss);
+    return rc ? rc : store_pool(t);
 }
 
 int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
@@ -119,5 +133,6 @@ int ca_trainer_gpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     }
     ca_step_results r = {0};
     int rc = run_step(t, hard_loss != NULL, &r);
-    return read_step(t, rc, &r, soft_loss, hard_loss);
+    rc = read_step(t, rc, &r, soft_loss, hard_loss);
+    return rc ? rc : store_pool(t);
 }

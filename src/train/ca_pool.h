@@ -1,0 +1,47 @@
+/* ca_pool.h: the sample pool of training for persistence (as in Growing Neural Cellular
+ * Automata, Mordvintsev et al., Distill 2020). The pool holds config->pool grids of the config's
+ * shape, each first a start state. A training round takes `batch` distinct grids of it, drawn
+ * from the seed and the round; the one farthest from the target (wrong bits, then squared error;
+ * the lowest slot on ties) is replaced by the round's own start for that sample; the `damage`
+ * closest to it have a random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel;
+ * and once the round's rollout ran, its final grids go back into the slots, rounded to bits (a
+ * hard circuit only ever sees bits, and the hard rollout of a round then starts from the same
+ * grid as the soft one). So the rule must keep the target, not only reach it, and with damage
+ * grow it back. Everything is drawn from (seed, round): a CPU run is deterministic. */
+#ifndef DLCA_CA_POOL_H
+#define DLCA_CA_POOL_H
+
+#include "ca_config.h"
+#include "ca_shape.h"
+
+#include <stdint.h>
+
+typedef struct {
+    ca_config config;   /* the pool's owner's (shape, start, seed, pool, damage) */
+    size_t plane;       /* H * W */
+    double *grids;      /* [pool][C][plane] */
+    int *slot;          /* [batch]: the round's pool slots, sample by sample */
+    int *order;         /* [batch] scratch: samples sorted from closest to farthest */
+    double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
+    double *fresh;      /* [C][batch * plane]: the round's start states */
+    int replaced;       /* the round's sample that was replaced by a start; -1 before a round */
+} ca_pool;
+
+/* A pool for `config` (config->pool > 0), every grid a start state. */
+int ca_pool_init(ca_pool *pool, const ca_config *config);
+
+void ca_pool_free(ca_pool *pool);
+
+/* Round `round`'s start grids [C][batch * H * W] (the layout of ca_task_start) into `start`,
+ * chosen, replaced and damaged as above against `target` ([loss_channels][batch * H * W], the
+ * round's target, the same for every start). */
+int ca_pool_round(ca_pool *pool, uint64_t round, const double *target, double *start);
+
+/* The round's final grids ([C][batch * H * W], the same layout; any values, rounded at 0.5) back
+ * into the slots the round took. */
+void ca_pool_store(ca_pool *pool, const double *final_grid);
+
+/* The same from floats (the fast CPU engine's grids). */
+void ca_pool_store_f32(ca_pool *pool, const float *final_grid);
+
+#endif

@@ -1,0 +1,329 @@
+/* test_train_pool: training for persistence. A round's rollout length (ca_task_round_steps) stays
+ * in T..T + window and reaches every value; the engines run a rollout of L steps in room for
+ * T + window exactly as an engine built for T = L does (forward grids and S, bit for bit, on the
+ * double and the fast engine), and the double engine's gradient at L matches central finite
+ * differences; the sample pool takes distinct slots, replaces the farthest sample by the round's
+ * start, erases a rectangle of the closest ones and stores final grids as bits; a trainer with a
+ * pool, a window and damage gives the same losses on the double engine, the fast one and the GPU
+ * (where there is one), and the same again when run twice. */
+#include "ca_cpu.h"
+#include "ca_fast.h"
+#include "ca_fixtures.h"
+#include "ca_pool.h"
+#include "ca_task.h"
+#include "ca_train.h"
+#include "check.h"
+#include "error.h"
+#include "vk_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check_round_steps(void)
+{
+    ca_config c;
+    small_preset(&c, "checkerboard");
+    for (uint64_t r = 0; r < 50; r++) CHECK(ca_task_round_steps(&c, r) == c.steps, "no window: every round runs T");
+    c.window = 5;
+    int seen[6] = {0}, outside = 0;
+    for (uint64_t r = 0; r < 300; r++) {
+        int steps = ca_task_round_steps(&c, r);
+        if (steps < c.steps || steps > c.steps + 5) outside++;
+        else seen[steps - c.steps]++;
+        CHECK(steps == ca_task_round_steps(&c, r), "round %llu: the same length when drawn again", (unsigned long long)r);
+    }
+    CHECK(outside == 0, "window 5: every round runs T..T+5 steps (%d outside)", outside);
+    for (int u = 0; u <= 5; u++) CHECK(seen[u] > 20, "window 5: T + %d drawn %d times of 300", u, seen[u]);
+    ca_config other = c;
+    other.seed = c.seed + 1;
+    int differ = 0;
+    for (uint64_t r = 0; r < 20; r++) differ |= ca_task_round_steps(&c, r) != ca_task_round_steps(&other, r);
+    CHECK(differ, "another seed draws other lengths");
+}
+
+/* ---- the engines at a round's length ---- */
+
+typedef struct {
+    ca_model model;
+    ca_cpu cpu;
+    ca_fast fast;
+    double *logits, *target, *dgrid, *start;
+    size_t cells, grid;
+} length_case;
+
+static int length_case_init(length_case *k, const ca_config *config, int steps)
+{
+    memset(k, 0, sizeof *k);
+    if (ca_model_init(&k->model, config)) return DLCA_ERR;
+    ca_fast_options fast = {.cache = 0, .threads = 2};
+    if (ca_cpu_init(&k->cpu, &k->model, config->batch, 0, 0) ||
+        ca_fast_init(&k->fast, &k->model, config->batch, 0, 0, &fast) || ca_cpu_set_steps(&k->cpu, steps) ||
+        ca_fast_set_steps(&k->fast, steps))
+        return DLCA_ERR;
+    k->cells = k->cpu.cells, k->grid = (size_t)config->channels * k->cells;
+    k->logits = malloc(k->model.gate_count * 16 * sizeof(double));
+    k->target = malloc((size_t)config->loss_channels * k->cells * sizeof(double));
+    k->start = malloc(k->grid * sizeof(double));
+    k->dgrid = malloc(k->grid * sizeof(double));
+    if (!k->logits || !k->target || !k->start || !k->dgrid) return DLCA_ERR;
+    rng_state rng;
+    rng_init(&rng, 99, 0);
+    random_logits(k->logits, k->model.gate_count, 2.0, &rng);
+    ca_shape shape = {config->batch, config->height, config->width, config->boundary};
+    return ca_round_inputs(config, shape, 3, NULL, k->start, k->target);
+}
+
+static void length_case_free(length_case *k)
+{
+    ca_cpu_free(&k->cpu), ca_fast_free(&k->fast), ca_model_free(&k->model);
+    free(k->logits), free(k->target), free(k->start), free(k->dgrid);
+}
+
+/* The double engine's loss at its steps, and with `sums` its S after BPTT. */
+static double cpu_loss(length_case *k, double *sums)
+{
+    ca_cpu_coefficients(&k->cpu, k->logits, 0);
+    memcpy(ca_cpu_grid(&k->cpu, 0), k->start, k->grid * sizeof(double));
+    ca_cpu_set_fire_stream(&k->cpu, 5);
+    ca_cpu_forward(&k->cpu);
+    double loss = fixture_loss(&k->model, k->cells, ca_cpu_grid(&k->cpu, k->cpu.steps), k->target, sums ? k->dgrid : NULL);
+    if (sums) {
+        memcpy(k->cpu.dgrid, k->dgrid, k->grid * sizeof(double));
+        ca_cpu_backward(&k->cpu);
+        memcpy(sums, k->cpu.coeff_grad, k->model.gate_count * 4 * sizeof(double));
+    }
+    return loss;
+}
+
+/* The fast engine's final grid and S (into doubles). */
+static void fast_run(length_case *k, double *grid, double *sums)
+{
+    ca_fast_coefficients(&k->fast, k->logits, 0);
+    float *g0 = ca_fast_grid(&k->fast, 0);
+    for (size_t i = 0; i < k->grid; i++) g0[i] = (float)k->start[i];
+    ca_fast_set_fire_stream(&k->fast, 5);
+    ca_fast_forward(&k->fast);
+    const float *out = ca_fast_grid(&k->fast, k->fast.steps);
+    float *dgrid = malloc(k->grid * sizeof(float));
+    fixture_loss_float(&k->model, k->cells, out, k->target, dgrid);
+    for (size_t i = 0; i < k->grid; i++) grid[i] = out[i];
+    memcpy(k->fast.dgrid, dgrid, k->grid * sizeof(float));
+    free(dgrid);
+    ca_fast_backward(&k->fast);
+    ca_fast_coeff_grad(&k->fast, sums);
+}
+
+static void check_engine_length(const char *preset)
+{
+    ca_config roomy;
+    small_preset(&roomy, preset);
+    roomy.height = roomy.width = 5, roomy.batch = 2, roomy.steps = 3, roomy.window = 4;
+    ca_config exact = roomy;
+    exact.steps = 5, exact.window = 0; /* L = 5 of room 7, against an engine built for T = 5 */
+    length_case a, b;
+    int rc = length_case_init(&a, &roomy, 5);
+    if (!rc) rc = length_case_init(&b, &exact, 5);
+    CHECK(rc == DLCA_OK, "%s: set-up: %s", preset, err_message());
+    CHECK(ca_cpu_set_steps(&a.cpu, 8) != DLCA_OK && strstr(err_message(), "room for 1..7"), "%s: 8 steps of room 7 "
+          "refused: %s", preset, err_message());
+    if (!rc) {
+        size_t n4 = a.model.gate_count * 4;
+        double *sa = calloc(n4, sizeof(double)), *sb = calloc(n4, sizeof(double));
+        double la = cpu_loss(&a, sa), lb = cpu_loss(&b, sb);
+        CHECK(la == lb && memcmp(ca_cpu_grid(&a.cpu, 5), ca_cpu_grid(&b.cpu, 5), a.grid * sizeof(double)) == 0,
+              "%s: the double engine's 5 steps of room 7 give the grid of T = 5 bit for bit", preset);
+        CHECK(memcmp(sa, sb, n4 * sizeof(double)) == 0, "%s: ... and the same S", preset);
+        double *ga = malloc(a.grid * sizeof(double)), *gb = malloc(a.grid * sizeof(double));
+        fast_run(&a, ga, sa), fast_run(&b, gb, sb);
+        CHECK(memcmp(ga, gb, a.grid * sizeof(double)) == 0 && memcmp(sa, sb, n4 * sizeof(double)) == 0,
+              "%s: the fast engine's too (grid and S)", preset);
+        /* finite differences of the double engine's loss at L = 5 in some logits */
+        double *dz = malloc(a.model.gate_count * 16 * sizeof(double));
+        cpu_loss(&a, sa);
+        fixture_logits_gradient(&a.model, sa, a.logits, dz);
+        double worst = 0.0, scale = 0.0;
+        for (size_t i = 0; i < a.model.gate_count * 16; i += a.model.gate_count * 16 / 40 + 1) {
+            double keep = a.logits[i];
+            a.logits[i] = keep + 1e-6;
+            double up = cpu_loss(&a, NULL);
+            a.logits[i] = keep - 1e-6;
+            double down = cpu_loss(&a, NULL);
+            a.logits[i] = keep;
+            double fd = (up - down) / 2e-6;
+            worst = fmax(worst, fabs(fd - dz[i])), scale = fmax(scale, fabs(dz[i]));
+        }
+        CHECK(scale > 0.0 && worst <= 1e-6 * scale, "%s: the gradient at L = 5 of room 7 against finite differences "
+              "(%.3g of %.3g)", preset, worst, scale);
+        free(sa), free(sb), free(ga), free(gb), free(dz);
+    }
+    length_case_free(&a), length_case_free(&b);
+}
+
+/* ---- the pool ---- */
+
+static ca_config pool_config(void)
+{
+    ca_config c;
+    small_preset(&c, "checkerboard");
+    c.height = c.width = 8, c.batch = 3, c.pool = 7, c.damage = 1, c.window = 2;
+    return c;
+}
+
+/* Slot i of the pool: channel 0 the target (sample 0's) with its first i cells flipped, so
+ * distance i; the other channels 1 wherever (cell + slot) is even, so no erased rectangle is
+ * invisible. */
+static void fill_by_distance(ca_pool *p, const double *target)
+{
+    const ca_config *c = &p->config;
+    size_t grid = (size_t)c->channels * p->plane;
+    for (int i = 0; i < c->pool; i++) {
+        double *g = p->grids + (size_t)i * grid;
+        for (size_t k = p->plane; k < grid; k++) g[k] = (double)((k + (size_t)i) % 2 == 0);
+        for (size_t k = 0; k < p->plane; k++) g[k] = target[k];
+        for (int k = 0; k < i; k++) g[k] = 1.0 - g[k];
+    }
+}
+
+static void check_pool(void)
+{
+    ca_config c = pool_config();
+    ca_pool p, q;
+    CHECK(ca_pool_init(&p, &c) == DLCA_OK && ca_pool_init(&q, &c) == DLCA_OK, "pool: %s", err_message());
+    size_t plane = (size_t)c.height * c.width, cells = (size_t)c.batch * plane, grid = (size_t)c.channels * plane;
+    ca_shape shape = {c.batch, c.height, c.width, c.boundary};
+    double *fresh = malloc(grid * c.batch * sizeof(double)), *target = malloc(cells * sizeof(double));
+    double *start = malloc(grid * c.batch * sizeof(double)), *before = malloc(grid * (size_t)c.pool * sizeof(double));
+    int bits = 1;
+    for (size_t i = 0; i < grid * (size_t)c.pool; i++) bits &= p.grids[i] == 0.0 || p.grids[i] == 1.0;
+    CHECK(bits && memcmp(p.grids, p.grids + grid, grid * sizeof(double)) != 0, "a new pool holds random start bits, "
+          "not one grid repeated");
+    ca_round_inputs(&c, shape, 11, NULL, fresh, target);
+    fill_by_distance(&p, target);
+    memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
+    CHECK(ca_pool_round(&p, 11, target, start) == DLCA_OK, "pool round: %s", err_message());
+    int distinct = p.slot[0] != p.slot[1] && p.slot[0] != p.slot[2] && p.slot[1] != p.slot[2];
+    CHECK(distinct && p.slot[0] >= 0 && p.slot[0] < 7 && p.slot[1] >= 0 && p.slot[1] < 7 && p.slot[2] >= 0 &&
+              p.slot[2] < 7, "a round takes 3 distinct slots of 7 (%d %d %d)", p.slot[0], p.slot[1], p.slot[2]);
+    int far = 0, near = 0;
+    for (int b = 1; b < 3; b++) far = p.slot[b] > p.slot[far] ? b : far, near = p.slot[b] < p.slot[near] ? b : near;
+    CHECK(p.replaced == far, "the sample farthest from the target (slot %d) is the one replaced (%d)", p.slot[far], p.replaced);
+    for (int b = 0; b < 3; b++) {
+        int damaged = 0, changed_outside = 0, fresh_equal = 1, min_y = 99, max_y = -1, min_x = 99, max_x = -1;
+        for (int ch = 0; ch < c.channels; ch++)
+            for (size_t k = 0; k < plane; k++) {
+                double got = start[(size_t)ch * cells + (size_t)b * plane + k];
+                double old = before[(size_t)p.slot[b] * grid + (size_t)ch * plane + k];
+                fresh_equal &= got == fresh[(size_t)ch * cells + (size_t)b * plane + k];
+                if (got != old) {
+                    if (got == 0.0) {
+                        damaged++;
+                        int y = (int)(k / (size_t)c.width), x = (int)(k % (size_t)c.width);
+                        min_y = y < min_y ? y : min_y, max_y = y > max_y ? y : max_y;
+                        min_x = x < min_x ? x : min_x, max_x = x > max_x ? x : max_x;
+                    } else {
+                        changed_outside++;
+                    }
+                }
+            }
+        if (b == far) {
+            int in_slot = 1;
+            for (int ch = 0; ch < c.channels; ch++)
+                in_slot &= memcmp(p.grids + (size_t)p.slot[b] * grid + (size_t)ch * plane,
+                                  fresh + (size_t)ch * cells + (size_t)b * plane, plane * sizeof(double)) == 0;
+            CHECK(fresh_equal && in_slot, "the replaced sample starts from the round's own start, in its pool slot");
+        } else if (b == near) {
+            int h = max_y - min_y + 1, w = max_x - min_x + 1;
+            CHECK(damaged > 0 && changed_outside == 0 && h >= 2 && h <= 4 && w >= 2 && w <= 4,
+                  "the closest sample has a rectangle of 2..4 x 2..4 cells erased (%d cells, %dx%d, %d set)", damaged, h,
+                  w, changed_outside);
+        } else {
+            CHECK(damaged == 0 && changed_outside == 0, "the middle sample starts from its pool grid unchanged");
+        }
+    }
+    /* the final grids go back, as bits */
+    double *final = malloc(grid * c.batch * sizeof(double));
+    for (size_t i = 0; i < grid * c.batch; i++) final[i] = (double)(i % 7) / 6.0;
+    ca_pool_store(&p, final);
+    int stored = 1;
+    for (int b = 0; b < 3; b++)
+        for (int ch = 0; ch < c.channels; ch++)
+            for (size_t k = 0; k < plane; k++)
+                stored &= p.grids[(size_t)p.slot[b] * grid + (size_t)ch * plane + k] ==
+                          (final[(size_t)ch * cells + (size_t)b * plane + k] > 0.5 ? 1.0 : 0.0);
+    CHECK(stored, "the round's final grids are stored in its slots, rounded to bits");
+    /* another pool of the same config draws the same slots; every slot is drawn over rounds */
+    int same = 1, drawn[7] = {0};
+    for (uint64_t r = 0; r < 40; r++) {
+        ca_round_inputs(&c, shape, r, NULL, fresh, target);
+        ca_pool_round(&p, r, target, start), ca_pool_round(&q, r, target, start);
+        for (int b = 0; b < 3; b++) same &= p.slot[b] == q.slot[b], drawn[p.slot[b]]++;
+    }
+    CHECK(same, "two pools of one seed draw the same slots");
+    for (int i = 0; i < 7; i++) CHECK(drawn[i] > 3, "slot %d drawn %d times in 40 rounds of 3", i, drawn[i]);
+    ca_pool_free(&p), ca_pool_free(&q);
+    free(fresh), free(target), free(start), free(before), free(final);
+}
+
+/* ---- the trainer ---- */
+
+enum { STEPS = 6 };
+
+static int train(const ca_config *config, ca_backend backend, vk_context *vk, int reference, double *soft, double *hard)
+{
+    ca_model model;
+    ca_trainer trainer;
+    ca_options options = {.cpu_reference = reference, .cpu_threads = 2};
+    if (ca_model_init(&model, config)) return DLCA_ERR;
+    int rc = ca_trainer_init(&trainer, &model, NULL, backend, vk, &options);
+    for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&trainer, &soft[s], &hard[s]);
+    if (!rc || trainer.model) ca_trainer_free(&trainer);
+    ca_model_free(&model);
+    return rc;
+}
+
+static void check_trainer(vk_context *vk)
+{
+    ca_config c = pool_config();
+    double soft[4][STEPS], hard[4][STEPS];
+    int rc = train(&c, CA_BACKEND_CPU, NULL, 1, soft[0], hard[0]) || train(&c, CA_BACKEND_CPU, NULL, 0, soft[1], hard[1]) ||
+             train(&c, CA_BACKEND_CPU, NULL, 0, soft[2], hard[2]);
+    CHECK(rc == DLCA_OK, "trainer with a pool: %s", err_message());
+    if (rc) return;
+    for (int s = 0; s < STEPS; s++) {
+        CHECK_CLOSE(soft[1][s], soft[0][s], 0.0, 1e-4, "step %d: soft loss, fast engine vs the double one", s + 1);
+        CHECK(hard[1][s] == hard[0][s], "step %d: hard loss %g vs %g", s + 1, hard[1][s], hard[0][s]);
+        CHECK(soft[2][s] == soft[1][s] && hard[2][s] == hard[1][s], "step %d: the same again when run twice", s + 1);
+    }
+    ca_config plain = c;
+    plain.pool = plain.damage = 0, plain.window = 0;
+    double plain_soft[STEPS], plain_hard[STEPS];
+    int differ = 0;
+    if (train(&plain, CA_BACKEND_CPU, NULL, 0, plain_soft, plain_hard) == DLCA_OK)
+        for (int s = 1; s < STEPS; s++) differ |= plain_soft[s] != soft[1][s];
+    CHECK(differ, "the pool and window change what trains");
+    if (!vk) return;
+    rc = train(&c, CA_BACKEND_GPU, vk, 0, soft[3], hard[3]);
+    CHECK(rc == DLCA_OK, "GPU trainer with a pool: %s", err_message());
+    for (int s = 0; !rc && s < STEPS; s++) {
+        CHECK_CLOSE(soft[3][s], soft[0][s], 0.0, 1e-3, "step %d: soft loss, GPU vs the double engine", s + 1);
+        CHECK(hard[3][s] == hard[0][s], "step %d: GPU hard loss %g vs %g", s + 1, hard[3][s], hard[0][s]);
+    }
+}
+
+int main(void)
+{
+    check_round_steps();
+    check_engine_length("checkerboard");
+    check_engine_length("checkerboard-async");
+    check_pool();
+    vk_context vk;
+    if (test_vk_context_init(&vk, -1) != DLCA_OK) {
+        check_trainer(NULL);
+        int rc = test_finish("test_train_pool");
+        return rc ? rc : test_no_vulkan("test_train_pool", err_message()); /* the GPU trainer is not compared */
+    }
+    check_trainer(&vk);
+    vk_context_free(&vk);
+    return test_finish("test_train_pool");
+}
