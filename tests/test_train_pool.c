@@ -34,7 +34,8 @@ static void check_round_steps(void)
         CHECK(steps == ca_task_round_steps(&c, r), "round %llu: the same length when drawn again", (unsigned long long)r);
     }
     CHECK(outside == 0, "window 5: every round runs T..T+5 steps (%d outside)", outside);
-    for (int u = 0; u <= 5; u++) CHECK(seen[u] > 20, "window 5: T + %d drawn %d times of 300", u, seen[u]);
+    CHECK(seen[0] > 110 && seen[0] < 190, "window 5: half the rounds run T (%d of 300)", seen[0]);
+    for (int u = 1; u <= 5; u++) CHECK(seen[u] > 12, "window 5: T + %d drawn %d times of 300", u, seen[u]);
     ca_config other = c;
     other.seed = c.seed + 1;
     int differ = 0;
@@ -201,7 +202,7 @@ static void check_pool(void)
     ca_round_inputs(&c, shape, 11, NULL, fresh, target);
     fill_by_distance(&p, target);
     memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
-    CHECK(ca_pool_round(&p, 11, target, start) == DLCA_OK, "pool round: %s", err_message());
+    CHECK(ca_pool_round(&p, 11, 1, target, start) == DLCA_OK, "pool round: %s", err_message());
     int distinct = p.slot[0] != p.slot[1] && p.slot[0] != p.slot[2] && p.slot[1] != p.slot[2];
     CHECK(distinct && p.slot[0] >= 0 && p.slot[0] < 7 && p.slot[1] >= 0 && p.slot[1] < 7 && p.slot[2] >= 0 &&
               p.slot[2] < 7, "a round takes 3 distinct slots of 7 (%d %d %d)", p.slot[0], p.slot[1], p.slot[2]);
@@ -252,11 +253,20 @@ static void check_pool(void)
                 stored &= p.grids[(size_t)p.slot[b] * grid + (size_t)ch * plane + k] ==
                           (final[(size_t)ch * cells + (size_t)b * plane + k] > 0.5 ? 1.0 : 0.0);
     CHECK(stored, "the round's final grids are stored in its slots, rounded to bits");
+    /* a longer round (not a growth round) replaces none: every sample but the damaged one starts
+     * from its pool grid as it was */
+    fill_by_distance(&p, target);
+    memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
+    CHECK(ca_pool_round(&p, 12, 0, target, start) == DLCA_OK && p.replaced == -1, "a longer round replaces none");
+    int kept = 0;
+    for (int b = 0; b < 3; b++)
+        kept += memcmp(start + (size_t)b * plane, before + (size_t)p.slot[b] * grid, plane * sizeof(double)) == 0;
+    CHECK(kept == 2, "a longer round: 2 of 3 samples start from their pool grid unchanged (%d), the other damaged", kept);
     /* another pool of the same config draws the same slots; every slot is drawn over rounds */
     int same = 1, drawn[7] = {0};
     for (uint64_t r = 0; r < 40; r++) {
         ca_round_inputs(&c, shape, r, NULL, fresh, target);
-        ca_pool_round(&p, r, target, start), ca_pool_round(&q, r, target, start);
+        ca_pool_round(&p, r, (int)(r % 2), target, start), ca_pool_round(&q, r, (int)(r % 2), target, start);
         for (int b = 0; b < 3; b++) same &= p.slot[b] == q.slot[b], drawn[p.slot[b]]++;
     }
     CHECK(same, "two pools of one seed draw the same slots");

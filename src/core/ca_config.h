@@ -87,8 +87,8 @@ typedef struct {
     int pool;                                /* samples in a pool that rounds start from and write
                                                 their final grids back to (Growing NCA's sample
                                                 pool); 0: every round starts fresh */
-    int window;                              /* each round's rollout runs T + u steps, u uniform in
-                                                0..window: the target holds over that window */
+    int window;                              /* half the rounds run T steps, the others T + u, u
+                                                uniform in 1..window: the target holds that long */
     int damage;                              /* of each round's pool samples, this many (the closest
                                                 to the target) have a random rectangle erased first */
 } ca_config;

@@ -325,7 +325,7 @@ const ca_config_key ca_config_keys[] = {
      parse_init_logit, print_init_logit},
     {"pool", NULL, "N", "rounds start from a pool of N grids and write their final grids back (0: fresh starts)",
      parse_pool, print_pool},
-    {"window", NULL, "K", "each round runs T + u CA steps, u uniform in 0..K: the target must hold that long",
+    {"window", NULL, "K", "half the rounds run T CA steps, the others T + 1..T + K: the target must hold that long",
      parse_window, print_window},
     {"damage", NULL, "N", "pool samples of a round (the best) that get a random rectangle erased first",
      parse_damage, print_damage},

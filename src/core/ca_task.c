@@ -23,7 +23,8 @@ int ca_task_round_steps(const ca_config *c, uint64_t round)
     if (c->window <= 0) return c->steps;
     rng_state rng;
     rng_init(&rng, c->seed, TASK_STREAM_STEPS ^ round);
-    return c->steps + (int)rng_below(&rng, (uint32_t)c->window + 1u);
+    if (rng_below(&rng, 2) == 0) return c->steps;
+    return c->steps + 1 + (int)rng_below(&rng, (uint32_t)c->window);
 }
 
 int ca_task_start(const ca_config *c, ca_shape s, uint64_t round, double *grid)

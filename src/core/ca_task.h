@@ -11,8 +11,10 @@
 /* Start grid for training round `round` (random choices drawn from the config's seed and round). */
 int ca_task_start(const ca_config *config, ca_shape shape, uint64_t round, double *grid);
 
-/* CA steps of training round `round`'s rollout: T, plus u uniform in 0..window drawn from the
- * config's seed and the round when the config has a window. */
+/* CA steps of training round `round`'s rollout: T without a window; with one, drawn from the
+ * config's seed and the round, T for half the rounds and T + u, u uniform in 1..window, for the
+ * others (so a start is asked for the target at T as often as at all later steps together: a
+ * pool starts its fresh samples in the rounds of T, ca_pool.h). */
 int ca_task_round_steps(const ca_config *config, uint64_t round);
 
 /* Writes 3x3 board `board` (bit y*3+x = cell (y, x)) into channel 0 of sample `sample`. */

@@ -89,7 +89,7 @@ static void damage(ca_pool *p, int b, rng_state *rng)
             memset(grid + (size_t)ch * p->plane + (size_t)y * (size_t)c->width + (size_t)x0, 0, (size_t)w * sizeof(double));
 }
 
-int ca_pool_round(ca_pool *p, uint64_t round, const double *target, double *start)
+int ca_pool_round(ca_pool *p, uint64_t round, int grow, const double *target, double *start)
 {
     const ca_config *c = &p->config;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
@@ -105,13 +105,15 @@ int ca_pool_round(ca_pool *p, uint64_t round, const double *target, double *star
     }
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
-    p->replaced = p->order[c->batch - 1];
+    p->replaced = grow ? p->order[c->batch - 1] : -1;
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
     /* the farthest sample starts afresh: the round's own start for it, in its pool slot */
-    double *slot = p->grids + (size_t)p->slot[p->replaced] * grid;
-    for (int ch = 0; ch < c->channels; ch++)
-        memcpy(slot + (size_t)ch * p->plane, p->fresh + (size_t)ch * cells + (size_t)p->replaced * p->plane,
-               p->plane * sizeof(double));
+    if (grow) {
+        double *slot = p->grids + (size_t)p->slot[p->replaced] * grid;
+        for (int ch = 0; ch < c->channels; ch++)
+            memcpy(slot + (size_t)ch * p->plane, p->fresh + (size_t)ch * cells + (size_t)p->replaced * p->plane,
+                   p->plane * sizeof(double));
+    }
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,

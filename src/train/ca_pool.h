@@ -1,9 +1,11 @@
 /* ca_pool.h: the sample pool of training for persistence (as in Growing Neural Cellular
  * Automata, Mordvintsev et al., Distill 2020). The pool holds config->pool grids of the config's
  * shape, each first a start state. A training round takes `batch` distinct grids of it, drawn
- * from the seed and the round; the one farthest from the target (wrong bits, then squared error;
- * the lowest slot on ties) is replaced by the round's own start for that sample; the `damage`
- * closest to it have a random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel;
+ * from the seed and the round; in a round that runs T steps (a growth round) the one farthest
+ * from the target (wrong bits, then squared error; the lowest slot on ties) is replaced by the
+ * round's own start for that sample, so a start is always asked for the target at T, not later
+ * (a longer round, ca_task_round_steps, replaces none); the `damage` closest to the target have a
+ * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel;
  * and once the round's rollout ran, its final grids go back into the slots, rounded to bits (a
  * hard circuit only ever sees bits, and the hard rollout of a round then starts from the same
  * grid as the soft one). So the rule must keep the target, not only reach it, and with damage
@@ -24,7 +26,7 @@ typedef struct {
     int *order;         /* [batch] scratch: samples sorted from closest to farthest */
     double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
     double *fresh;      /* [C][batch * plane]: the round's start states */
-    int replaced;       /* the round's sample that was replaced by a start; -1 before a round */
+    int replaced;       /* the round's sample that was replaced by a start; -1: none */
 } ca_pool;
 
 /* A pool for `config` (config->pool > 0), every grid a start state. */
@@ -33,9 +35,9 @@ int ca_pool_init(ca_pool *pool, const ca_config *config);
 void ca_pool_free(ca_pool *pool);
 
 /* Round `round`'s start grids [C][batch * H * W] (the layout of ca_task_start) into `start`,
- * chosen, replaced and damaged as above against `target` ([loss_channels][batch * H * W], the
- * round's target, the same for every start). */
-int ca_pool_round(ca_pool *pool, uint64_t round, const double *target, double *start);
+ * chosen, replaced (`grow`: a round of T steps) and damaged as above against `target`
+ * ([loss_channels][batch * H * W], the round's target, the same for every start). */
+int ca_pool_round(ca_pool *pool, uint64_t round, int grow, const double *target, double *start);
 
 /* The round's final grids ([C][batch * H * W], the same layout; any values, rounded at 0.5) back
  * into the slots the round took. */
