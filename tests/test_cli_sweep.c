@@ -113,6 +113,13 @@ static void check_summary(const seed_row *rows, int n)
         snprintf(path, sizeof path, "presets.0.runs_by_seed.%d.exact_step", i);
         if (rows[i].exact_step) CHECK(mj_number_at(text, path) == rows[i].exact_step, "the JSON's exact step of seed %ld", rows[i].seed);
         else CHECK(mj_is(text, path, "null"), "the JSON's exact step of seed %ld is null", rows[i].seed);
+        /* 'inexact' counts refused circuits; 'first_inexact' names why the first was, null when none */
+        char count_path[80], why_path[80];
+        snprintf(count_path, sizeof count_path, "presets.0.runs_by_seed.%d.inexact", i);
+        snprintf(why_path, sizeof why_path, "presets.0.runs_by_seed.%d.first_inexact", i);
+        double refused = mj_number_at(text, count_path);
+        CHECK(refused >= 0.0 && (refused == 0.0) == mj_is(text, why_path, "null"), "seed %ld: inexact %g with a reason "
+              "exactly when it is above 0", rows[i].seed, refused);
     }
 }
 

@@ -46,6 +46,8 @@ typedef struct {
     /* per seed */
     uint64_t *exact_step; /* 0: never */
     double *final_soft, *final_hard, *best_hard;
+    int *inexact;         /* circuits with a hard loss of 0 that the exact check refused */
+    char (*first_inexact)[192]; /* why the first of them was refused ("": none) */
 } sweep_result;
 
 static void print_help(void)
@@ -72,7 +74,9 @@ static void print_help(void)
            "  --check-every N    measure the hard loss every N steps (default 1; as dlca train)\n"
            "  --every N          a progress line every N steps (default 100)\n"
            "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
-           "  --json FILE        the summary and every run as JSON (atomically; - for stdout)\n"
+           "  --json FILE        the summary and every run as JSON (atomically; - for stdout); a\n"
+           "                     run's 'inexact' counts its circuits with a hard loss of 0 that\n"
+           "                     the exact check refused, 'first_inexact' says why the first was\n"
            "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never),final_soft,\n"
            "                     final_hard,best_hard (atomically)\n"
            "  --markdown         also print the README's rows: | preset | method | exact/S | median\n"
@@ -197,6 +201,7 @@ static double median(double *values, int n)
 static void result_free(sweep_result *r)
 {
     free(r->seeds_exact), free(r->exact_step), free(r->final_soft), free(r->final_hard), free(r->best_hard);
+    free(r->inexact), free(r->first_inexact);
     memset(r, 0, sizeof *r);
 }
 
@@ -210,7 +215,10 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
     r->final_soft = malloc((size_t)n * sizeof(double));
     r->final_hard = malloc((size_t)n * sizeof(double));
     r->best_hard = malloc((size_t)n * sizeof(double));
-    if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard) {
+    r->inexact = malloc((size_t)n * sizeof(int));
+    r->first_inexact = malloc((size_t)n * sizeof *r->first_inexact);
+    if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard ||
+        !r->inexact || !r->first_inexact) {
         free(exact), free(all);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the sweep's summary");
     }
@@ -221,6 +229,8 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
         uint64_t step = m->watch.exact_step;
         r->exact_step[i] = step;
         r->final_soft[i] = m->soft, r->final_hard[i] = m->hard, r->best_hard[i] = m->watch.best.wrong;
+        r->inexact[i] = m->watch.inexact;
+        snprintf(r->first_inexact[i], sizeof r->first_inexact[i], "%s", m->watch.inexact ? m->watch.first_inexact.why : "");
         all[i] = step ? (double)step : INFINITY;
         if (step) exact[r->exact] = (double)step, r->seeds_exact[r->exact++] = (int)m->model.config.seed;
     }
@@ -378,6 +388,8 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
             cli_json_number(&j, "final_soft", r->final_soft[k]);
             cli_json_number(&j, "final_hard", r->final_hard[k]);
             cli_json_number(&j, "best_hard", r->best_hard[k]);
+            cli_json_int(&j, "inexact", r->inexact[k]);
+            cli_json_string(&j, "first_inexact", r->inexact[k] ? r->first_inexact[k] : NULL);
             cli_json_close(&j, '}');
         }
         cli_json_close(&j, ']');
