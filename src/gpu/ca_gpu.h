@@ -137,6 +137,10 @@ int ca_gpu_timestamp(ca_gpu *engine, VkCommandBuffer cmd, ca_gpu_mark which);
  * ca_gpu_persistent_gave_up after the fence; nothing where they do not run. */
 void ca_gpu_roll_to_host(ca_gpu *engine, VkCommandBuffer cmd);
 
+/* Records a copy of grid t ([C][pitch] floats) into `host` (a staging buffer of that size), between
+ * barriers: the dispatches before it have written the grid, those after may write it again. */
+int ca_gpu_grid_to_host(ca_gpu *engine, VkCommandBuffer cmd, int t, vk_buffer *host);
+
 /* Grid t's region of the grids buffer: [C][pitch] floats, the pitch padding 0. */
 vk_view ca_gpu_grid_region(const ca_gpu *engine, int t);
 

@@ -114,6 +114,19 @@ void ca_gpu_roll_to_host(ca_gpu *e, VkCommandBuffer cmd)
     vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
 }
 
+int ca_gpu_grid_to_host(ca_gpu *e, VkCommandBuffer cmd, int t, vk_buffer *host)
+{
+    vk_view grid = ca_gpu_grid_region(e, t);
+    if (host->size < grid.size)
+        return err_set(DLCA_ERR, "a grid of %llu bytes into a buffer of %llu", (unsigned long long)grid.size,
+                       (unsigned long long)host->size);
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    VkBufferCopy region = {grid.offset, 0, grid.size};
+    vkCmdCopyBuffer(cmd, grid.buffer->buffer, host->buffer, 1, &region);
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    return DLCA_OK;
+}
+
 int ca_gpu_clear_persistent(ca_gpu *e, VkCommandBuffer cmd, int forward, int backward)
 {
     forward = forward && e->plan.fused && e->plan.persistent_groups;

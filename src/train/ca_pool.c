@@ -133,10 +133,10 @@ void ca_pool_store(ca_pool *p, const double *final_grid)
         }
 }
 
-void ca_pool_store_f32(ca_pool *p, const float *final_grid)
+void ca_pool_store_f32(ca_pool *p, const float *final_grid, size_t cells)
 {
     const ca_config *c = &p->config;
-    size_t cells = (size_t)c->batch * p->plane, grid = (size_t)c->channels * p->plane;
+    size_t grid = (size_t)c->channels * p->plane;
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++) {
             double *to = p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane;

@@ -5,10 +5,10 @@
  * from the target (wrong bits, then squared error; the lowest slot on ties) is replaced by the
  * round's own start for that sample, so a start is always asked for the target at T, not later
  * (a longer round, ca_task_round_steps, replaces none); the `damage` closest to the target have a
- * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel;
- * and once the round's rollout ran, its final grids go back into the slots, rounded to bits (a
- * hard circuit only ever sees bits, and the hard rollout of a round then starts from the same
- * grid as the soft one). So the rule must keep the target, not only reach it, and with damage
+ * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel; and once the round
+ * ran, its final grids go back into the slots as bits: the hard circuit's where the step measured
+ * its hard loss (the states the exported circuit reaches), else the soft rollout's rounded. Every
+ * start is bits, so the round's hard rollout starts from the same grid as its soft one. So the rule must keep the target, not only reach it, and with damage
  * grow it back. Everything is drawn from (seed, round): a CPU run is deterministic. */
 #ifndef DLCA_CA_POOL_H
 #define DLCA_CA_POOL_H
@@ -43,7 +43,8 @@ int ca_pool_round(ca_pool *pool, uint64_t round, int grow, const double *target,
  * into the slots the round took. */
 void ca_pool_store(ca_pool *pool, const double *final_grid);
 
-/* The same from floats (the fast CPU engine's grids). */
-void ca_pool_store_f32(ca_pool *pool, const float *final_grid);
+/* The same from floats in rows of `pitch` >= batch * H * W (the fast CPU engine's grids, pitch
+ * the cells; the GPU's, pitch its row length). */
+void ca_pool_store_f32(ca_pool *pool, const float *final_grid, size_t pitch);
 
 #endif

@@ -97,6 +97,9 @@ static int gpu_engine_init(ca_trainer *t)
     t->target_rows = tn_vk_wrap(t->dev, target.buffer, target.offset, 2, rows);
     t->roll_words = tn_vk_wrap(t->dev, &t->gpu.roll, 0, 1, &words);
     t->rollout.gpu = &t->gpu, t->rollout.dev = t->dev;
+    if (c->pool && vk_buffer_create(t->vk, &t->pool_grid, (size_t)c->channels * t->gpu.plan.pitch * sizeof(float),
+                                    VK_BUFFER_STAGING))
+        return DLCA_ERR;
     return t->target_rows && t->roll_words ? DLCA_OK : DLCA_ERR;
 }
 
@@ -216,6 +219,7 @@ void ca_trainer_free(ca_trainer *t)
     tn_optim_free(&t->optim);
     tn_params_free(&t->params);
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
+    if (t->pool_grid.buffer) vk_buffer_free(t->vk, &t->pool_grid);
     if (t->dev) tn_vk_close(t->dev);
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->scratch);
     ca_pool_free(&t->pool);
@@ -317,6 +321,14 @@ static int cpu_soft_step(ca_trainer *t, tn_tensor *target, double *soft_loss)
     return tn_optim_step(&t->optim, &t->params);
 }
 
+/* The engine's final grid into the round's pool slots (ca_pool.h). */
+static void cpu_store_pool(ca_trainer *t)
+{
+    if (!t->pool.grids) return;
+    if (t->options.cpu_reference) ca_pool_store(&t->pool, ca_cpu_grid(&t->cpu, t->cpu.steps));
+    else ca_pool_store_f32(&t->pool, ca_fast_grid(&t->fast, t->fast.steps), t->fast.cells);
+}
+
 static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     const ca_config *c = &t->model->config;
@@ -331,12 +343,10 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     tn_tensor *target = tn_from_f64(TN_F32, 2, rows, t->target);
     int rc = target ? DLCA_OK : DLCA_ERR;
     if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss) || ca_trainer_snapshot(t);
+    if (!rc && hard_loss) cpu_store_pool(t); /* the hard circuit's final grids */
     if (!rc) rc = cpu_soft_step(t, target, soft_loss);
     tn_free(target);
-    if (!rc && t->pool.grids) {
-        if (t->options.cpu_reference) ca_pool_store(&t->pool, ca_cpu_grid(&t->cpu, t->cpu.steps));
-        else ca_pool_store_f32(&t->pool, ca_fast_grid(&t->fast, t->fast.steps));
-    }
+    if (!rc && !hard_loss) cpu_store_pool(t); /* the soft rollout's */
     return rc;
 }
 

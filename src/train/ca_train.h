@@ -41,6 +41,8 @@ typedef struct {
     double *start, *target;    /* this round's start grid [C][cells] and target [loss_channels][cells]
                                   (ca_trainer_round; the GPU draws its own unless there is a pool) */
     ca_pool pool;              /* config.pool > 0: where rounds start (ca_pool.h); else grids NULL */
+    vk_buffer pool_grid;       /* GPU with a pool: the round's final grid [C][pitch], copied to the host
+                                  in the step's command buffer */
     size_t gate_values;        /* gates * 16 */
     /* the tensor library around the engine */
     tn_dev *dev;               /* NULL: the CPU; the GPU's tn_vk */

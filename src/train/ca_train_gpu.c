@@ -57,7 +57,10 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_ste
     if (!rc && !t->pool.grids) rc = ca_gpu_task_round(&t->gpu, cmd, t->step);
     /* Every start is bits (the pool keeps bits), so the hard rollout starts from the same grid 0. */
     if (!rc && with_hard) rc = record_hard(t, cmd, r);
+    /* a pool keeps the hard circuit's final grids where the step measured them, else the soft's */
+    if (!rc && with_hard && t->pool.grids) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
     if (!rc) rc = record_soft(t, cmd, r);
+    if (!rc && !with_hard && t->pool.grids) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
     if (!rc) ca_gpu_roll_to_host(&t->gpu, cmd);
     int end = tn_vk_record_end(t->dev);
     return rc ? rc : end;
@@ -109,12 +112,10 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
     return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");
 }
 
-/* The round's final grids (the soft rollout's, which ran last) back into the pool. */
+/* The round's final grids, copied to the host by the step (record_step), back into the pool. */
 static int store_pool(ca_trainer *t)
 {
-    if (!t->pool.grids) return DLCA_OK;
-    if (ca_gpu_download_grid(&t->gpu, t->gpu.steps, t->start)) return DLCA_ERR;
-    ca_pool_store(&t->pool, t->start);
+    if (t->pool.grids) ca_pool_store_f32(&t->pool, t->pool_grid.mapped, t->gpu.plan.pitch);
     return DLCA_OK;
 }
 
