@@ -1,12 +1,13 @@
-/* test_train_pool: training for persistence. A round's rollout length (ca_task_round_steps) stays
- * in T..T + window and reaches every value; the engines run a rollout of L steps in room for
- * T + window exactly as an engine built for T = L does (forward grids and S, bit for bit, on the
- * double and the fast engine), and the double engine's gradient at L matches central finite
- * differences; the sample pool takes distinct slots, replaces the farthest sample by the round's
- * start (in a round of T steps), erases a rectangle of the closest ones and stores final grids as
- * bits; a trainer with a pool, a window and damage gives the same losses on the double engine,
- * the fast one and the GPU (where there is one), and the same again when run twice, whether each
- * step measures the hard loss (the pool keeps the hard circuit's grids) or every other one. */
+/* test_train_pool: training for persistence. A round's kind (ca_task_round_steps): half growth
+ * rounds of T steps, half persistence rounds of T + 1..T + window, from the pool where there is
+ * one. The engines run a rollout of L steps in room for T + window exactly as an engine built for
+ * T = L does (forward grids and S, bit for bit, on the double and the fast engine), and the double
+ * engine's gradient at L matches central finite differences. The sample pool takes distinct
+ * slots, leaves growth rounds the preset's starts and starts the others from its grids, erases a
+ * rectangle of the closest ones, and stores final grids as bits. A trainer with a pool, a window
+ * and damage gives the same losses on the double engine, the fast one and the GPU (where there is
+ * one), and the same again when run twice, whether each step measures the hard loss (the pool
+ * keeps the hard circuit's grids) or every other one. */
 #include "ca_cpu.h"
 #include "ca_fast.h"
 #include "ca_fixtures.h"
@@ -25,22 +26,49 @@ static void check_round_steps(void)
 {
     ca_config c;
     small_preset(&c, "checkerboard");
-    for (uint64_t r = 0; r < 50; r++) CHECK(ca_task_round_steps(&c, r) == c.steps, "no window: every round runs T");
+    int from_pool = 1, steps;
+    for (uint64_t r = 0; r < 50; r++) {
+        steps = ca_task_round_steps(&c, r, &from_pool);
+        CHECK(steps == c.steps && !from_pool, "no pool nor window: every round runs T from starts");
+    }
     c.window = 5;
-    int seen[6] = {0}, outside = 0;
+    int seen[6] = {0}, outside = 0, pooled = 0;
     for (uint64_t r = 0; r < 300; r++) {
-        int steps = ca_task_round_steps(&c, r);
+        steps = ca_task_round_steps(&c, r, &from_pool);
+        pooled += from_pool;
         if (steps < c.steps || steps > c.steps + 5) outside++;
         else seen[steps - c.steps]++;
-        CHECK(steps == ca_task_round_steps(&c, r), "round %llu: the same length when drawn again", (unsigned long long)r);
+        int again, pool_again;
+        again = ca_task_round_steps(&c, r, &pool_again);
+        CHECK(steps == again, "round %llu: the same length when drawn again", (unsigned long long)r);
     }
-    CHECK(outside == 0, "window 5: every round runs T..T+5 steps (%d outside)", outside);
+    CHECK(outside == 0 && pooled == 0, "window 5: every round runs T..T+5 steps (%d outside), none from a pool (%d)",
+          outside, pooled);
     CHECK(seen[0] > 110 && seen[0] < 190, "window 5: half the rounds run T (%d of 300)", seen[0]);
     for (int u = 1; u <= 5; u++) CHECK(seen[u] > 12, "window 5: T + %d drawn %d times of 300", u, seen[u]);
+    c.pool = 8, c.batch = 2;
+    int growth_pooled = 0, long_fresh = 0;
+    pooled = 0;
+    for (uint64_t r = 0; r < 300; r++) {
+        steps = ca_task_round_steps(&c, r, &from_pool);
+        pooled += from_pool;
+        growth_pooled += steps == c.steps && from_pool;
+        long_fresh += steps > c.steps && !from_pool;
+    }
+    CHECK(pooled > 110 && pooled < 190 && growth_pooled == 0 && long_fresh == 0, "with a pool the longer rounds, and "
+          "only they, start from it (%d of 300; %d of T, %d longer from starts)", pooled, growth_pooled, long_fresh);
+    c.window = 0;
+    pooled = 0;
+    for (uint64_t r = 0; r < 300; r++) {
+        steps = ca_task_round_steps(&c, r, &from_pool);
+        pooled += from_pool;
+        CHECK(steps == c.steps, "a pool without a window: every round runs T");
+    }
+    CHECK(pooled > 110 && pooled < 190, "a pool without a window: half the rounds from it (%d of 300)", pooled);
     ca_config other = c;
-    other.seed = c.seed + 1;
+    other.seed = c.seed + 1, c.window = other.window = 5;
     int differ = 0;
-    for (uint64_t r = 0; r < 20; r++) differ |= ca_task_round_steps(&c, r) != ca_task_round_steps(&other, r);
+    for (uint64_t r = 0; r < 20; r++) differ |= ca_task_round_steps(&c, r, &from_pool) != ca_task_round_steps(&other, r, &from_pool);
     CHECK(differ, "another seed draws other lengths");
 }
 
@@ -203,20 +231,24 @@ static void check_pool(void)
     ca_round_inputs(&c, shape, 11, NULL, fresh, target);
     fill_by_distance(&p, target);
     memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
+    /* a growth round takes slots but leaves the start (the preset's) alone */
+    memcpy(start, fresh, grid * c.batch * sizeof(double));
+    CHECK(ca_pool_round(&p, 11, 0, target, start) == DLCA_OK, "growth round: %s", err_message());
+    CHECK(memcmp(start, fresh, grid * c.batch * sizeof(double)) == 0 &&
+              memcmp(before, p.grids, grid * (size_t)c.pool * sizeof(double)) == 0,
+          "a growth round starts from the preset's starts and changes no pool grid");
     CHECK(ca_pool_round(&p, 11, 1, target, start) == DLCA_OK, "pool round: %s", err_message());
     int distinct = p.slot[0] != p.slot[1] && p.slot[0] != p.slot[2] && p.slot[1] != p.slot[2];
     CHECK(distinct && p.slot[0] >= 0 && p.slot[0] < 7 && p.slot[1] >= 0 && p.slot[1] < 7 && p.slot[2] >= 0 &&
               p.slot[2] < 7, "a round takes 3 distinct slots of 7 (%d %d %d)", p.slot[0], p.slot[1], p.slot[2]);
-    int far = 0, near = 0;
-    for (int b = 1; b < 3; b++) far = p.slot[b] > p.slot[far] ? b : far, near = p.slot[b] < p.slot[near] ? b : near;
-    CHECK(p.replaced == far, "the sample farthest from the target (slot %d) is the one replaced (%d)", p.slot[far], p.replaced);
+    int near = 0;
+    for (int b = 1; b < 3; b++) near = p.slot[b] < p.slot[near] ? b : near;
     for (int b = 0; b < 3; b++) {
-        int damaged = 0, changed_outside = 0, fresh_equal = 1, min_y = 99, max_y = -1, min_x = 99, max_x = -1;
+        int damaged = 0, changed_outside = 0, min_y = 99, max_y = -1, min_x = 99, max_x = -1;
         for (int ch = 0; ch < c.channels; ch++)
             for (size_t k = 0; k < plane; k++) {
                 double got = start[(size_t)ch * cells + (size_t)b * plane + k];
                 double old = before[(size_t)p.slot[b] * grid + (size_t)ch * plane + k];
-                fresh_equal &= got == fresh[(size_t)ch * cells + (size_t)b * plane + k];
                 if (got != old) {
                     if (got == 0.0) {
                         damaged++;
@@ -228,19 +260,14 @@ static void check_pool(void)
                     }
                 }
             }
-        if (b == far) {
-            int in_slot = 1;
-            for (int ch = 0; ch < c.channels; ch++)
-                in_slot &= memcmp(p.grids + (size_t)p.slot[b] * grid + (size_t)ch * plane,
-                                  fresh + (size_t)ch * cells + (size_t)b * plane, plane * sizeof(double)) == 0;
-            CHECK(fresh_equal && in_slot, "the replaced sample starts from the round's own start, in its pool slot");
-        } else if (b == near) {
+        if (b == near) {
             int h = max_y - min_y + 1, w = max_x - min_x + 1;
             CHECK(damaged > 0 && changed_outside == 0 && h >= 2 && h <= 4 && w >= 2 && w <= 4,
-                  "the closest sample has a rectangle of 2..4 x 2..4 cells erased (%d cells, %dx%d, %d set)", damaged, h,
-                  w, changed_outside);
+                  "the sample closest to the target (slot %d) has a rectangle of 2..4 x 2..4 cells erased (%d cells, "
+                  "%dx%d, %d set)", p.slot[b], damaged, h, w, changed_outside);
         } else {
-            CHECK(damaged == 0 && changed_outside == 0, "the middle sample starts from its pool grid unchanged");
+            CHECK(damaged == 0 && changed_outside == 0, "sample %d (slot %d) starts from its pool grid unchanged", b,
+                  p.slot[b]);
         }
     }
     /* the final grids go back, as bits */
@@ -254,15 +281,6 @@ static void check_pool(void)
                 stored &= p.grids[(size_t)p.slot[b] * grid + (size_t)ch * plane + k] ==
                           (final[(size_t)ch * cells + (size_t)b * plane + k] > 0.5 ? 1.0 : 0.0);
     CHECK(stored, "the round's final grids are stored in its slots, rounded to bits");
-    /* a longer round (not a growth round) replaces none: every sample but the damaged one starts
-     * from its pool grid as it was */
-    fill_by_distance(&p, target);
-    memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
-    CHECK(ca_pool_round(&p, 12, 0, target, start) == DLCA_OK && p.replaced == -1, "a longer round replaces none");
-    int kept = 0;
-    for (int b = 0; b < 3; b++)
-        kept += memcmp(start + (size_t)b * plane, before + (size_t)p.slot[b] * grid, plane * sizeof(double)) == 0;
-    CHECK(kept == 2, "a longer round: 2 of 3 samples start from their pool grid unchanged (%d), the other damaged", kept);
     /* another pool of the same config draws the same slots; every slot is drawn over rounds */
     int same = 1, drawn[7] = {0};
     for (uint64_t r = 0; r < 40; r++) {

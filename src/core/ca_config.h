@@ -83,14 +83,16 @@ typedef struct {
     double init_logit;                       /* every gate starts as pass-through A: this logit on A,
                                                 0 on the other 15 ops (0 < init_logit <= 50) */
     /* Training for persistence (docs/design.md section 3; all 0 in every preset until a sweep
-     * says otherwise, and in model files before version 3): */
-    int pool;                                /* samples in a pool that rounds start from and write
-                                                their final grids back to (Growing NCA's sample
-                                                pool); 0: every round starts fresh */
-    int window;                              /* half the rounds run T steps, the others T + u, u
-                                                uniform in 1..window: the target holds that long */
-    int damage;                              /* of each round's pool samples, this many (the closest
-                                                to the target) have a random rectangle erased first */
+     * says otherwise, and in model files before version 3). With a pool or a window, half the
+     * rounds are growth rounds (T steps from the preset's starts), half persistence rounds
+     * (ca_task_round_steps): */
+    int pool;                                /* grids in a pool that persistence rounds start from,
+                                                and every round writes its final grids back to
+                                                (Growing NCA's sample pool); 0: none */
+    int window;                              /* persistence rounds run T + u steps, u uniform in
+                                                1..window: the target holds that long */
+    int damage;                              /* of a persistence round's pool grids, this many (the
+                                                closest to the target) have a rectangle erased first */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */

@@ -18,13 +18,15 @@ void ca_task_board(double *grid, ca_shape s, int sample, int board)
  * wiring's and the pool's). */
 #define TASK_STREAM_STEPS (3ull << 60)
 
-int ca_task_round_steps(const ca_config *c, uint64_t round)
+int ca_task_round_steps(const ca_config *c, uint64_t round, int *from_pool)
 {
-    if (c->window <= 0) return c->steps;
+    *from_pool = 0;
+    if (c->window <= 0 && c->pool <= 0) return c->steps;
     rng_state rng;
     rng_init(&rng, c->seed, TASK_STREAM_STEPS ^ round);
-    if (rng_below(&rng, 2) == 0) return c->steps;
-    return c->steps + 1 + (int)rng_below(&rng, (uint32_t)c->window);
+    if (rng_below(&rng, 2) == 0) return c->steps; /* growth */
+    *from_pool = c->pool > 0;
+    return c->steps + (c->window > 0 ? 1 + (int)rng_below(&rng, (uint32_t)c->window) : 0);
 }
 
 int ca_task_start(const ca_config *c, ca_shape s, uint64_t round, double *grid)

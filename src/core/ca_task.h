@@ -11,11 +11,12 @@
 /* Start grid for training round `round` (random choices drawn from the config's seed and round). */
 int ca_task_start(const ca_config *config, ca_shape shape, uint64_t round, double *grid);
 
-/* CA steps of training round `round`'s rollout: T without a window; with one, drawn from the
- * config's seed and the round, T for half the rounds and T + u, u uniform in 1..window, for the
- * others (so a start is asked for the target at T as often as at all later steps together: a
- * pool starts its fresh samples in the rounds of T, ca_pool.h). */
-int ca_task_round_steps(const ca_config *config, uint64_t round);
+/* Training round `round`'s kind, drawn from the config's seed and the round: the CA steps of its
+ * rollout, and (*from_pool) whether it starts from the pool. Without a pool or a window every round
+ * is a growth round: T steps from the preset's starts. With either, half the rounds are growth
+ * rounds and the others persistence rounds: from the pool where there is one (else from starts),
+ * T + u steps, u uniform in 1..window (0 without a window). */
+int ca_task_round_steps(const ca_config *config, uint64_t round, int *from_pool);
 
 /* Writes 3x3 board `board` (bit y*3+x = cell (y, x)) into channel 0 of sample `sample`. */
 void ca_task_board(double *grid, ca_shape shape, int sample, int board);

@@ -17,15 +17,14 @@ int ca_pool_init(ca_pool *p, const ca_config *c)
 {
     memset(p, 0, sizeof *p);
     if (c->pool < c->batch) return err_set(DLCA_ERR, "a pool of %d grids is smaller than the batch of %d", c->pool, c->batch);
-    p->config = *c, p->plane = (size_t)c->height * (size_t)c->width, p->replaced = -1;
+    p->config = *c, p->plane = (size_t)c->height * (size_t)c->width;
     size_t grid = (size_t)c->channels * p->plane, batch = (size_t)c->batch;
     p->grids = malloc((size_t)c->pool * grid * sizeof(double));
     p->slot = malloc(((size_t)c->pool > batch ? (size_t)c->pool : batch) * sizeof(int));
     p->order = malloc(batch * sizeof(int));
     p->wrong = malloc(batch * sizeof(double));
     p->error = malloc(batch * sizeof(double));
-    p->fresh = malloc(grid * batch * sizeof(double));
-    if (!p->grids || !p->slot || !p->order || !p->wrong || !p->error || !p->fresh) {
+    if (!p->grids || !p->slot || !p->order || !p->wrong || !p->error) {
         ca_pool_free(p);
         return err_set(DLCA_ERR_NOMEM, "out of memory for a pool of %d grids of %dx%dx%d", c->pool, c->channels,
                        c->height, c->width);
@@ -38,7 +37,7 @@ int ca_pool_init(ca_pool *p, const ca_config *c)
 
 void ca_pool_free(ca_pool *p)
 {
-    free(p->grids), free(p->slot), free(p->order), free(p->wrong), free(p->error), free(p->fresh);
+    free(p->grids), free(p->slot), free(p->order), free(p->wrong), free(p->error);
     memset(p, 0, sizeof *p);
 }
 
@@ -89,12 +88,10 @@ static void damage(ca_pool *p, int b, rng_state *rng)
             memset(grid + (size_t)ch * p->plane + (size_t)y * (size_t)c->width + (size_t)x0, 0, (size_t)w * sizeof(double));
 }
 
-int ca_pool_round(ca_pool *p, uint64_t round, int grow, const double *target, double *start)
+int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, const double *target, double *start)
 {
     const ca_config *c = &p->config;
-    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
     size_t cells = (size_t)c->batch * p->plane, grid = (size_t)c->channels * p->plane;
-    if (ca_task_start(c, shape, round, p->fresh)) return DLCA_ERR;
     /* batch distinct slots: the first `batch` of a partial Fisher-Yates shuffle of 0..pool-1 */
     rng_state rng;
     rng_init(&rng, c->seed, POOL_STREAM_ROUND ^ round);
@@ -103,17 +100,10 @@ int ca_pool_round(ca_pool *p, uint64_t round, int grow, const double *target, do
         int j = i + (int)rng_below(&rng, (uint32_t)(c->pool - i)), keep = p->slot[i];
         p->slot[i] = p->slot[j], p->slot[j] = keep;
     }
+    if (!from_pool) return DLCA_OK;
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
-    p->replaced = grow ? p->order[c->batch - 1] : -1;
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
-    /* the farthest sample starts afresh: the round's own start for it, in its pool slot */
-    if (grow) {
-        double *slot = p->grids + (size_t)p->slot[p->replaced] * grid;
-        for (int ch = 0; ch < c->channels; ch++)
-            memcpy(slot + (size_t)ch * p->plane, p->fresh + (size_t)ch * cells + (size_t)p->replaced * p->plane,
-                   p->plane * sizeof(double));
-    }
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,

@@ -1,15 +1,16 @@
 /* ca_pool.h: the sample pool of training for persistence (as in Growing Neural Cellular
  * Automata, Mordvintsev et al., Distill 2020). The pool holds config->pool grids of the config's
- * shape, each first a start state. A training round takes `batch` distinct grids of it, drawn
- * from the seed and the round; in a round that runs T steps (a growth round) the one farthest
- * from the target (wrong bits, then squared error; the lowest slot on ties) is replaced by the
- * round's own start for that sample, so a start is always asked for the target at T, not later
- * (a longer round, ca_task_round_steps, replaces none); the `damage` closest to the target have a
- * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel; and once the round
- * ran, its final grids go back into the slots as bits: the hard circuit's where the step measured
- * its hard loss (the states the exported circuit reaches), else the soft rollout's rounded. Every
- * start is bits, so the round's hard rollout starts from the same grid as its soft one. So the rule must keep the target, not only reach it, and with damage
- * grow it back. Everything is drawn from (seed, round): a CPU run is deterministic. */
+ * shape, each first a start state. Every training round takes `batch` distinct slots of it, drawn
+ * from the seed and the round. A growth round (ca_task_round_steps) starts from the preset's
+ * starts, as training without a pool does; a persistence round starts from the slots' grids, the
+ * `damage` closest to the target (wrong bits, then squared error; the lowest slot on ties) with a
+ * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once the round ran,
+ * its final grids go into the slots as bits: the hard circuit's where the step measured its hard
+ * loss (the states the exported circuit reaches), else the soft rollout's rounded. Every start is
+ * bits, so a round's hard rollout starts from the same grid as its soft one. So grids that hold
+ * the target come back, and the rule must keep it (and with damage grow it back), while half the
+ * rounds still ask for it grown from the start at T. Everything is drawn from (seed, round): a
+ * CPU run is deterministic. */
 #ifndef DLCA_CA_POOL_H
 #define DLCA_CA_POOL_H
 
@@ -25,8 +26,6 @@ typedef struct {
     int *slot;          /* [batch]: the round's pool slots, sample by sample */
     int *order;         /* [batch] scratch: samples sorted from closest to farthest */
     double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
-    double *fresh;      /* [C][batch * plane]: the round's start states */
-    int replaced;       /* the round's sample that was replaced by a start; -1: none */
 } ca_pool;
 
 /* A pool for `config` (config->pool > 0), every grid a start state. */
@@ -34,10 +33,11 @@ int ca_pool_init(ca_pool *pool, const ca_config *config);
 
 void ca_pool_free(ca_pool *pool);
 
-/* Round `round`'s start grids [C][batch * H * W] (the layout of ca_task_start) into `start`,
- * chosen, replaced (`grow`: a round of T steps) and damaged as above against `target`
- * ([loss_channels][batch * H * W], the round's target, the same for every start). */
-int ca_pool_round(ca_pool *pool, uint64_t round, int grow, const double *target, double *start);
+/* Round `round`'s slots; and for a persistence round (from_pool) its start grids [C][batch * H * W]
+ * (the layout of ca_task_start) into `start`, damaged as above against `target`
+ * ([loss_channels][batch * H * W], the round's target, the same for every start). A growth round
+ * leaves `start` as it is (the preset's starts). */
+int ca_pool_round(ca_pool *pool, uint64_t round, int from_pool, const double *target, double *start);
 
 /* The round's final grids ([C][batch * H * W], the same layout; any values, rounded at 0.5) back
  * into the slots the round took. */

@@ -354,12 +354,12 @@ int ca_trainer_round(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
-    int steps = ca_task_round_steps(c, t->step);
+    int from_pool = 0, steps = ca_task_round_steps(c, t->step, &from_pool);
     int rc = t->backend == CA_BACKEND_GPU ? ca_gpu_set_steps(&t->gpu, steps)
              : t->options.cpu_reference  ? ca_cpu_set_steps(&t->cpu, steps)
                                          : ca_fast_set_steps(&t->fast, steps);
     if (!rc) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
-    if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, steps == c->steps, t->target, t->start);
+    if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, from_pool, t->target, t->start);
     return rc;
 }
 
