@@ -123,14 +123,14 @@ void ca_pool_store(ca_pool *p, const double *final_grid)
         }
 }
 
-void ca_pool_store_f32(ca_pool *p, const float *final_grid, size_t cells)
+void ca_pool_store_f32(ca_pool *p, const float *final_grid, size_t pitch)
 {
     const ca_config *c = &p->config;
     size_t grid = (size_t)c->channels * p->plane;
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++) {
             double *to = p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane;
-            const float *from = final_grid + (size_t)ch * cells + (size_t)b * p->plane;
+            const float *from = final_grid + (size_t)ch * pitch + (size_t)b * p->plane;
             for (size_t i = 0; i < p->plane; i++) to[i] = from[i] > 0.5f ? 1.0 : 0.0;
         }
 }

@@ -23,7 +23,8 @@ typedef struct {
     ca_config config;   /* the pool's owner's (shape, start, seed, pool, damage) */
     size_t plane;       /* H * W */
     double *grids;      /* [pool][C][plane] */
-    int *slot;          /* [batch]: the round's pool slots, sample by sample */
+    int *slot;          /* [pool]: a shuffle of the slots, whose first `batch` are the round's,
+                           sample by sample */
     int *order;         /* [batch] scratch: samples sorted from closest to farthest */
     double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
 } ca_pool;
