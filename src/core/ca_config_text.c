@@ -323,11 +323,11 @@ const ca_config_key ca_config_keys[] = {
      parse_lr_final, print_lr_final},
     {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 10, else 7",
      parse_init_logit, print_init_logit},
-    {"pool", NULL, "N", "half the rounds start from a pool of N grids of earlier rounds' final grids (0: none)",
+    {"pool", NULL, "N", "half the rounds (persistence rounds) start from a pool of N earlier final grids (0: none)",
      parse_pool, print_pool},
-    {"window", NULL, "K", "half the rounds run T + 1..T + K CA steps, so the target must hold that long",
+    {"window", NULL, "K", "persistence rounds (half) run T+1..T+K CA steps: the target must hold that long",
      parse_window, print_window},
-    {"damage", NULL, "N", "pool grids of a round (the closest to the target) that get a rectangle erased first",
+    {"damage", NULL, "N", "N of a persistence round's pool grids (the closest to the target) get a rectangle erased",
      parse_damage, print_damage},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
