@@ -159,7 +159,7 @@ static int check_persistence(const ca_config *c)
     if (c->pool != 0 && c->batch < 2)
         return err_set(DLCA_ERR, "config: a pool needs a batch of 2 or more (one sample of each round starts afresh), "
                        "not %d", c->batch);
-    if (check_range("damage", c->damage, 0, c->pool ? c->batch - 1 : 0))
+    if (c->damage < 0 || c->damage > (c->pool ? c->batch - 1 : 0))
         return err_set(DLCA_ERR, c->pool ? "config: damage = %d is outside 0..%d (batch - 1: one sample a round stays whole)"
                                          : "config: damage = %d needs a pool (damage erases pool samples)",
                        c->damage, c->batch - 1);

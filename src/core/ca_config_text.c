@@ -166,6 +166,10 @@ INT_KEY(steps, 1, CA_MAX_T)
 INT_KEY(loss_channels, 1, CA_MAX_CHANNELS)
 INT_KEY(batch, 1, CA_MAX_BATCH)
 INT_KEY(train_steps, 1, CA_MAX_TRAIN_STEPS)
+INT_KEY(warmup, 0, CA_MAX_TRAIN_STEPS)
+INT_KEY(pool, 0, CA_MAX_POOL)
+INT_KEY(window, 0, CA_MAX_T)
+INT_KEY(damage, 0, CA_MAX_BATCH)
 
 static int parse_perception(ca_config *c, const char *t, const char *name)
 {
@@ -246,15 +250,6 @@ static void print_lr_schedule(const ca_config *c, char *o, size_t n)
     snprintf(o, n, "%s", choice_name(ca_lr_names, CA_LR_KINDS, (int)c->lr_schedule));
 }
 
-static int parse_warmup(ca_config *c, const char *t, const char *name)
-{
-    long long v = 0;
-    if (parse_int(name, t, 0, CA_MAX_TRAIN_STEPS, &v)) return DLCA_ERR;
-    c->warmup = (int)v;
-    return DLCA_OK;
-}
-static void print_warmup(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->warmup); }
-
 static int parse_init_logit(ca_config *c, const char *t, const char *name)
 {
     return parse_real(name, t, 1e-9, 50.0, &c->init_logit);
@@ -263,33 +258,6 @@ static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real
 
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
 static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
-
-static int parse_pool(ca_config *c, const char *t, const char *name)
-{
-    long long v = 0;
-    if (parse_int(name, t, 0, CA_MAX_POOL, &v)) return DLCA_ERR;
-    c->pool = (int)v;
-    return DLCA_OK;
-}
-static void print_pool(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->pool); }
-
-static int parse_window(ca_config *c, const char *t, const char *name)
-{
-    long long v = 0;
-    if (parse_int(name, t, 0, CA_MAX_T, &v)) return DLCA_ERR;
-    c->window = (int)v;
-    return DLCA_OK;
-}
-static void print_window(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->window); }
-
-static int parse_damage(ca_config *c, const char *t, const char *name)
-{
-    long long v = 0;
-    if (parse_int(name, t, 0, CA_MAX_BATCH, &v)) return DLCA_ERR;
-    c->damage = (int)v;
-    return DLCA_OK;
-}
-static void print_damage(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%d", c->damage); }
 
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {
