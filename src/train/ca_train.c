@@ -97,9 +97,15 @@ static int gpu_engine_init(ca_trainer *t)
     t->target_rows = tn_vk_wrap(t->dev, target.buffer, target.offset, 2, rows);
     t->roll_words = tn_vk_wrap(t->dev, &t->gpu.roll, 0, 1, &words);
     t->rollout.gpu = &t->gpu, t->rollout.dev = t->dev;
-    if (c->pool && vk_buffer_create(t->vk, &t->pool_grid, (size_t)c->channels * t->gpu.plan.pitch * sizeof(float),
-                                    VK_BUFFER_STAGING))
-        return DLCA_ERR;
+    if (c->pool) {
+        /* A pool's target is every round's (ca_config_check: not Life's, the one target that
+         * depends on the start): uploaded once; the starts come from the host each round. */
+        ca_shape shape = {c->batch, c->height, c->width, c->boundary};
+        if (vk_buffer_create(t->vk, &t->pool_grid, (size_t)c->channels * t->gpu.plan.pitch * sizeof(float),
+                             VK_BUFFER_STAGING) ||
+            ca_round_inputs(c, shape, 0, t->image, t->start, t->target) || ca_gpu_upload_target(&t->gpu, t->target))
+            return DLCA_ERR;
+    }
     return t->target_rows && t->roll_words ? DLCA_OK : DLCA_ERR;
 }
 

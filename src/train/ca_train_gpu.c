@@ -49,9 +49,9 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 
 static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
 {
-    /* A pool's starts come from the host (ca_trainer_round), ahead of the step's submission. */
-    if (t->pool.grids && (ca_gpu_upload_grid(&t->gpu, 0, t->start) || ca_gpu_upload_target(&t->gpu, t->target)))
-        return DLCA_ERR;
+    /* A pool's starts come from the host (ca_trainer_round), ahead of the step's submission; its
+     * target is uploaded once (ca_trainer_init). */
+    if (t->pool.grids && ca_gpu_upload_grid(&t->gpu, 0, t->start)) return DLCA_ERR;
     if (tn_vk_record_begin(t->dev, cmd)) return DLCA_ERR;
     int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START);
     if (!rc && !t->pool.grids) rc = ca_gpu_task_round(&t->gpu, cmd, t->step);
