@@ -607,6 +607,28 @@ static void test_init_wired(void)
     ca_model_free(&drawn);
 }
 
+/* tests/corpus/NAME, the corpus model written by an older format version: it loads, with config
+ * `want` (the fields that version lacks at their defaults), the same wiring size, logits and step.
+ * The loaded config goes into *got (zeroed when it does not load). */
+static void check_older_version(const ca_model *m, uint64_t step, const char *name, const ca_config *want,
+                                const char *what, ca_config *got)
+{
+    char path[1024];
+    const char *slash = strrchr(__FILE__, '/');
+    snprintf(path, sizeof path, "%.*scorpus/%s", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__, name);
+    ca_model loaded;
+    ca_train_state state;
+    int rc = ca_file_load(path, &loaded, &state, NULL);
+    CHECK(rc == DLCA_OK, "a %s file loads: %s", what, err_message());
+    memset(got, 0, sizeof *got);
+    if (rc != DLCA_OK) return;
+    *got = loaded.config;
+    CHECK(memcmp(&loaded.config, want, sizeof *want) == 0 && loaded.gate_count == m->gate_count &&
+              memcmp(loaded.logits, m->logits, m->gate_count * 16 * sizeof(float)) == 0 && state.step == step,
+          "the %s file holds the same model and state, its missing fields at their defaults", what);
+    ca_model_free(&loaded), ca_train_state_free(&state);
+}
+
 /* tests/corpus/tiny.dlca seeds the fuzzer and pins the format: the writer must still produce it
  * byte for byte. DLCA_WRITE_CORPUS=1 regenerates it (only with a format version bump). */
 static void test_corpus(void)
@@ -629,37 +651,18 @@ static void test_corpus(void)
     CHECK(ca_file_load(path, &loaded, NULL, NULL) == DLCA_OK, "the corpus file loads: %s", err_message());
     ca_model_free(&loaded);
     /* tiny_v1.dlca is the same model in format version 1 (no schedule fields): it still loads,
-     * with a constant learning rate, and equals the model but for those fields. */
-    snprintf(path, sizeof path, "%.*scorpus/tiny_v1.dlca", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-    ca_train_state old_state;
-    int rc = ca_file_load(path, &loaded, &old_state, NULL);
-    CHECK(rc == DLCA_OK, "a version 1 file loads: %s", err_message());
-    if (rc == DLCA_OK) {
-        CHECK(loaded.config.lr_schedule == CA_LR_CONSTANT && loaded.config.warmup == 0,
-              "a version 1 file trains at a constant learning rate");
-        ca_config want = m.config;
-        want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
-        want.pool = want.window = want.damage = 0;
-        CHECK(memcmp(&loaded.config, &want, sizeof want) == 0 && loaded.gate_count == m.gate_count &&
-                  memcmp(loaded.logits, m.logits, m.gate_count * 16 * sizeof(float)) == 0 &&
-                  old_state.step == state.step,
-              "the version 1 file holds the same model and state");
-        ca_model_free(&loaded), ca_train_state_free(&old_state);
-    }
-    /* tiny_v2.dlca is the same model in format version 2 (no pool fields): it loads without a
-     * pool, window or damage, and equals the model otherwise. */
-    snprintf(path, sizeof path, "%.*scorpus/tiny_v2.dlca", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-    rc = ca_file_load(path, &loaded, &old_state, NULL);
-    CHECK(rc == DLCA_OK, "a version 2 file loads: %s", err_message());
-    if (rc == DLCA_OK) {
-        ca_config want = m.config;
-        want.pool = want.window = want.damage = 0;
-        CHECK(memcmp(&loaded.config, &want, sizeof want) == 0 && loaded.gate_count == m.gate_count &&
-                  memcmp(loaded.logits, m.logits, m.gate_count * 16 * sizeof(float)) == 0 &&
-                  old_state.step == state.step,
-              "the version 2 file holds the same model and state, without a pool");
-        ca_model_free(&loaded), ca_train_state_free(&old_state);
-    }
+     * with a constant learning rate and without a pool, and equals the model but for those
+     * fields; tiny_v2.dlca, in version 2 (no pool fields), loads without a pool. */
+    ca_config want = m.config;
+    want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
+    want.pool = want.window = want.damage = 0;
+    ca_config got;
+    check_older_version(&m, state.step, "tiny_v1.dlca", &want, "version 1", &got);
+    CHECK(got.lr_schedule == CA_LR_CONSTANT && got.warmup == 0 && got.learning_rate > 0.0,
+          "a version 1 file trains at a constant learning rate");
+    want = m.config;
+    want.pool = want.window = want.damage = 0;
+    check_older_version(&m, state.step, "tiny_v2.dlca", &want, "version 2", &got);
     free(data);
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }
