@@ -3,8 +3,9 @@
  * one. The engines run a rollout of L steps in room for T + window exactly as an engine built for
  * T = L does (forward grids and S, bit for bit, on the double and the fast engine), and the double
  * engine's gradient at L matches central finite differences. The sample pool takes distinct
- * slots, leaves growth rounds the preset's starts and starts the others from its grids, erases a
- * rectangle of the closest ones, and stores final grids as bits. A trainer with a pool, a window
+ * slots, leaves growth rounds the preset's starts and starts the others from its grids (the
+ * farthest one from a start), erases a rectangle of the closest ones, and stores the final grids
+ * of persistence rounds, and only theirs, as bits. A trainer with a pool, a window
  * and damage gives the same losses on the double engine, the fast one and the GPU (where there is
  * one), and the same again when run twice, whether each step measures the hard loss (the pool
  * keeps the hard circuit's grids) or every other one. */
@@ -241,9 +242,17 @@ static void check_pool(void)
     int distinct = p.slot[0] != p.slot[1] && p.slot[0] != p.slot[2] && p.slot[1] != p.slot[2];
     CHECK(distinct && p.slot[0] >= 0 && p.slot[0] < 7 && p.slot[1] >= 0 && p.slot[1] < 7 && p.slot[2] >= 0 &&
               p.slot[2] < 7, "a round takes 3 distinct slots of 7 (%d %d %d)", p.slot[0], p.slot[1], p.slot[2]);
-    int near = 0;
-    for (int b = 1; b < 3; b++) near = p.slot[b] < p.slot[near] ? b : near;
+    int near = 0, far = 0;
+    for (int b = 1; b < 3; b++) near = p.slot[b] < p.slot[near] ? b : near, far = p.slot[b] > p.slot[far] ? b : far;
     for (int b = 0; b < 3; b++) {
+        if (b == far) {
+            int kept = 1;
+            for (int ch = 0; ch < c.channels; ch++)
+                kept &= memcmp(start + (size_t)ch * cells + (size_t)b * plane, fresh + (size_t)ch * cells + (size_t)b * plane,
+                               plane * sizeof(double)) == 0;
+            CHECK(kept, "the sample farthest from the target (slot %d) starts from the preset's start", p.slot[b]);
+            continue;
+        }
         int damaged = 0, changed_outside = 0, min_y = 99, max_y = -1, min_x = 99, max_x = -1;
         for (int ch = 0; ch < c.channels; ch++)
             for (size_t k = 0; k < plane; k++) {
@@ -280,7 +289,11 @@ static void check_pool(void)
             for (size_t k = 0; k < plane; k++)
                 stored &= p.grids[(size_t)p.slot[b] * grid + (size_t)ch * plane + k] ==
                           (final[(size_t)ch * cells + (size_t)b * plane + k] > 0.5 ? 1.0 : 0.0);
-    CHECK(stored, "the round's final grids are stored in its slots, rounded to bits");
+    CHECK(stored, "the persistence round's final grids are stored in its slots, rounded to bits");
+    memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
+    ca_pool_round(&p, 12, 0, target, start);
+    ca_pool_store(&p, final), ca_pool_store_f32(&p, (const float *)final, cells);
+    CHECK(memcmp(before, p.grids, grid * (size_t)c.pool * sizeof(double)) == 0, "a growth round stores nothing");
     /* another pool of the same config draws the same slots; every slot is drawn over rounds */
     int same = 1, drawn[7] = {0};
     for (uint64_t r = 0; r < 40; r++) {

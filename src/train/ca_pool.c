@@ -100,37 +100,40 @@ int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, const double *targe
         int j = i + (int)rng_below(&rng, (uint32_t)(c->pool - i)), keep = p->slot[i];
         p->slot[i] = p->slot[j], p->slot[j] = keep;
     }
+    p->from_pool = from_pool;
     if (!from_pool) return DLCA_OK;
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
+    int replaced = p->order[c->batch - 1]; /* keeps the preset's start (damage <= batch - 1) */
     for (int b = 0; b < c->batch; b++)
-        for (int ch = 0; ch < c->channels; ch++)
+        for (int ch = 0; ch < c->channels && b != replaced; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,
                    p->plane * sizeof(double));
     return DLCA_OK;
 }
 
-void ca_pool_store(ca_pool *p, const double *final_grid)
+/* The round's final grids into its slots, from doubles (d) or floats (f), channel rows `pitch`
+ * apart; nothing after a growth round. */
+static void store(ca_pool *p, const double *d, const float *f, size_t pitch)
 {
     const ca_config *c = &p->config;
-    size_t cells = (size_t)c->batch * p->plane, grid = (size_t)c->channels * p->plane;
+    size_t grid = (size_t)c->channels * p->plane;
+    if (!p->from_pool) return;
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++) {
             double *to = p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane;
-            const double *from = final_grid + (size_t)ch * cells + (size_t)b * p->plane;
-            for (size_t i = 0; i < p->plane; i++) to[i] = from[i] > 0.5 ? 1.0 : 0.0;
+            size_t from = (size_t)ch * pitch + (size_t)b * p->plane;
+            for (size_t i = 0; i < p->plane; i++) to[i] = (d ? d[from + i] > 0.5 : f[from + i] > 0.5f) ? 1.0 : 0.0;
         }
+}
+
+void ca_pool_store(ca_pool *p, const double *final_grid)
+{
+    store(p, final_grid, NULL, (size_t)p->config.batch * p->plane);
 }
 
 void ca_pool_store_f32(ca_pool *p, const float *final_grid, size_t pitch)
 {
-    const ca_config *c = &p->config;
-    size_t grid = (size_t)c->channels * p->plane;
-    for (int b = 0; b < c->batch; b++)
-        for (int ch = 0; ch < c->channels; ch++) {
-            double *to = p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane;
-            const float *from = final_grid + (size_t)ch * pitch + (size_t)b * p->plane;
-            for (size_t i = 0; i < p->plane; i++) to[i] = from[i] > 0.5f ? 1.0 : 0.0;
-        }
+    store(p, NULL, final_grid, pitch);
 }

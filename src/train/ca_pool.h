@@ -2,15 +2,16 @@
  * Automata, Mordvintsev et al., Distill 2020). The pool holds config->pool grids of the config's
  * shape, each first a start state. Every training round takes `batch` distinct slots of it, drawn
  * from the seed and the round. A growth round (ca_task_round_steps) starts from the preset's
- * starts, as training without a pool does; a persistence round starts from the slots' grids, the
- * `damage` closest to the target (wrong bits, then squared error; the lowest slot on ties) with a
- * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once the round ran,
- * its final grids go into the slots as bits: the hard circuit's where the step measured its hard
- * loss (the states the exported circuit reaches), else the soft rollout's rounded. Every start is
- * bits, so a round's hard rollout starts from the same grid as its soft one. So grids that hold
- * the target come back, and the rule must keep it (and with damage grow it back), while half the
- * rounds still ask for it grown from the start at T. Everything is drawn from (seed, round): a
- * CPU run is deterministic. */
+ * starts, as training without a pool does, and leaves the pool alone. A persistence round starts
+ * from the slots' grids, ranked by distance to the target (wrong bits, then squared error; the
+ * lowest slot on ties): the farthest is replaced by the preset's start, the `damage` closest get a
+ * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once it ran, its final
+ * grids go into its slots as bits: the hard circuit's where the step measured its hard loss (the
+ * states the exported circuit reaches), else the soft rollout's rounded. Every start is bits, so a
+ * round's hard rollout starts from the same grid as its soft one. So pool grids grow old, round
+ * after round, and the rule must keep the target over many times T steps (and with damage grow it
+ * back), while half the rounds still ask for it grown from the start at T. Everything is drawn
+ * from (seed, round): a CPU run is deterministic. */
 #ifndef DLCA_CA_POOL_H
 #define DLCA_CA_POOL_H
 
@@ -27,6 +28,7 @@ typedef struct {
                            sample by sample */
     int *order;         /* [batch] scratch: samples sorted from closest to farthest */
     double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
+    int from_pool;      /* whether the last round was a persistence round (its grids are stored) */
 } ca_pool;
 
 /* A pool for `config` (config->pool > 0), every grid a start state. */
@@ -35,13 +37,14 @@ int ca_pool_init(ca_pool *pool, const ca_config *config);
 void ca_pool_free(ca_pool *pool);
 
 /* Round `round`'s slots; and for a persistence round (from_pool) its start grids [C][batch * H * W]
- * (the layout of ca_task_start) into `start`, damaged as above against `target`
- * ([loss_channels][batch * H * W], the round's target, the same for every start). A growth round
- * leaves `start` as it is (the preset's starts). */
+ * (the layout of ca_task_start) into `start`, which holds the preset's starts: the farthest
+ * sample's is kept, the others replaced by their pool grids, damaged as above. Distances are to
+ * `target` ([loss_channels][batch * H * W], the round's target, the same for every start). A
+ * growth round leaves `start` as it is. */
 int ca_pool_round(ca_pool *pool, uint64_t round, int from_pool, const double *target, double *start);
 
 /* The round's final grids ([C][batch * H * W], the same layout; any values, rounded at 0.5) back
- * into the slots the round took. */
+ * into the slots a persistence round took; nothing after a growth round. */
 void ca_pool_store(ca_pool *pool, const double *final_grid);
 
 /* The same from floats in rows of `pitch` >= batch * H * W (the fast CPU engine's grids, pitch
