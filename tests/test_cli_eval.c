@@ -156,9 +156,9 @@ static void test_failing(void)
 }
 
 /* --persistence: two more checks. The shipped checkerboard is a fixed point: it persists and
- * regrows. The shipped image grows its picture at T and loses it after (the issue of patterns
- * that stay): 'persists' fails with the worst step's error, and without the flag eval passes. Gol
- * gains none. */
+ * regrows. The shipped image grows its picture at T and loses it after: 'persists' fails with the
+ * worst step's error, and without the flag eval passes. image-persist, trained with a pool,
+ * passes both, and runs 'persists' without the flag. Gol gains none. */
 static void test_persistence(void)
 {
     char err[4096];
@@ -183,6 +183,20 @@ static void test_persistence(void)
     free(json);
     status = run_dlca(err, sizeof err, "eval '%s/models/image.dlca' --device cpu", DLCA_ASSET_DIR);
     CHECK(status == 0, "image without --persistence passes: %s", err);
+    status = run_dlca(err, sizeof err, "eval '%s/models/image-persist.dlca' --device cpu --persistence --json ip.json",
+                      DLCA_ASSET_DIR);
+    json = slurp("ip.json");
+    CHECK(status == 0 && json && mj_valid(json) && mj_number_at(json, "passed") == 3.0 &&
+              mj_is(json, "checks.1.name", "\"persists: exact at every step from T to 10T (15 to 150)\"") &&
+              mj_number_at(json, "checks.2.error") == 0.0,
+          "image-persist (trained with a pool): grows, persists and regrows, 3 of 3 (%d): %s", status, err);
+    free(json);
+    status = run_dlca(err, sizeof err, "eval '%s/models/image-persist.dlca' --device cpu --json ip2.json", DLCA_ASSET_DIR);
+    json = slurp("ip2.json");
+    CHECK(status == 0 && json && mj_valid(json) && mj_number_at(json, "passed") == 2.0 &&
+              mj_is(json, "checks.1.passed", "true"),
+          "image-persist without --persistence: its pool brings 'persists' (2 of 2) (%d): %s", status, err);
+    free(json);
     status = run_dlca(err, sizeof err, "eval '%s/models/gol.dlca' --device cpu --persistence --json gol2.json",
                       DLCA_ASSET_DIR);
     json = slurp("gol2.json");

@@ -37,6 +37,9 @@ run "$models/checkerboard-async.dlca" --every 10 --scale 4 --out "$out/checkerbo
 run "$models/lizard.dlca" --every 2 --scale 4 --out "$out/lizard.png"
 run "$models/image.dlca" --every 3 --scale 4 --out "$out/image.png"
 run "$models/image.dlca" --out "$out/image.gif"
+run "$models/image-persist.dlca" --steps 150 --every 15 --scale 4 --out "$out/image-persist.png"
+run "$models/image-persist.dlca" --steps 60 --every 5 --scale 4 --damage 0,0,8,8@30 --out "$out/image-regrow.png"
+run "$models/image-persist.dlca" --steps 90 --damage 0,0,8,8@45 --out "$out/image-persist.gif"
 
 if command -v dot > /dev/null 2>&1; then
     dot_file=$(mktemp /tmp/dlca_gol_circuit.XXXXXX.dot)
