@@ -207,7 +207,8 @@ static void test_persistence(void)
 
 /* A model trained with a pool, a window and damage (dlca train --pool/--window/--damage, kept in
  * the model file) has 'persists' and 'regrows' among its checks without --persistence, and the
- * flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits. */
+ * flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
+ * each error naming the flag of the value it is about, whichever flag came last. */
 static void test_trained_persistence(void)
 {
     char err[4096];
@@ -235,7 +236,8 @@ static void test_trained_persistence(void)
           "resume of a pool run: %s", err);
     static const struct {
         const char *flags, *needle;
-    } bad[] = {{"--preset checkerboard --pool 4 --damage 2", "damage = 2 is outside 0..1"},
+    } bad[] = {{"--preset checkerboard --pool 4 --damage 2", "--damage 2: config: damage = 2 is outside 0..1"},
+               {"--preset checkerboard --damage 2 --pool 4", "--damage 2: config: damage = 2 is outside 0..1"},
                {"--preset checkerboard --damage 1", "damage = 1 needs a pool"},
                {"--preset checkerboard --pool 1", "pool = 1 is outside 2..65536"},
                {"--preset gol --pool 40", "a pool needs a target that does not depend on the start"},

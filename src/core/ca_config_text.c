@@ -462,19 +462,33 @@ static int apply(ca_config *c, const ca_config *base, const ca_config_assignment
     return DLCA_OK;
 }
 
-/* ca_config_check failed with `why`: names the last assignment without which the config passes
- * (or fails otherwise), which is the value to change. */
+/* Whether assignment i is the one that sets its key (no later assignment of the same key). */
+static int in_effect(const ca_config_assignments *list, int i)
+{
+    for (int j = i + 1; j < list->count; j++)
+        if (list->items[j].key == list->items[i].key) return 0;
+    return 1;
+}
+
+/* ca_config_check failed with `why`: names the assignment of the key the message is about
+ * ("config: damage = 2 ..." names --damage, whatever flag came last); else the last assignment
+ * without which the config passes (or fails otherwise), which is the value to change. */
 static int name_culprit(const ca_config *base, const ca_config_assignments *list, const char *why)
 {
+    char what[CA_CONFIG_ORIGIN_MAX + CA_CONFIG_VALUE_MAX + 8];
+    for (int i = list->count - 1; i >= 0; i--) {
+        char about[96];
+        snprintf(about, sizeof about, "config: %s = ", list->items[i].key->key);
+        if (!in_effect(list, i) || strncmp(why, about, strlen(about)) != 0) continue;
+        shown(&list->items[i], what, sizeof what);
+        return err_set(DLCA_ERR, "%s: %s", what, why);
+    }
     for (int i = list->count - 1; i >= 0; i--) {
         const ca_config_assignment *a = &list->items[i];
-        int later = 0;
-        for (int j = i + 1; j < list->count; j++) later |= list->items[j].key == a->key;
-        if (later || a->key->parse == parse_preset) continue;
+        if (!in_effect(list, i) || a->key->parse == parse_preset) continue;
         ca_config without;
         if (apply(&without, base, list, i) != DLCA_OK) continue;
         if (ca_config_check(&without) == DLCA_OK || strcmp(err_message(), why) != 0) {
-            char what[CA_CONFIG_ORIGIN_MAX + CA_CONFIG_VALUE_MAX + 8];
             shown(a, what, sizeof what);
             return err_set(DLCA_ERR, "%s: %s", what, why);
         }
