@@ -2,7 +2,7 @@
  * the summary (exact/S, medians, exact seeds), the JSON and the Markdown row agree with the
  * per-seed CSV; every seed's single `dlca train` stops at the sweep's exact step (or trains to
  * the budget, ending with the sweep's losses), and an exact one writes a circuit that passes the
- * exact check. Then the stop of a population: of three members the first verified exact is the
+ * exact check, the one the sweep kept (--keep-exact). Then the stop of a population: of three members the first verified exact is the
  * one written, at its exact step, and the others stop there too; with --tries, a try follows one
  * without an exact member and none follows one with. Bad calls are refused. */
 #include "ca_exact.h"
@@ -145,6 +145,15 @@ static void check_single_runs(const seed_row *rows, int n)
         CHECK(last[1] == r->soft && last[2] == r->hard,
               "seed %ld: its last soft and hard loss are the sweep's (%.9g %g, %.9g %g)", r->seed, last[1], last[2],
               r->soft, r->hard);
+        /* --keep-exact kept the exact seeds' circuits, the same run dlca train writes, and no other */
+        char kept[64], path[512];
+        snprintf(kept, sizeof kept, "kept/gol-seed%ld.dlca", r->seed);
+        snprintf(path, sizeof path, "%s/%s", fixture_scratch, kept);
+        snprintf(name, sizeof name, "s%ld.dlca", r->seed);
+        if (r->exact_step)
+            CHECK(fixture_same_run(kept, name), "seed %ld: the sweep kept %s, the run dlca train wrote", r->seed, kept);
+        else
+            CHECK(access(path, F_OK) != 0, "seed %ld, never exact, has no kept circuit", r->seed);
         if (!r->exact_step) continue;
         ca_model model;
         ca_train_state state;
@@ -225,6 +234,15 @@ static void test_refused(void)
     fixture_refused("--seed", "sweep --preset gol --seeds 1-2 --seed 3");
     fixture_refused("--lr", "sweep --preset gol --seeds 1-2 --lr fast");
     fixture_refused("population of 2", "sweep --preset gol --seeds 1-2 --device cpu --max-memory 0.001");
+    /* a kept circuit is never replaced: refused before training, as is a folder that is a file */
+    int exists = 0;
+    for (int s = 1; s <= SEEDS; s++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/kept/gol-seed%d.dlca", fixture_scratch, s);
+        exists |= access(path, F_OK) == 0;
+    }
+    if (exists) fixture_refused("exists", "sweep --preset gol --seeds 1-6 --steps 10 --device cpu --keep-exact kept");
+    fixture_refused("not a folder", "sweep --preset gol --seeds 1-2 --device cpu --keep-exact sweep.csv");
 }
 
 int main(int argc, char **argv)
@@ -233,7 +251,7 @@ int main(int argc, char **argv)
     if (fixture_begin(argv[0], "sweep")) return 1;
     char err[4096];
     int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv sweep.csv "
-                             "--json sweep.json --markdown --commit abc123", config, SEEDS, BUDGET);
+                             "--json sweep.json --markdown --commit abc123 --keep-exact kept", config, SEEDS, BUDGET);
     CHECK(status == 0, "the sweep exits 0: %s", err);
     seed_row rows[SEEDS + 1];
     int n = read_rows(rows);

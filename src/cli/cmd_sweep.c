@@ -27,7 +27,7 @@ typedef struct {
     char presets[SWEEP_MAX_PRESETS][CA_NAME_LENGTH];
     int preset_count;
     long long first_seed, seed_count;
-    const char *device, *json, *csv, *method, *commit, *target;
+    const char *device, *json, *csv, *method, *commit, *target, *keep_exact;
     int markdown;
     ca_cache cache;
     long long every, check_every;
@@ -74,6 +74,9 @@ static void print_help(void)
            "  --check-every N    measure the hard loss every N steps (default 1; as dlca train)\n"
            "  --every N          a progress line every N steps (default 100)\n"
            "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
+           "  --keep-exact DIR   write each verified-exact circuit to DIR as <preset>-seed<S>.dlca\n"
+           "                     (the state before its exact step's update, as dlca train writes\n"
+           "                     it); DIR is made if missing, and no file in it is replaced\n"
            "  --json FILE        the summary and every run as JSON (atomically; - for stdout); a\n"
            "                     run's 'inexact' counts its circuits with a hard loss of 0 that\n"
            "                     the exact check refused, 'first_inexact' says why the first was\n"
@@ -131,6 +134,7 @@ static int parse_flag(sweep_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--method") == 0) o->method = v;
     else if (strcmp(flag, "--commit") == 0) o->commit = v;
     else if (strcmp(flag, "--target") == 0) o->target = v;
+    else if (strcmp(flag, "--keep-exact") == 0) o->keep_exact = v;
     else if (strcmp(flag, "--cache") == 0) {
         if (strcmp(v, "full") == 0) o->cache = CA_CACHE_FULL;
         else if (strcmp(v, "checkpoint") == 0) o->cache = CA_CACHE_CHECKPOINT;
@@ -254,19 +258,56 @@ static int build_config(const sweep_options *o, const char *preset, ca_config *c
     return rc;
 }
 
-/* The target picture of an image preset: --target, else the shipped one. */
-static int load_target(const sweep_options *o, const ca_config *c, const char *assets, double **image)
+/* The target picture of an image preset (--target, else the shipped one) as bits, which kept
+ * circuits store, and as the values training reads; none (zeroed, NULL) for the others. */
+static int load_target(const sweep_options *o, const ca_config *c, const char *assets, ca_target_image *target,
+                       double **image)
 {
     char path[4096];
     const char *fallback = ca_target_default_path(c, assets, path, sizeof path);
     const char *file = fallback && o->target ? o->target : fallback;
-    ca_target_image target;
+    memset(target, 0, sizeof *target);
     *image = NULL;
     if (!file) return DLCA_OK;
-    if (ca_target_load_png(c, file, &target)) return DLCA_ERR;
-    *image = ca_target_values(&target);
-    ca_target_image_free(&target);
+    if (ca_target_load_png(c, file, target)) return DLCA_ERR;
+    *image = ca_target_values(target);
     return *image ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+}
+
+/* --keep-exact: DIR/<preset>-seed<S>.dlca of every preset and seed, checked before any training:
+ * DIR is made if missing, and a file that is there already is refused, not replaced. */
+static int check_keep_exact(const sweep_options *o)
+{
+    if (cmd_population_dir(o->keep_exact, "--keep-exact")) return DLCA_ERR;
+    int rc = DLCA_OK;
+    for (int i = 0; !rc && i < o->preset_count; i++)
+        for (long long k = 0; !rc && k < o->seed_count; k++) {
+            char *path = cmd_population_member_path(o->keep_exact, o->presets[i], (uint64_t)(o->first_seed + k), ".dlca");
+            if (!path) return err_set(DLCA_ERR_NOMEM, "out of memory");
+            rc = atomic_file_check(path, "--keep-exact");
+            if (!rc && atomic_file_exists(path))
+                rc = err_set(DLCA_ERR, "--keep-exact: %s exists: move it away or give another folder", path);
+            free(path);
+        }
+    return rc;
+}
+
+/* Every verified-exact member of the trained population into --keep-exact. */
+static int keep_exact(const sweep_options *o, ca_population *p, const ca_target_image *target)
+{
+    int kept = 0;
+    for (int i = 0; i < p->count; i++) {
+        if (!p->members[i].out.exact) continue;
+        char *path = cmd_population_member_path(o->keep_exact, p->members[i].model.config.preset,
+                                                p->members[i].model.config.seed, ".dlca");
+        if (!path) return err_set(DLCA_ERR_NOMEM, "out of memory");
+        int rc = ca_population_save(p, i, path, target);
+        free(path);
+        if (rc) return rc;
+        kept++;
+    }
+    fprintf(stderr, "kept %d exact circuit%s in %s\n", kept, kept == 1 ? "" : "s", o->keep_exact);
+    return DLCA_OK;
 }
 
 static int sweep_preset(const sweep_options *o, const char *preset, ca_options *run, ca_backend backend,
@@ -274,11 +315,12 @@ static int sweep_preset(const sweep_options *o, const char *preset, ca_options *
 {
     ca_config config;
     ca_population p;
+    ca_target_image target = {0};
     double *image = NULL, start = now_seconds();
     memset(&p, 0, sizeof p);
     int count = (int)o->seed_count;
     int rc = build_config(o, preset, &config);
-    if (!rc) rc = load_target(o, &config, run->assets, &image);
+    if (!rc) rc = load_target(o, &config, run->assets, &target, &image);
     if (!rc) rc = cmd_population_memory(&config, count, backend, vk, run, o->max_memory);
     if (!rc) {
         fprintf(stderr, "sweeping %s: seeds %lld to %lld, %d steps on %s\n", preset, o->first_seed,
@@ -291,7 +333,9 @@ static int sweep_preset(const sweep_options *o, const char *preset, ca_options *
         rc = ca_population_train(&p, &how);
     }
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
+    if (!rc && o->keep_exact) rc = keep_exact(o, &p, target.bits ? &target : NULL);
     ca_population_free(&p);
+    ca_target_image_free(&target);
     free(image);
     return rc;
 }
@@ -434,6 +478,7 @@ static int sweep(const sweep_options *o)
     /* the outputs are checked before hours of training, not after */
     if (!rc && o->csv) rc = atomic_file_check(o->csv, "--csv");
     if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
+    if (!rc && o->keep_exact) rc = check_keep_exact(o);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     for (int i = 0; !rc && i < o->preset_count; i++, done++) rc = sweep_preset(o, o->presets[i], &run, backend, &vk, &results[i]);
     char device[256];
