@@ -291,7 +291,7 @@ const ca_config_key ca_config_keys[] = {
      parse_lr_final, print_lr_final},
     {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 10, else 7",
      parse_init_logit, print_init_logit},
-    {"pool", NULL, "N", "half the rounds (persistence rounds) start from a pool of N earlier final grids (0: none)",
+    {"pool", NULL, "N", "persistence rounds (half) start from a pool of N of their final grids, the farthest a start (0: none)",
      parse_pool, print_pool},
     {"window", NULL, "K", "persistence rounds (half) run T+1..T+K CA steps: the target must hold that long",
      parse_window, print_window},
