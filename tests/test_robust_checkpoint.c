@@ -1,5 +1,6 @@
 /* test_robust_checkpoint: nothing a `dlca train` run has saved is ever lost, on the CPU engine.
- * SIGINT, SIGTERM and SIGHUP save and exit 0 (SIGHUP not under nohup); kill -9 at random moments while it checkpoints
+ * SIGINT, SIGTERM and SIGHUP save and exit 0 (SIGHUP not under nohup), and a `dlca sweep` they
+ * stop writes what it has; kill -9 at random moments while it checkpoints
  * every step always leaves a loadable checkpoint that never goes back, and the next run that
  * saves removes the temp files the killed ones left; kill -9 while a resumed run cuts its long
  * CSV log back leaves the log whole, old or new, never empty; a write that hits the file-size
@@ -98,6 +99,43 @@ static void test_signal(int signal_number, const char *name)
     CHECK(step >= 20, "%s: a loadable checkpoint with step >= 20 (%lld)", name, step);
     snprintf(want, sizeof want, "interrupted at step %lld", step);
     CHECK(strstr(text, want) != NULL, "%s: the run says '%s': %s", name, want, text);
+}
+
+/* A sweep stopped by SIGTERM mid-run prints and writes what it has, the preset marked with the
+ * steps it ran, and exits 0; the presets after it do not start. */
+static void test_sweep_signal(void)
+{
+    char log[512], json[512], csv[512], text[16384];
+    snprintf(log, sizeof log, "%s", robust_path("sweep.txt"));
+    snprintf(json, sizeof json, "%s", robust_path("sweep.json"));
+    snprintf(csv, sizeof csv, "%s", robust_path("sweep.csv"));
+    remove(json), remove(csv);
+    char *argv[] = {NULL, "sweep", "--preset", "checkerboard,gol", "--grid", "8x8", "--T", "4", "--device", "cpu",
+                    "--seeds", "1-2", "--steps", "100000000", "--every", "20", "--json", json, "--csv", csv, NULL};
+    pid_t pid = robust_spawn(argv, log, NULL, NULL, 0);
+    int started = 0; /* the first progress line: the handler is installed and training under way */
+    for (int i = 0; i < 12000 && !started; i++) {
+        robust_sleep_ms(10);
+        robust_read_text(log, text, sizeof text);
+        started = strstr(text, "step 20/100000000") != NULL;
+    }
+    CHECK(started, "sweep: no progress line within 120 s: %s", text);
+    kill(pid, SIGTERM);
+    int status = robust_wait_timeout(pid, 120.0);
+    robust_read_text(log, text, sizeof text);
+    CHECK(status == 0 && strstr(text, "interrupted at step ") && strstr(text, "the summary of checkerboard covers"),
+          "sweep: SIGTERM stops it with exit 0, saying where (%d): %s", status, text);
+    CHECK(strstr(text, "\ncheckerboard ") && !strstr(text, "sweeping gol"), "sweep: checkerboard's summary printed, "
+          "gol not started: %s", text);
+    char written[8192] = "";
+    robust_read_text(json, written, sizeof written);
+    const char *done = strstr(written, "\"steps_done\": ");
+    long long steps = done ? atoll(done + 14) : -1;
+    CHECK(strstr(written, "\"interrupted\": true") && steps >= 20 && steps < 100000000,
+          "sweep: the JSON marks the preset interrupted after %lld steps: %s", steps, written);
+    robust_read_text(csv, written, sizeof written);
+    CHECK(strstr(written, "checkerboard,1,") && strstr(written, "checkerboard,2,"), "sweep: the CSV has both seeds: %s",
+          written);
 }
 
 /* Under nohup (SIGHUP ignored when dlca starts) a hangup is still ignored: the run goes on. */
@@ -377,6 +415,7 @@ int main(int argc, char **argv)
     test_signal(SIGTERM, "SIGTERM");
     test_signal(SIGHUP, "SIGHUP");
     test_nohup();
+    test_sweep_signal();
     test_nan();
     test_file_size_limit();
     test_kill_9();

@@ -16,12 +16,22 @@
 #include "error.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { SWEEP_MAX_PRESETS = 8 };
+
+/* Set by the signal handler: a handler can reach nothing else. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int signal_number)
+{
+    (void)signal_number;
+    stop_requested = 1;
+}
 
 typedef struct {
     char presets[SWEEP_MAX_PRESETS][CA_NAME_LENGTH];
@@ -33,6 +43,7 @@ typedef struct {
     long long every, check_every;
     double max_memory;
     ca_config_assignments flags; /* config keys given as flags, applied on each preset */
+    volatile sig_atomic_t *interrupt; /* set by SIGINT, SIGTERM or SIGHUP: stop after the step under way */
 } sweep_options;
 
 /* One preset's outcome. */
@@ -40,6 +51,8 @@ typedef struct {
     char preset[CA_NAME_LENGTH];
     int runs, exact;
     uint64_t steps;                  /* the budget */
+    uint64_t steps_done;             /* the steps the population ran: the budget unless interrupted */
+    int interrupted;
     double median_exact, median_all; /* INFINITY: never */
     double wall;                     /* seconds, start-up included */
     int *seeds_exact;                /* [exact] */
@@ -85,7 +98,11 @@ static void print_help(void)
            "  --markdown         also print the README's rows: | preset | method | exact/S | median\n"
            "                     steps to exact | wall s per exact | device | commit |\n"
            "  --method TEXT      the method column (default: the config flags given, or 'defaults')\n"
-           "  --commit TEXT      the commit column (default '-'; tools/sweep_table.sh gives git's)\n",
+           "  --commit TEXT      the commit column (default '-'; tools/sweep_table.sh gives git's)\n"
+           "\n"
+           "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) stop the sweep after\n"
+           "the step under way: it prints and writes (--json, --csv, --markdown, --keep-exact) what\n"
+           "it has, the interrupted preset marked with the steps it ran, and exits 0.\n",
            SWEEP_MAX_PRESETS);
 }
 
@@ -234,6 +251,7 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
         r->exact_step[i] = step;
         r->final_soft[i] = m->soft, r->final_hard[i] = m->hard, r->best_hard[i] = m->watch.best.wrong;
         r->inexact[i] = m->watch.inexact;
+        r->steps_done = m->stop_step > r->steps_done ? m->stop_step : r->steps_done;
         snprintf(r->first_inexact[i], sizeof r->first_inexact[i], "%s", m->watch.inexact ? m->watch.first_inexact.why : "");
         all[i] = step ? (double)step : INFINITY;
         if (step) exact[r->exact] = (double)step, r->seeds_exact[r->exact++] = (int)m->model.config.seed;
@@ -272,6 +290,21 @@ static int load_target(const sweep_options *o, const ca_config *c, const char *a
     if (ca_target_load_png(c, file, target)) return DLCA_ERR;
     *image = ca_target_values(target);
     return *image ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+}
+
+/* Every preset's config and target picture, checked before the first is trained. */
+static int check_presets(const sweep_options *o, const char *assets)
+{
+    for (int i = 0; i < o->preset_count; i++) {
+        ca_config config;
+        ca_target_image target;
+        double *image;
+        if (build_config(o, o->presets[i], &config) || load_target(o, &config, assets, &target, &image))
+            return DLCA_ERR;
+        ca_target_image_free(&target);
+        free(image);
+    }
+    return DLCA_OK;
 }
 
 /* --keep-exact: DIR/<preset>-seed<S>.dlca of every preset and seed, checked before any training:
@@ -329,10 +362,15 @@ static int sweep_preset(const sweep_options *o, const char *preset, ca_options *
     }
     if (!rc) {
         cmd_population_progress show = {preset};
-        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, NULL, 0.0};
+        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, o->interrupt, 0.0};
         rc = ca_population_train(&p, &how);
     }
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
+    if (!rc && o->interrupt && *o->interrupt) {
+        result->interrupted = 1;
+        fprintf(stderr, "interrupted at step %llu of %llu: the summary of %s covers the steps run\n",
+                (unsigned long long)result->steps_done, (unsigned long long)result->steps, preset);
+    }
     if (!rc && o->keep_exact) rc = keep_exact(o, &p, target.bits ? &target : NULL);
     ca_population_free(&p);
     ca_target_image_free(&target);
@@ -396,8 +434,11 @@ static void print_markdown(const sweep_options *o, const sweep_result *results, 
         char exact[32], per[32];
         format_steps(exact, sizeof exact, r->median_exact);
         format_per_exact(per, sizeof per, r);
-        printf("| %s | %s | %d/%d | %s | %s | %s | %s |\n", r->preset, method, r->exact, r->runs, exact, per, device,
-               o->commit ? o->commit : "-");
+        char stopped[64] = "";
+        if (r->interrupted)
+            snprintf(stopped, sizeof stopped, " (interrupted at step %llu)", (unsigned long long)r->steps_done);
+        printf("| %s | %s%s | %d/%d | %s | %s | %s | %s |\n", r->preset, method, stopped, r->exact, r->runs, exact, per,
+               device, o->commit ? o->commit : "-");
     }
 }
 
@@ -415,6 +456,8 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
         cli_json_open(&j, NULL, '{');
         cli_json_string(&j, "preset", r->preset);
         cli_json_int(&j, "steps", (long long)r->steps);
+        cli_json_int(&j, "steps_done", (long long)r->steps_done);
+        cli_json_bool(&j, "interrupted", r->interrupted);
         cli_json_int(&j, "runs", r->runs);
         cli_json_int(&j, "exact", r->exact);
         cli_json_number(&j, "median_steps_to_exact", r->median_exact);
@@ -479,8 +522,11 @@ static int sweep(const sweep_options *o)
     if (!rc && o->csv) rc = atomic_file_check(o->csv, "--csv");
     if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
     if (!rc && o->keep_exact) rc = check_keep_exact(o);
+    if (!rc) rc = check_presets(o, run.assets);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    for (int i = 0; !rc && i < o->preset_count; i++, done++) rc = sweep_preset(o, o->presets[i], &run, backend, &vk, &results[i]);
+    /* the first preset always runs (it stops at once when interrupted, and reports what it has) */
+    for (int i = 0; !rc && i < o->preset_count && (i == 0 || !*o->interrupt); i++, done++)
+        rc = sweep_preset(o, o->presets[i], &run, backend, &vk, &results[i]);
     char device[256];
     snprintf(device, sizeof device, "%s", rc ? "" : ca_backend_name(backend, &vk));
     if (!rc) print_summary(results, done);
@@ -501,6 +547,14 @@ int cmd_sweep(int argc, char **argv)
         return cli_fail("sweep", 1);
     }
     if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    struct sigaction hangup; /* nohup's "ignore it" stands */
+    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
+    options.interrupt = &stop_requested;
     int rc = sweep(&options);
     ca_config_assignments_free(&options.flags);
     return rc ? cli_fail("sweep", 0) : 0;
