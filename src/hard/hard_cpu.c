@@ -55,12 +55,16 @@ static uint64_t *row_of(const hard_cpu *e, uint64_t *base, int ch, size_t row)
 void hard_cpu_pack(hard_cpu *e, const double *grid)
 {
     size_t cells = e->rows * (size_t)e->shape.width;
-    memset(e->grid, 0, (size_t)e->channels * e->rows * (size_t)e->words * sizeof(uint64_t));
     for (int ch = 0; ch < e->channels; ch++)
         for (size_t row = 0; row < e->rows; row++) {
             uint64_t *words = row_of(e, e->grid, ch, row);
             const double *values = grid + (size_t)ch * cells + row * (size_t)e->shape.width;
-            for (int x = 0; x < e->shape.width; x++) words[x / 64] |= (uint64_t)(values[x] > 0.5) << (x % 64);
+            for (int w = 0; w < e->words; w++) { /* each word built in a register, then stored once */
+                int first = 64 * w, n = e->shape.width - first < 64 ? e->shape.width - first : 64;
+                uint64_t bits = 0;
+                for (int i = 0; i < n; i++) bits |= (uint64_t)(values[first + i] > 0.5) << i;
+                words[w] = bits;
+            }
         }
 }
 
@@ -119,9 +123,10 @@ static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
                 continue;
             }
             size_t at = ((size_t)ch * e->rows + (size_t)from) * (size_t)e->words + (size_t)w;
-            memcpy(s, e->left + at, (size_t)n * sizeof(uint64_t));
-            memcpy(s + block, e->grid + at, (size_t)n * sizeof(uint64_t));
-            memcpy(s + 2 * block, e->right + at, (size_t)n * sizeof(uint64_t));
+            /* a loop, not memcpy: on grids up to 64 cells wide a run is one word, and a library
+             * call per word was most of a narrow grid's step */
+            const uint64_t *left = e->left + at, *mid = e->grid + at, *right = e->right + at;
+            for (int i = 0; i < n; i++) s[i] = left[i], s[block + (size_t)i] = mid[i], s[2 * block + (size_t)i] = right[i];
         }
     }
 }
