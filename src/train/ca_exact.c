@@ -28,12 +28,12 @@ static void runner_free(round_runner *r)
     memset(r, 0, sizeof *r);
 }
 
-static int runner_init(round_runner *r, const ca_model *model, const double *image)
+static int runner_init(round_runner *r, const ca_model *model, const double *image, int batch)
 {
     const ca_config *c = &model->config;
     memset(r, 0, sizeof *r);
     r->model = model, r->image = image;
-    r->shape = (ca_shape){c->batch, c->height, c->width, c->boundary};
+    r->shape = (ca_shape){batch, c->height, c->width, c->boundary};
     size_t cells = ca_shape_cells(r->shape);
     r->grid = malloc((size_t)c->channels * cells * sizeof(double));
     r->target = malloc((size_t)c->loss_channels * cells * sizeof(double));
@@ -67,7 +67,7 @@ static int runner_wrong(round_runner *r, uint64_t round, double *wrong)
 int ca_exact_round_wrong(const ca_model *model, const double *image, uint64_t round, double *wrong)
 {
     round_runner r;
-    if (runner_init(&r, model, image)) return DLCA_ERR;
+    if (runner_init(&r, model, image, model->config.batch)) return DLCA_ERR;
     int rc = runner_wrong(&r, round, wrong);
     runner_free(&r);
     return rc;
@@ -84,13 +84,22 @@ static int life_boards(const ca_model *model, ca_exact_result *result)
     return DLCA_OK;
 }
 
+/* Whether every round and sample is the same rollout: a start no round draws (all zeros, or one
+ * seed cell) and no fire masks, so the target (the picture, the checkerboard, or Life's of that
+ * start) is the same too. */
+static int one_rollout(const ca_config *c)
+{
+    return c->fire_rate >= 1.0 && (c->start == CA_START_ZEROS || c->start == CA_START_SEED_CELL);
+}
+
 static int unseen_rounds(const ca_model *model, const double *image, ca_exact_result *result)
 {
     round_runner r;
-    if (runner_init(&r, model, image)) return DLCA_ERR;
+    int same = one_rollout(&model->config), rounds = same ? 1 : CA_EXACT_ROUNDS;
+    if (runner_init(&r, model, image, same ? 1 : model->config.batch)) return DLCA_ERR;
     int rc = DLCA_OK;
     result->exact = 1;
-    for (uint64_t k = 0; !rc && result->exact && k < CA_EXACT_ROUNDS; k++) {
+    for (uint64_t k = 0; !rc && result->exact && k < (uint64_t)rounds; k++) {
         double wrong;
         rc = runner_wrong(&r, CA_EXACT_FIRST_ROUND + k, &wrong);
         if (!rc && wrong > 0.0) {

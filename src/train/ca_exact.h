@@ -7,7 +7,9 @@
  *     3x3 neighbourhood that is right on every board is Life on any grid, so eval's soup and
  *     glider checks follow);
  *   - every other target: a hard loss of 0 on CA_EXACT_ROUNDS rounds that training never draws
- *     (rounds CA_EXACT_FIRST_ROUND..+15, with their own starts and fire masks), then every one of
+ *     (rounds CA_EXACT_FIRST_ROUND..+15, with their own starts and fire masks; one round of one
+ *     sample where every round is the same rollout: a zero or seed-cell start, synchronous, as
+ *     image and lizard), then every one of
  *     the preset's generalisation checks of `dlca eval` and the persistence checks the model
  *     trained for (ca_eval_checks).
  * Everything runs the pruned hard circuit on the CPU (hard_cpu), whatever engine trains: a
