@@ -5,10 +5,12 @@
  * round or one of eval's checks. And ca_exact_round_wrong is the trainer's hard loss of the
  * round, fire masks included (an async config on the CPU engine). A run's watch checks an
  * inexact circuit once: the same ops again (other logits) are inexact without a check, and any
- * other circuit is checked. */
+ * other circuit is checked. The exact check's pass/fail evaluation gives full evaluation's
+ * verdicts and stops at the first failure. */
 #include "ca_exact.h"
 #include "ca_eval.h"
 #include "ca_file.h"
+#include "ca_target.h"
 #include "ca_fixtures.h"
 #include "ca_train.h"
 #include "ca_watch.h"
@@ -73,7 +75,7 @@ static void test_gol(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *saved = malloc(n * sizeof(float));
     memcpy(saved, m.logits, n * sizeof(float));
-    ca_eval_context context = {&m, CA_BACKEND_CPU, NULL, NULL};
+    ca_eval_context context = {&m, CA_BACKEND_CPU, NULL, NULL, 0};
     int wrong = 0;
     for (size_t g = m.gate_count; g-- > 0 && !(wrong >= 1 && wrong <= 40);) {
         for (int op = 0; op < GATE_OP_COUNT && !(wrong >= 1 && wrong <= 40); op++) {
@@ -113,6 +115,47 @@ static void test_checkerboard(void)
     CHECK(ca_exact_check(&m, NULL, &r) == DLCA_OK && !r.exact && strstr(r.why, "unseen round 1000000000"),
           "a broken one is not: '%s'", r.why);
     ca_model_free(&m);
+}
+
+/* Pass or fail only (the exact check's eval context): the same verdicts as a full evaluation, in
+ * fewer steps. The shipped image model grows its picture and loses it after T: its 'persists'
+ * fails at the first wrong step, so 'regrows' does not run; image-persist passes both, with
+ * errors of 0 either way, and the image model's unseen rounds take one rollout (every round of
+ * its zero start is the same) and pass. */
+static void test_pass_fail(void)
+{
+    static const char *names[] = {"image.dlca", "image-persist.dlca"};
+    for (int k = 0; k < 2; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/models/%s", DLCA_ASSET_DIR, names[k]);
+        ca_model m;
+        ca_target_image target;
+        if (ca_file_load(path, &m, NULL, &target) != DLCA_OK) {
+            CHECK(0, "load %s: %s", path, err_message());
+            continue;
+        }
+        double *image = ca_target_values(&target);
+        ca_eval_context full = {&m, CA_BACKEND_CPU, NULL, image, 0}, quick = full;
+        quick.pass_fail = 1;
+        ca_check a[CA_EVAL_MAX_CHECKS], b[CA_EVAL_MAX_CHECKS];
+        int na = 0, nb = 0, both = CA_EVAL_PERSISTS | CA_EVAL_REGROWS;
+        CHECK(ca_eval_persistence(&full, both, a, &na) == DLCA_OK && ca_eval_persistence(&quick, both, b, &nb) == DLCA_OK,
+              "%s: persistence: %s", names[k], err_message());
+        if (k == 0) {
+            CHECK(na == 2 && nb == 1 && !a[0].passed && !b[0].passed && b[0].error > 0.0 && b[0].error <= a[0].error,
+                  "%s: persists fails both ways (errors %g, first wrong step %g), and pass/fail stops there (%d, %d "
+                  "checks)", names[k], na ? a[0].error : -1.0, nb ? b[0].error : -1.0, na, nb);
+        } else {
+            CHECK(na == 2 && nb == 2 && a[0].passed && a[1].passed && b[0].passed && b[1].passed,
+                  "%s: persists and regrows pass both ways (%d, %d checks)", names[k], na, nb);
+        }
+        ca_exact_result r;
+        CHECK(ca_exact_check(&m, image, &r) == DLCA_OK && r.exact, "%s is exact for its own training: %s", names[k],
+              r.why);
+        free(image);
+        ca_target_image_free(&target);
+        ca_model_free(&m);
+    }
 }
 
 /* The trainer's hard loss of step s is ca_exact_round_wrong of the snapshot's circuit on round s - 1. */
@@ -155,5 +198,6 @@ int main(void)
     test_gol();
     test_checkerboard();
     test_round_wrong();
+    test_pass_fail();
     return test_finish("test_ca_exact");
 }

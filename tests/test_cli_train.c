@@ -87,7 +87,7 @@ static void test_gol_to_zero(void)
         CHECK(0, "load: %s", err_message());
         return;
     }
-    ca_eval_context context = {&model, CA_BACKEND_CPU, NULL, NULL};
+    ca_eval_context context = {&model, CA_BACKEND_CPU, NULL, NULL, 0};
     double accuracy = 0.0;
     CHECK(ca_eval_life_accuracy(&context, &accuracy) == DLCA_OK && accuracy == 1.0,
           "the trained circuit is Life on all 512 neighbourhoods (%.4f)", accuracy);

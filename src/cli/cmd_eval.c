@@ -188,7 +188,7 @@ int cmd_eval(int argc, char **argv)
     ca_options run;
     if (!rc) rc = cli_run_options(&run, device);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    ca_eval_context context = {&model, backend, &vk, image};
+    ca_eval_context context = {&model, backend, &vk, image, 0};
     const ca_config *c = &model.config;
     if (!rc)
         rc = ca_memory_check(ca_eval_memory(&context), max_memory, "eval of %s (a batch of %d grid%s of %dx%d, %d channels)",

@@ -94,7 +94,7 @@ static void read_losses(const char *path, unsigned long long step, run_row *row)
 static void verdict(const ca_model *m, const ca_target_image *target, run_row *row)
 {
     double *image = target->bits ? ca_target_values(target) : NULL;
-    ca_eval_context context = {m, CA_BACKEND_CPU, NULL, image};
+    ca_eval_context context = {m, CA_BACKEND_CPU, NULL, image, 0};
     ca_check checks[CA_EVAL_MAX_CHECKS];
     int count = 0, passed = 0;
     if (target->bits && !image) snprintf(row->verdict, sizeof row->verdict, "- (out of memory)");

@@ -20,6 +20,9 @@ typedef struct {
     ca_backend backend;
     vk_context *vk;
     const double *image;
+    int pass_fail; /* only pass or fail matters (the exact check): ca_eval_checks stops at the first
+                      failed check, and persistence runs stop at the step that decides them, so a
+                      failed one's error is that step's, not the worst */
 } ca_eval_context;
 
 /* Soft and hard loss on the model's own task: training round 0, its batch, grid and T. */

@@ -75,7 +75,7 @@ int ca_exact_round_wrong(const ca_model *model, const double *image, uint64_t ro
 
 static int life_boards(const ca_model *model, ca_exact_result *result)
 {
-    ca_eval_context context = {model, CA_BACKEND_CPU, NULL, NULL};
+    ca_eval_context context = {model, CA_BACKEND_CPU, NULL, NULL, 1};
     double accuracy;
     if (ca_eval_life_accuracy(&context, &accuracy)) return DLCA_ERR;
     int wrong = (int)(512.0 - accuracy * 512.0 + 0.5);
@@ -114,7 +114,7 @@ static int unseen_rounds(const ca_model *model, const double *image, ca_exact_re
 
 static int eval_checks(const ca_model *model, const double *image, ca_exact_result *result)
 {
-    ca_eval_context context = {model, CA_BACKEND_CPU, NULL, image};
+    ca_eval_context context = {model, CA_BACKEND_CPU, NULL, image, 1};
     ca_check checks[CA_EVAL_MAX_CHECKS];
     int count = 0;
     if (ca_eval_checks(&context, checks, &count)) return DLCA_ERR;
