@@ -11,27 +11,18 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "cli_json.h"
+#include "cli_stop.h"
 #include "cmd_population.h"
 #include "commands.h"
 #include "error.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { SWEEP_MAX_PRESETS = 8 };
-
-/* Set by the signal handler: a handler can reach nothing else. */
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signal_number)
-{
-    (void)signal_number;
-    stop_requested = 1;
-}
 
 typedef struct {
     char presets[SWEEP_MAX_PRESETS][CA_NAME_LENGTH];
@@ -43,7 +34,7 @@ typedef struct {
     long long every, check_every;
     double max_memory;
     ca_config_assignments flags; /* config keys given as flags, applied on each preset */
-    volatile sig_atomic_t *interrupt; /* set by SIGINT, SIGTERM or SIGHUP: stop after the step under way */
+    volatile sig_atomic_t *interrupt; /* cli_stop.h: stop after the step under way */
 } sweep_options;
 
 /* One preset's outcome. */
@@ -547,14 +538,7 @@ int cmd_sweep(int argc, char **argv)
         return cli_fail("sweep", 1);
     }
     if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_signal;
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    struct sigaction hangup; /* nohup's "ignore it" stands */
-    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
-    options.interrupt = &stop_requested;
+    options.interrupt = cli_stop_on_signals();
     int rc = sweep(&options);
     ca_config_assignments_free(&options.flags);
     return rc ? cli_fail("sweep", 0) : 0;

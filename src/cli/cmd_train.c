@@ -10,12 +10,12 @@
 #include "ca_watch.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cli_stop.h"
 #include "cmd_population.h"
 #include "commands.h"
 #include "error.h"
 #include "train_log.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +33,8 @@ typedef struct {
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
     int has_steps;
+    volatile sig_atomic_t *stop; /* set by Ctrl-C, SIGTERM or SIGHUP (cli_stop.h): save and stop */
 } train_options;
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int signal_number)
-{
-    (void)signal_number;
-    stop_requested = 1;
-}
 
 static void print_help(void)
 {
@@ -402,7 +395,7 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
     double start = now_seconds(), before = r->state.seconds, soft = 0.0;
     uint64_t first = t->step, total = (uint64_t)c->train_steps;
     long long saved = p->out_is_resume ? (long long)first : -1;
-    while (t->step < total && !stop_requested) {
+    while (t->step < total && !*o->stop) {
         uint64_t step = t->step + 1;
         int measured = ca_watch_measures(w, step, total, o->every), exact = 0;
         int logged = step % (uint64_t)o->every == 0 || step == total;
@@ -432,7 +425,7 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
         train_log_message(log, "%d circuit%s with a hard loss of 0 %s not exact (the first, at step %llu: %s)",
                           w->inexact, w->inexact == 1 ? "" : "s", w->inexact == 1 ? "was" : "were",
                           (unsigned long long)w->first_inexact_step, w->first_inexact.why);
-    if (stop_requested) {
+    if (*o->stop) {
         train_log_message(log, "interrupted at step %llu: saving %s", (unsigned long long)t->step, out);
         if (save_run(out, t, w, r, before + now_seconds() - start, 0)) return fail_keeping(out, saved);
         return DLCA_OK;
@@ -463,7 +456,7 @@ static int train_single(const train_options *o, training_run *r, const train_pat
                           c->preset, r->model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
                           ca_backend_name(backend, vk), paths->out);
         rc = train_loop(&trainer, &watch, r, o, paths, &log);
-        train_log_finish(&log, rc == DLCA_OK && !stop_requested ? paths->out : NULL);
+        train_log_finish(&log, rc == DLCA_OK && !*o->stop ? paths->out : NULL);
     }
     train_log_close(&log);
     ca_watch_free(&watch);
@@ -509,7 +502,7 @@ static int train(const train_options *o, const ca_options *seam)
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
-                                    &stop_requested};
+                                    o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(o, &r, &paths, &run, backend, &vk);
@@ -531,14 +524,7 @@ int cli_train(int argc, char **argv, const ca_options *seam)
         return cli_fail("train", 1);
     }
     if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_signal;
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    /* A closed terminal or ssh session: save, as for Ctrl-C; but nohup's "ignore it" stands. */
-    struct sigaction hangup;
-    if (sigaction(SIGHUP, NULL, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, NULL);
+    options.stop = cli_stop_on_signals();
     int rc = train(&options, seam);
     ca_config_assignments_free(&options.flags);
     return rc ? cli_fail("train", 0) : 0;
