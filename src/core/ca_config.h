@@ -86,9 +86,9 @@ typedef struct {
      * says otherwise, and in model files before version 3). With a pool or a window, half the
      * rounds are growth rounds (T steps from the preset's starts), half persistence rounds
      * (ca_task_round_steps): */
-    int pool;                                /* grids in a pool that persistence rounds start from,
-                                                and every round writes its final grids back to
-                                                (Growing NCA's sample pool); 0: none */
+    int pool;                                /* grids in a pool that persistence rounds start from
+                                                (the farthest from a start) and write their final
+                                                grids back to (Growing NCA's sample pool); 0: none */
     int window;                              /* persistence rounds run T + u steps, u uniform in
                                                 1..window: the target holds that long */
     int damage;                              /* of a persistence round's pool grids, this many (the
