@@ -57,10 +57,12 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_ste
     if (!rc && !t->pool.grids) rc = ca_gpu_task_round(&t->gpu, cmd, t->step);
     /* Every start is bits (the pool keeps bits), so the hard rollout starts from the same grid 0. */
     if (!rc && with_hard) rc = record_hard(t, cmd, r);
-    /* a pool keeps the hard circuit's final grids where the step measured them, else the soft's */
-    if (!rc && with_hard && t->pool.grids) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
+    /* a persistence round's pool keeps the hard circuit's final grids where the step measured
+     * them, else the soft's; a growth round stores none (ca_pool.h), so copies none */
+    int keep = t->pool.grids && t->pool.from_pool;
+    if (!rc && with_hard && keep) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
     if (!rc) rc = record_soft(t, cmd, r);
-    if (!rc && !with_hard && t->pool.grids) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
+    if (!rc && !with_hard && keep) rc = ca_gpu_grid_to_host(&t->gpu, cmd, t->gpu.steps, &t->pool_grid);
     if (!rc) ca_gpu_roll_to_host(&t->gpu, cmd);
     int end = tn_vk_record_end(t->dev);
     return rc ? rc : end;
