@@ -144,6 +144,11 @@ struct fire_push {
     uint stream, threshold, step;
 };
 
+// glsl/grid_add.comp
+struct grid_add_push {
+    uint n;
+};
+
 // glsl/buffer_fill.comp
 struct buffer_fill_region {
     uint first, row_words, row_pitch, rows;

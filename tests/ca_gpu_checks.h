@@ -127,6 +127,14 @@ static inline int stage_last_step_backward(ca_gpu *e, VkCommandBuffer cmd)
            ca_gpu_sums_finish(e, cmd);
 }
 static inline int stage_backward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_backward(e, cmd); }
+/* A window loss's BPTT: its gradient at grids window_from..T-1 in window_rows. */
+static vk_view window_rows;
+static int window_from;
+static inline int stage_window_backward(ca_gpu *e, VkCommandBuffer cmd)
+{
+    return ca_gpu_backward_window(e, cmd, &window_rows, window_from);
+}
+
 
 static inline double compare(const char *what, const char *label, const double *gpu, const double *cpu, size_t n, double tol)
 {
@@ -207,6 +215,42 @@ static inline void check_backward(pair *p, const char *label, double *sums_out)
     free(values);
 }
 
+/* BPTT with a window loss's gradient (random blocks) at grids 1..T-1 as well as the final one's:
+ * S and the start-grid gradient against ca_cpu_backward_window at 1e-3. */
+static inline void check_window_backward(pair *p, const char *label)
+{
+    const ca_config *c = &p->model.config;
+    if (c->steps < 2) return;
+    size_t gates = p->model.gate_count, cells = p->cpu.cells, pitch = p->gpu.plan.pitch;
+    size_t rows = (size_t)c->loss_channels, blocks = (size_t)c->steps - 1;
+    double *dwindow = malloc(blocks * rows * cells * sizeof(double));
+    float *staged = calloc(blocks * rows * pitch, sizeof(float));
+    double *values = malloc((gates * 4 > p->n_grid ? gates * 4 : p->n_grid) * sizeof(double));
+    rng_state rng;
+    rng_init(&rng, 78, (uint64_t)c->steps);
+    random_unit(dwindow, blocks * rows * cells, &rng);
+    for (size_t r = 0; r < blocks * rows; r++)
+        for (size_t x = 0; x < cells; x++)
+            dwindow[r * cells + x] = staged[r * pitch + x] = (float)(dwindow[r * cells + x] - 0.5);
+    vk_buffer buffer = {0};
+    int rc = vk_buffer_create(&vk, &buffer, blocks * rows * pitch * sizeof(float), VK_BUFFER_DEVICE) ||
+             vk_buffer_upload(&vk, &buffer, 0, staged, blocks * rows * pitch * sizeof(float));
+    CHECK(rc == DLCA_OK, "%s window buffer: %s", label, err_message());
+    if (!rc) {
+        window_rows = vk_view_all(&buffer), window_from = 1;
+        fixture_loss(&p->model, cells, ca_cpu_grid(&p->cpu, c->steps), p->target, p->cpu.dgrid);
+        CHECK(ca_gpu_upload_dgrid(&p->gpu, p->cpu.dgrid) == DLCA_OK, "%s dgrid: %s", label, err_message());
+        ca_cpu_backward_window(&p->cpu, dwindow, 1);
+        CHECK(run_gpu(&p->gpu, stage_window_backward) == DLCA_OK, "%s window BPTT: %s", label, err_message());
+        ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
+        compare("window BPTT S", label, values, p->cpu.coeff_grad, gates * 4, 1e-3);
+        ca_gpu_download_dgrid(&p->gpu, values);
+        compare("window BPTT start-grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-3);
+    }
+    if (buffer.buffer) vk_buffer_free(&vk, &buffer);
+    free(dwindow), free(staged), free(values);
+}
+
 /* Five runs, each checked against the CPU engine: the per-layer kernels (the default) with the
  * full cache twice and with checkpoints, then the fused kernels with both caches. Full and
  * checkpoint give the same bits on each path; so does a second run. per_thread > 0 sets
@@ -234,6 +278,7 @@ static inline void check_case_with(const ca_config *config, const char *label, u
         sums[r] = malloc(n * sizeof(double));
         check_forward(&runs[r], label);
         check_backward(&runs[r], label, sums[r]);
+        if (r != 1 && r != 2) check_window_backward(&runs[r], label); /* each path once, and the fused checkpoint */
     }
     CHECK(memcmp(sums[0], sums[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
     CHECK(memcmp(sums[0], sums[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",

@@ -119,6 +119,28 @@ static void check_backward(pair *p, const char *label)
     free(sums);
     compare("BPTT logit gradient", label, p->values, cpu_dlogits, p->gates * 16, 1e-3);
     compare("BPTT start-grid gradient", label, widen(p, p->fast.dgrid, p->n_grid), p->cpu.dgrid, p->n_grid, 1e-3);
+
+    /* BPTT with a window loss's gradient at grids 1..T-1 too (random blocks). */
+    int steps = p->model.config.steps;
+    if (steps >= 2) {
+        size_t rows = (size_t)p->model.config.loss_channels * p->cpu.cells, n = (size_t)(steps - 1) * rows;
+        double *dwindow = malloc(n * sizeof(double));
+        float *dwindow_f = malloc(n * sizeof(float));
+        rng_state rng;
+        rng_init(&rng, 77, (uint64_t)steps);
+        random_unit(dwindow, n, &rng);
+        for (size_t i = 0; i < n; i++) dwindow[i] = dwindow_f[i] = (float)(dwindow[i] - 0.5);
+        fixture_loss(&p->model, p->cpu.cells, ca_cpu_grid(&p->cpu, steps), p->target, p->cpu.dgrid);
+        ca_cpu_backward_window(&p->cpu, dwindow, 1);
+        fixture_loss_float(&p->model, p->fast.cells, ca_fast_grid(&p->fast, steps), p->target, p->fast.dgrid);
+        ca_fast_backward_window(&p->fast, dwindow_f, 1);
+        double *window_sums = malloc(p->gates * 4 * sizeof(double));
+        ca_fast_coeff_grad(&p->fast, window_sums);
+        compare("window BPTT S", label, window_sums, p->cpu.coeff_grad, p->gates * 4, 1e-3);
+        compare("window BPTT start-grid gradient", label, widen(p, p->fast.dgrid, p->n_grid), p->cpu.dgrid, p->n_grid,
+                1e-3);
+        free(window_sums), free(dwindow), free(dwindow_f);
+    }
     free(cpu_dlogits);
 }
 

@@ -1,6 +1,6 @@
 /* test_ca_gradcheck: every backward of the CPU engine against central finite differences in
  * double (eps 1e-6): a gate layer, the moore perception layer, one CA step and a 3-step
- * rollout, for both boundaries, sync and async (fixed mask), 1-bit and 2-bit perception.
+ * rollout (its loss at the final grid, or at grids 1..3: a window loss), for both boundaries, sync and async (fixed mask), 1-bit and 2-bit perception.
  * Errors are relative to the largest gradient magnitude and must stay below 1e-6. */
 #include "ca_cpu.h"
 #include "ca_fixtures.h"
@@ -130,11 +130,14 @@ static void test_moore_layer(ca_boundary boundary)
     wiring_free(&mc.w);
 }
 
-/* ---- a whole rollout of the engine: loss = sum of squares against a random target ---- */
+/* ---- a whole rollout of the engine: loss = sum of squares against a random target; with a
+ * window from step `from` (< T) the sum over grids from..T of (t + 1) x theirs (ca_cpu_backward_window;
+ * the weights tell the grids' blocks apart) ---- */
 typedef struct {
     ca_model model;
     ca_cpu engine;
     double *logits, *grid0, *target;
+    int from; /* T: the final grid's loss alone */
 } rollout_case;
 
 static double rollout_loss(void *context)
@@ -144,11 +147,31 @@ static double rollout_loss(void *context)
     ca_cpu_coefficients(&rc->engine, rc->logits, 0);
     memcpy(ca_cpu_grid(&rc->engine, 0), rc->grid0, n_grid * sizeof(double));
     ca_cpu_forward(&rc->engine);
-    return fixture_loss(&rc->model, rc->engine.cells, ca_cpu_grid(&rc->engine, rc->model.config.steps), rc->target,
-                        NULL);
+    int steps = rc->model.config.steps;
+    double loss = 0.0;
+    for (int t = rc->from; t <= steps; t++)
+        loss += (rc->from < steps ? t + 1 : 1) *
+                fixture_loss(&rc->model, rc->engine.cells, ca_cpu_grid(&rc->engine, t), rc->target, NULL);
+    return loss;
 }
 
-static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps)
+/* The window's loss gradient: the final grid's into dgrid, grids from..T-1's into dwindow. */
+static void window_gradient(rollout_case *rc, double *dwindow)
+{
+    int steps = rc->model.config.steps;
+    size_t cells = rc->engine.cells, n = (size_t)rc->model.config.channels * cells;
+    size_t rows = (size_t)rc->model.config.loss_channels * cells;
+    double *d = malloc(n * sizeof(double));
+    for (int t = rc->from; t <= steps; t++) {
+        fixture_loss(&rc->model, cells, ca_cpu_grid(&rc->engine, t), rc->target, d);
+        double w = rc->from < steps ? t + 1 : 1;
+        double *to = t == steps ? rc->engine.dgrid : dwindow + (size_t)(t - rc->from) * rows;
+        for (size_t i = 0; i < (t == steps ? n : rows); i++) to[i] = w * d[i];
+    }
+    free(d);
+}
+
+static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps, int from)
 {
     rollout_case rc;
     ca_config config;
@@ -168,18 +191,22 @@ static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int s
     peaked_logits(rc.logits, rc.model.gate_count, &rng);
     random_unit(rc.grid0, n_grid, &rng), random_unit(rc.target, n_grid, &rng);
 
+    rc.from = from;
+    double *dwindow = malloc((size_t)(steps + 1) * n_grid * sizeof(double));
     rollout_loss(&rc);
-    fixture_loss(&rc.model, rc.engine.cells, ca_cpu_grid(&rc.engine, config.steps), rc.target, rc.engine.dgrid);
-    ca_cpu_backward(&rc.engine);
+    window_gradient(&rc, dwindow);
+    if (from < steps) ca_cpu_backward_window(&rc.engine, dwindow, from);
+    else ca_cpu_backward(&rc.engine);
+    free(dwindow);
     fixture_logits_gradient(&rc.model, rc.engine.coeff_grad, rc.logits, dlogits);
     memcpy(dgrid0, rc.engine.dgrid, n_grid * sizeof(double));
     finite_differences(fd_logits, rc.logits, n_logits, rollout_loss, &rc);
     finite_differences(fd_grid, rc.grid0, n_grid, rollout_loss, &rc);
     double e_logits = relative_error(dlogits, fd_logits, n_logits), e_grid = relative_error(dgrid0, fd_grid, n_grid);
     const char *mode = fire_rate < 1.0 ? "async" : "sync";
-    CHECK(e_logits < tolerance, "T=%d %s %s %d-bit: logit gradient relative error %.3g", steps,
+    CHECK(e_logits < tolerance, "T=%d (loss from %d) %s %s %d-bit: logit gradient relative error %.3g", steps, from,
           ca_boundary_name(boundary), mode, bits, e_logits);
-    CHECK(e_grid < tolerance, "T=%d %s %s %d-bit: start-grid gradient relative error %.3g", steps,
+    CHECK(e_grid < tolerance, "T=%d (loss from %d) %s %s %d-bit: start-grid gradient relative error %.3g", steps, from,
           ca_boundary_name(boundary), mode, bits, e_grid);
     double largest = 0.0;
     for (size_t i = 0; i < n_logits; i++) largest = fmax(largest, fabs(dlogits[i]));
@@ -199,8 +226,9 @@ int main(void)
     for (int boundary = 0; boundary < 2; boundary++)
         for (int async = 0; async < 2; async++)
             for (int bits = 1; bits <= 2; bits++) {
-                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 1);
-                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 1, 1);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 3);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 1); /* a window loss */
             }
     return test_finish("test_ca_gradcheck");
 }

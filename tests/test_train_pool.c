@@ -332,9 +332,10 @@ static int train(const ca_config *config, ca_backend backend, vk_context *vk, in
 
 static int same_hard(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
-static void check_trainer(vk_context *vk, int measure)
+static void check_trainer(vk_context *vk, int measure, ca_window_loss window_loss)
 {
     ca_config c = pool_config();
+    c.window_loss = window_loss;
     double soft[4][STEPS], hard[4][STEPS];
     int rc = train(&c, CA_BACKEND_CPU, NULL, 1, measure, soft[0], hard[0]) ||
              train(&c, CA_BACKEND_CPU, NULL, 0, measure, soft[1], hard[1]) ||
@@ -349,12 +350,29 @@ static void check_trainer(vk_context *vk, int measure)
               s + 1);
     }
     ca_config plain = c;
-    plain.pool = plain.damage = 0, plain.window = 0;
+    plain.pool = plain.damage = 0, plain.window = 0, plain.window_loss = CA_WINDOW_LOSS_LAST;
     double plain_soft[STEPS], plain_hard[STEPS];
     int differ = 0;
     if (train(&plain, CA_BACKEND_CPU, NULL, 0, measure, plain_soft, plain_hard) == DLCA_OK)
         for (int s = 1; s < STEPS; s++) differ |= plain_soft[s] != soft[1][s];
     CHECK(differ, "the pool and window change what trains");
+    if (window_loss == CA_WINDOW_LOSS_EVERY) {
+        ca_config last = c;
+        last.window_loss = CA_WINDOW_LOSS_LAST;
+        double last_soft[STEPS], last_hard[STEPS];
+        int window_rounds = 0, same_growth = 1;
+        if (train(&last, CA_BACKEND_CPU, NULL, 0, measure, last_soft, last_hard) == DLCA_OK)
+            for (int s = 0; s < STEPS; s++) {
+                int from_pool, steps = ca_task_round_steps(&c, (uint64_t)s, &from_pool);
+                window_rounds += steps > c.steps;
+                /* the first persistence round changes every later step; growth rounds before it agree */
+                if (window_rounds == 0) same_growth &= last_soft[s] == soft[1][s];
+                else if (steps > c.steps && window_rounds == 1) differ = last_soft[s] != soft[1][s];
+            }
+        CHECK(window_rounds > 0 && same_growth && differ,
+              "window-loss every: the rounds before the first persistence round train as 'last', that one not (%d "
+              "persistence rounds)", window_rounds);
+    }
     if (!vk) return;
     rc = train(&c, CA_BACKEND_GPU, vk, 0, measure, soft[3], hard[3]);
     CHECK(rc == DLCA_OK, "GPU trainer with a pool: %s", err_message());
@@ -373,11 +391,13 @@ int main(void)
     check_pool();
     vk_context vk;
     if (test_vk_context_init(&vk, -1) != DLCA_OK) {
-        check_trainer(NULL, 1), check_trainer(NULL, 2);
+        check_trainer(NULL, 1, CA_WINDOW_LOSS_LAST), check_trainer(NULL, 2, CA_WINDOW_LOSS_LAST);
+        check_trainer(NULL, 1, CA_WINDOW_LOSS_EVERY), check_trainer(NULL, 2, CA_WINDOW_LOSS_EVERY);
         int rc = test_finish("test_train_pool");
         return rc ? rc : test_no_vulkan("test_train_pool", err_message()); /* the GPU trainer is not compared */
     }
-    check_trainer(&vk, 1), check_trainer(&vk, 2);
+    check_trainer(&vk, 1, CA_WINDOW_LOSS_LAST), check_trainer(&vk, 2, CA_WINDOW_LOSS_LAST);
+    check_trainer(&vk, 1, CA_WINDOW_LOSS_EVERY), check_trainer(&vk, 2, CA_WINDOW_LOSS_EVERY);
     vk_context_free(&vk);
     return test_finish("test_train_pool");
 }

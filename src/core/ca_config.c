@@ -163,6 +163,11 @@ static int check_persistence(const ca_config *c)
         return err_set(DLCA_ERR, c->pool ? "config: damage = %d is outside 0..%d (batch - 1: one sample a round stays whole)"
                                          : "config: damage = %d needs a pool (damage erases pool samples)",
                        c->damage, c->batch - 1);
+    if (check_range("window loss", (int)c->window_loss, 0, CA_WINDOW_LOSS_KINDS - 1)) return DLCA_ERR;
+    if (c->window_loss == CA_WINDOW_LOSS_EVERY && c->window == 0)
+        return err_set(DLCA_ERR, "config: window-loss = every needs a window (the steps T..T+u it asks for the target)");
+    if (c->window_loss == CA_WINDOW_LOSS_EVERY && c->target == CA_TARGET_LIFE)
+        return err_set(DLCA_ERR, "config: window-loss = every needs a target that holds from step to step (Life's moves)");
     if (c->pool && c->target == CA_TARGET_LIFE)
         return err_set(DLCA_ERR, "config: a pool needs a target that does not depend on the start (Life's does)");
     double values = (double)c->pool * c->channels * c->height * c->width;

@@ -55,6 +55,10 @@ typedef enum {
  * schedules): constant; step (x sqrt(lr_final) at 1/3 and 2/3 of the steps after the warm-up);
  * exp (x lr_final^(1/steps) a step); cosine (to lr x lr_final); onecycle (up to lr over 30% of
  * the steps, then down to lr x lr_final). A linear warm-up of `warmup` steps comes first. */
+/* Where a round of T + u steps asks for the target: at step T + u (last), or at every step from T
+ * to T + u, the loss the mean of theirs (every; needs a window). */
+typedef enum { CA_WINDOW_LOSS_LAST, CA_WINDOW_LOSS_EVERY, CA_WINDOW_LOSS_KINDS } ca_window_loss;
+
 typedef enum { CA_LR_CONSTANT, CA_LR_STEP, CA_LR_EXP, CA_LR_COSINE, CA_LR_ONECYCLE, CA_LR_KINDS } ca_lr_kind;
 
 typedef struct {
@@ -93,6 +97,8 @@ typedef struct {
                                                 1..window: the target holds that long */
     int damage;                              /* of a persistence round's pool grids, this many (the
                                                 closest to the target) have a rectangle erased first */
+    ca_window_loss window_loss;              /* a persistence round's loss: at its last step only, or
+                                                the mean over its steps T..T+u (version 4) */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */

@@ -63,6 +63,7 @@ static const char *const boundary_names[] = {"periodic", "zero", NULL};
 static const char *const wiring_names[] = {"unique", "random", NULL};
 static const char *const start_names[] = {"boards", "random", "zeros", "seed-cell", NULL};
 static const char *const target_names[] = {"life", "checkerboard", "image", NULL};
+static const char *const window_loss_names[] = {"last", "every", NULL};
 
 static const char *choice_name(const char *const *names, int count, int value)
 {
@@ -170,6 +171,18 @@ INT_KEY(warmup, 0, CA_MAX_TRAIN_STEPS)
 INT_KEY(pool, 0, CA_MAX_POOL)
 INT_KEY(window, 0, CA_MAX_T)
 INT_KEY(damage, 0, CA_MAX_BATCH)
+
+static int parse_window_loss(ca_config *c, const char *t, const char *name)
+{
+    int v = 0;
+    if (parse_choice(name, t, window_loss_names, &v)) return DLCA_ERR;
+    c->window_loss = (ca_window_loss)v;
+    return DLCA_OK;
+}
+static void print_window_loss(const ca_config *c, char *o, size_t n)
+{
+    snprintf(o, n, "%s", choice_name(window_loss_names, 2, (int)c->window_loss));
+}
 
 static int parse_perception(ca_config *c, const char *t, const char *name)
 {
@@ -297,6 +310,8 @@ const ca_config_key ca_config_keys[] = {
      parse_window, print_window},
     {"damage", NULL, "N", "N of a persistence round's pool grids (the closest to the target) get a rectangle erased",
      parse_damage, print_damage},
+    {"window-loss", NULL, "W", "last: a round asks for the target at its last step; every: at each step T..T+u (the mean)",
+     parse_window_loss, print_window_loss},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
 

@@ -204,6 +204,10 @@ static int read_config_fields(byte_source *r, ca_config *c)
     if (pool > CA_MAX_POOL || window > CA_MAX_T || damage > CA_MAX_BATCH)
         return corrupt(r, "config: pool %u, window %u or damage %u is out of range", pool, window, damage);
     c->pool = (int)pool, c->window = (int)window, c->damage = (int)damage;
+    uint32_t window_loss = CA_WINDOW_LOSS_LAST;
+    if (r->version >= 4) TRY(get_u32(r, "config window loss", &window_loss));
+    if (window_loss >= CA_WINDOW_LOSS_KINDS) return corrupt(r, "config: window loss %u is out of range", window_loss);
+    c->window_loss = (ca_window_loss)window_loss;
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

@@ -219,9 +219,16 @@ void ca_cpu_step_backward(ca_cpu *e, int t)
     perception_backward(e, grid, block);
 }
 
-void ca_cpu_backward(ca_cpu *e)
+void ca_cpu_backward(ca_cpu *e) { ca_cpu_backward_window(e, NULL, e->steps); }
+
+void ca_cpu_backward_window(ca_cpu *e, const double *dwindow, int from)
 {
+    size_t rows = (size_t)e->model->config.loss_channels * e->cells;
     memset(e->coeff_grad, 0, e->model->gate_count * 4 * sizeof(double));
-    for (int t = e->steps - 1; t >= 0; t--) ca_cpu_step_backward(e, t);
+    for (int t = e->steps - 1; t >= 0; t--) {
+        ca_cpu_step_backward(e, t);
+        if (dwindow && t >= from)
+            for (size_t i = 0; i < rows; i++) e->dgrid[i] += dwindow[(size_t)(t - from) * rows + i];
+    }
 }
 

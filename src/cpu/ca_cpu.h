@@ -66,4 +66,10 @@ void ca_cpu_step_backward(ca_cpu *engine, int t);
 /* BPTT over all T steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
 void ca_cpu_backward(ca_cpu *engine);
 
+/* ca_cpu_backward where the loss also reads grids from..steps-1 (a window loss): once step t is
+ * back (dgrid = dL/dgrid_t through the steps after it), for t >= from, block t - from of
+ * `dwindow` ([steps - from][loss_channels][cells]: the grid's first rows) is added to dgrid.
+ * dwindow NULL or from >= steps: ca_cpu_backward. */
+void ca_cpu_backward_window(ca_cpu *engine, const double *dwindow, int from);
+
 #endif

@@ -270,11 +270,22 @@ static void gather_neighbour_gradient(ca_fast *e, int t, const cell_block *b)
     }
 }
 
+/* dgrid of the block's cells (now dL/dgrid_t, its own alone reads it next) += block k of dwindow. */
+static void add_window_gradient(ca_fast *e, const float *dwindow, int k, const cell_block *b)
+{
+    size_t loss_channels = (size_t)e->model->config.loss_channels;
+    const float *add = dwindow + (size_t)k * loss_channels * e->cells;
+    for (size_t c = 0; c < loss_channels; c++)
+        for (size_t cell = b->start; cell < b->start + b->len; cell++) e->dgrid[c * e->cells + cell] += add[c * e->cells + cell];
+}
+
 /* ---- jobs: a thread owns blocks [blocks * i / n, blocks * (i + 1) / n) ---- */
 
 typedef struct {
     ca_fast *e;
     int first, last; /* steps [first, last) */
+    const float *dwindow; /* backward: the loss's gradient at grids from..; NULL: none */
+    int from;
 } step_job;
 
 static float *thread_scratch(const ca_fast *e, int thread) { return e->scratch + (size_t)thread * scratch_floats(e); }
@@ -310,13 +321,14 @@ static void backward_job(void *ctx, int thread, int threads)
         for (size_t b = lo; b < hi; b++) {
             cell_block block = block_at(e, b);
             gather_neighbour_gradient(e, t, &block);
+            if (job->dwindow && t >= job->from) add_window_gradient(e, job->dwindow, t - job->from, &block);
         }
     }
 }
 
 static void run_steps(ca_fast *e, ca_fast_job job, int first, int last)
 {
-    step_job ctx = {e, first, last};
+    step_job ctx = {e, first, last, NULL, 0};
     ca_fast_pool_run(e->pool, job, &ctx);
 }
 
@@ -334,10 +346,13 @@ int ca_fast_set_steps(ca_fast *e, int steps)
 
 void ca_fast_step_backward(ca_fast *e, int t) { run_steps(e, backward_job, t, t + 1); }
 
-void ca_fast_backward(ca_fast *e)
+void ca_fast_backward(ca_fast *e) { ca_fast_backward_window(e, NULL, e->steps); }
+
+void ca_fast_backward_window(ca_fast *e, const float *dwindow, int from)
 {
     ca_fast_clear_coeff_grad(e);
-    run_steps(e, backward_job, 0, e->steps);
+    step_job ctx = {e, 0, e->steps, dwindow, from};
+    ca_fast_pool_run(e->pool, backward_job, &ctx);
 }
 
 

@@ -77,6 +77,9 @@ void ca_fast_step_backward(ca_fast *engine, int t);
 /* BPTT over all engine->steps steps from engine->dgrid (dL/d final grid, set by the caller); S is zeroed first. */
 void ca_fast_backward(ca_fast *engine);
 
+/* ca_fast_backward with a window loss's gradient at grids from..steps-1, as ca_cpu_backward_window. */
+void ca_fast_backward_window(ca_fast *engine, const float *dwindow, int from);
+
 /* S = 0. */
 void ca_fast_clear_coeff_grad(ca_fast *engine);
 

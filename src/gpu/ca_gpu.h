@@ -223,6 +223,17 @@ int ca_gpu_fused_layers(const ca_gpu *engine, uint32_t *rows);
 /* Records BPTT over all engine->steps steps from dgrid; zeroes S first. */
 int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);
 
+/* ca_gpu_backward where the loss also reads grids from..steps-1 (a window loss), as
+ * ca_cpu_backward_window: `dwindow` holds [steps - from][loss_channels][pitch] floats, block
+ * t - from added to dL/dgrid_t between steps t and t - 1 of BPTT (1 <= from; dwindow NULL or
+ * from >= steps: ca_gpu_backward). The persistent backward runs the window's steps one
+ * dispatch each. */
+int ca_gpu_backward_window(ca_gpu *engine, VkCommandBuffer cmd, const vk_view *dwindow, int from);
+
+/* Records copies of the loss channels' rows of grids from..steps, one after another, into `to`
+ * ([steps - from + 1][loss_channels][pitch] floats), between barriers: a window loss's input. */
+int ca_gpu_copy_loss_rows(ca_gpu *engine, VkCommandBuffer cmd, int from, vk_view to);
+
 /* Reads a [gates][width] float buffer (coeffs, coeff_grad) as doubles, in the model's gate order. */
 int ca_gpu_read_gate_values(ca_gpu *engine, vk_buffer *buffer, int width, double *values);
 

@@ -307,21 +307,34 @@ int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
  * clear_backward (beside the soft coefficients, or here). */
 int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
 {
-    if (!e->cleared_backward) {
+    if (e->plan.persistent_stepwise) {
+        for (int t = e->steps - 1; t >= 0; t--)
+            if (gpu_persistent_backward_steps(e, cmd, t, 1)) return DLCA_ERR;
+        return DLCA_OK;
+    }
+    return gpu_persistent_backward_steps(e, cmd, e->steps - 1, e->steps);
+}
+
+int gpu_persistent_backward_steps(ca_gpu *e, VkCommandBuffer cmd, int step, int count)
+{
+    if (!e->cleared_backward && step == e->steps - 1) {
         if (gpu_clear(e, cmd, 0, 1)) return DLCA_ERR;
         vk_cmd_barrier(cmd);
     }
-    e->cleared_backward = 0;
+    if (step == e->steps - 1) e->cleared_backward = 0;
+    /* A dispatch of several steps waits for its workgroups' roll call: one dispatch a step
+     * before it took tickets too, so the call starts again from 0. */
+    if (count > 1 && step < e->steps - 1) {
+        gpu_fill_region roll = {&e->roll, {1, 1, 1, 1, 0}};
+        if (gpu_fill(e, cmd, &roll, 1)) return DLCA_ERR;
+        vk_cmd_barrier(cmd);
+    }
     vk_view views[] = {vk_view_all(&e->grids),        e->coeffs_at,       vk_view_all(&e->wiring),
                        gpu_table_view(e),                 e->dgrid_at,        vk_view_all(&e->moore_steps),
                        vk_view_all(&e->moore_steps), vk_view_all(&e->sum_partials), vk_view_all(&e->roll)};
-    int steps = e->plan.persistent_stepwise ? e->steps : 1;
-    for (int n = 0; n < steps; n++) {
-        vk_push_fused push = fused_push(e, e->steps - 1 - n);
-        push.run_steps = e->plan.persistent_stepwise ? 1 : (uint32_t)e->steps;
-        if (fused_dispatch(e, cmd, 4, views, 9, &push, e->plan.slots, 1)) return DLCA_ERR;
-    }
-    return DLCA_OK;
+    vk_push_fused push = fused_push(e, step);
+    push.run_steps = (uint32_t)count;
+    return fused_dispatch(e, cmd, 4, views, 9, &push, e->plan.slots, 1);
 }
 
 /* The fused backward's end: S summed and dL/dgrid_0 completed (from step 0's moore rows), one

@@ -88,6 +88,9 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd);
 int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather);
 int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t);
 int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd);
+/* The persistent backward's steps `step` down to step + 1 - count in one dispatch (clearing what
+ * it polls first where `step` is the last, unless cleared already). */
+int gpu_persistent_backward_steps(ca_gpu *e, VkCommandBuffer cmd, int step, int count);
 int gpu_fused_backward_end(ca_gpu *e, VkCommandBuffer cmd);
 
 #endif

@@ -86,12 +86,47 @@ int ca_gpu_step_backward(ca_gpu *e, VkCommandBuffer cmd, int t)
     return gpu_layered_backward(e, cmd, t);
 }
 
-int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
+int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd) { return ca_gpu_backward_window(e, cmd, NULL, e->steps); }
+
+/* dgrid's first loss_channels rows += block k of dwindow: between two steps of BPTT, where dgrid
+ * holds what the next step reads of dL/dgrid_t (all of it per layer; its own part fused, the
+ * neighbours' still to gather: the window gradient is the cell's own). */
+static int add_window_block(ca_gpu *e, VkCommandBuffer cmd, const vk_view *dwindow, int k)
+{
+    size_t bytes = (size_t)gpu_config_of(e)->loss_channels * e->plan.pitch * sizeof(float);
+    vk_view views[] = {vk_view_of(e->dgrid_at.buffer, e->dgrid_at.offset, bytes),
+                       vk_view_of(dwindow->buffer, dwindow->offset + (size_t)k * bytes, bytes)};
+    vk_push_grid_add push = {(uint32_t)(bytes / sizeof(float))};
+    int rc = vk_dispatch_1d(e->vk, cmd, VK_PIPE_GRID_ADD, views, 2, &push, sizeof push, push.n);
+    if (!rc) vk_cmd_barrier(cmd);
+    return rc;
+}
+
+static int persistent_steps_one_by_one(ca_gpu *e, VkCommandBuffer cmd, int last)
+{
+    for (int t = last; t >= 0; t--)
+        if (gpu_persistent_backward_steps(e, cmd, t, 1)) return DLCA_ERR;
+    return DLCA_OK;
+}
+
+int ca_gpu_backward_window(ca_gpu *e, VkCommandBuffer cmd, const vk_view *dwindow, int from)
 {
     int steps = e->steps;
+    if (!dwindow || from >= steps) from = steps;
+    else if (from < 1 || dwindow->size < (size_t)(steps - from) * gpu_config_of(e)->loss_channels * e->plan.pitch * sizeof(float))
+        return err_set(DLCA_ERR, "ca_gpu_backward_window: a window from step %d of %d in a view of %llu bytes", from,
+                       steps, (unsigned long long)dwindow->size);
     if (gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_START)) return DLCA_ERR;
+    /* The persistent kernel runs its steps in one dispatch: a window needs it one dispatch a step
+     * (the steps before the window's first may still run together). */
     if (e->plan.fused && e->plan.persistent_backward) {
-        if (gpu_persistent_backward(e, cmd) || gpu_fused_backward_end(e, cmd)) return DLCA_ERR;
+        int rc = from == steps ? gpu_persistent_backward(e, cmd) : DLCA_OK;
+        for (int t = steps - 1; !rc && t >= from; t--)
+            rc = gpu_persistent_backward_steps(e, cmd, t, 1) || add_window_block(e, cmd, dwindow, t - from);
+        if (!rc && from < steps && from > 0)
+            rc = e->plan.persistent_stepwise ? persistent_steps_one_by_one(e, cmd, from - 1)
+                                             : gpu_persistent_backward_steps(e, cmd, from - 1, from);
+        if (rc || gpu_fused_backward_end(e, cmd)) return DLCA_ERR;
         return gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
     }
     if (ca_gpu_sums_zero(e, cmd)) return DLCA_ERR;
@@ -99,10 +134,27 @@ int ca_gpu_backward(ca_gpu *e, VkCommandBuffer cmd)
         /* Fused: each step completes the one before it, so one dispatch a step, and one gather
          * after step 0. */
         int rc = e->plan.fused ? gpu_fused_backward(e, cmd, t, t + 1 < steps) : ca_gpu_step_backward(e, cmd, t);
+        if (!rc && t >= from) rc = add_window_block(e, cmd, dwindow, t - from);
         if (rc) return DLCA_ERR;
     }
     if (e->plan.fused ? gpu_fused_backward_end(e, cmd) : ca_gpu_sums_finish(e, cmd)) return DLCA_ERR;
     return gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
+}
+
+int ca_gpu_copy_loss_rows(ca_gpu *e, VkCommandBuffer cmd, int from, vk_view to)
+{
+    size_t row = e->plan.pitch * sizeof(float), rows = (size_t)gpu_config_of(e)->loss_channels * row;
+    if (from < 0 || from > e->steps || to.size < (size_t)(e->steps - from + 1) * rows)
+        return err_set(DLCA_ERR, "ca_gpu_copy_loss_rows: grids %d..%d into a view of %llu bytes", from, e->steps,
+                       (unsigned long long)to.size);
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    for (int t = from; t <= e->steps; t++) {
+        vk_view grid = ca_gpu_grid_region(e, t);
+        VkBufferCopy region = {grid.offset, to.offset + (size_t)(t - from) * rows, rows};
+        vkCmdCopyBuffer(cmd, e->grids.buffer, to.buffer->buffer, 1, &region);
+    }
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    return DLCA_OK;
 }
 
 /* After the AdamW dispatch: its barrier, the end mark, and the roll calls for the host. */

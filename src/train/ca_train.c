@@ -109,6 +109,29 @@ static int gpu_engine_init(ca_trainer *t)
     return t->target_rows && t->roll_words ? DLCA_OK : DLCA_ERR;
 }
 
+/* A window loss's room: on the CPU the rollout's rows and the repeated target; on the GPU their
+ * buffers (the engine made first: the pitch is its). */
+static int window_init(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    size_t grids = (size_t)c->window + 1, cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width;
+    size_t n = grids * (size_t)c->loss_channels * cells;
+    if (t->backend == CA_BACKEND_GPU) {
+        size_t bytes = grids * (size_t)c->loss_channels * t->gpu.plan.pitch * sizeof(float);
+        if (vk_buffer_create(t->vk, &t->window_rows, bytes, VK_BUFFER_DEVICE) ||
+            vk_buffer_create(t->vk, &t->window_target_rows, bytes, VK_BUFFER_DEVICE))
+            return DLCA_ERR;
+        t->rollout.window_rows = &t->window_rows;
+        return DLCA_OK;
+    }
+    t->window_target = malloc(n * sizeof(double));
+    t->rollout.window = malloc(n * sizeof(double));
+    t->rollout.window_f = malloc(n * sizeof(float));
+    if (!t->window_target || !t->rollout.window || !t->rollout.window_f)
+        return err_set(DLCA_ERR_NOMEM, "out of memory for a window loss over %zu grids of %zu cells", grids, cells);
+    return DLCA_OK;
+}
+
 /* Room for two snapshots of z and the moments, on the engine's device, made once: a step that
  * records a copy into them allocates nothing. */
 static int snapshots_init(ca_trainer *t)
@@ -198,6 +221,8 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
         return err_set(DLCA_ERR, "preset '%s' trains towards a picture: give --target PNG", c->preset);
     if (c->pool && t->options.check_stages)
         return err_set(DLCA_ERR, "--check-stages compares the GPU's own round draws with the CPU's: not with a pool");
+    if (c->window_loss == CA_WINDOW_LOSS_EVERY && t->options.check_stages)
+        return err_set(DLCA_ERR, "--check-stages compares the final grid's loss: not with window-loss = every");
     size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width, grid = (size_t)c->channels * cells;
     size_t room = 2 * (t->gate_values + 64) > grid ? 2 * (t->gate_values + 64) : grid;
     t->moment1 = calloc(t->gate_values, sizeof(float));
@@ -214,6 +239,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     }
     int rc = c->pool ? ca_pool_init(&t->pool, c) : DLCA_OK;
     if (!rc) rc = backend == CA_BACKEND_GPU ? gpu_engine_init(t) : cpu_engine_init(t);
+    if (!rc && c->window_loss == CA_WINDOW_LOSS_EVERY) rc = window_init(t);
     if (!rc) rc = tensors_init(t);
     if (rc) ca_trainer_free(t);
     return rc;
@@ -226,6 +252,9 @@ void ca_trainer_free(ca_trainer *t)
     tn_params_free(&t->params);
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
     if (t->pool_grid.buffer) vk_buffer_free(t->vk, &t->pool_grid);
+    if (t->window_rows.buffer) vk_buffer_free(t->vk, &t->window_rows);
+    if (t->window_target_rows.buffer) vk_buffer_free(t->vk, &t->window_target_rows);
+    free(t->window_target), free(t->rollout.window), free(t->rollout.window_f);
     if (t->dev) tn_vk_close(t->dev);
     free(t->moment1), free(t->moment2), free(t->start), free(t->target), free(t->scratch);
     ca_pool_free(&t->pool);
@@ -291,6 +320,31 @@ static void cpu_start(ca_trainer *t)
 
 tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target) { return tn_sse_loss(out, target); }
 
+tn_tensor *ca_trainer_round_loss(const ca_trainer *t, tn_tensor *out, tn_tensor *target)
+{
+    tn_tensor *sse = ca_trainer_loss(out, target);
+    if (!sse || t->rollout.window_steps == 0) return sse;
+    tn_tensor *mean = tn_mul_scalar(sse, 1.0 / (t->rollout.window_steps + 1));
+    tn_free(sse);
+    return mean;
+}
+
+double ca_trainer_round_hard(const ca_trainer *t, double wrong_bits)
+{
+    return wrong_bits / (double)(t->rollout.window_steps + 1);
+}
+
+/* The CPU's target tensor for the round: its target, once a grid of the window. */
+static tn_tensor *cpu_round_target(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    size_t block = (size_t)c->loss_channels * (size_t)c->batch * (size_t)c->height * (size_t)c->width;
+    size_t grids = (size_t)t->rollout.window_steps + 1, rows[2] = {(size_t)c->loss_channels * grids, block / (size_t)c->loss_channels};
+    if (grids == 1) return tn_from_f64(TN_F32, 2, rows, t->target);
+    for (size_t k = 0; k < grids; k++) memcpy(t->window_target + k * block, t->target, block * sizeof(double));
+    return tn_from_f64(TN_F32, 2, rows, t->window_target);
+}
+
 /* The hard circuit's loss on the round: argmax gates, no gradient. */
 static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
 {
@@ -300,7 +354,7 @@ static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
     tn_no_grad_end();
-    if (loss) *hard_loss = tn_item(loss);
+    if (loss) *hard_loss = ca_trainer_round_hard(t, tn_item(loss));
     tn_free(loss), tn_free(out), tn_free(c), tn_free(onehot);
     return loss ? DLCA_OK : DLCA_ERR;
 }
@@ -310,7 +364,7 @@ static int cpu_soft_step(ca_trainer *t, tn_tensor *target, double *soft_loss)
 {
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
+    tn_tensor *loss = out ? ca_trainer_round_loss(t, out, target) : NULL;
     int rc = loss ? DLCA_OK : DLCA_ERR;
     if (!rc) {
         *soft_loss = tn_item(loss);
@@ -338,15 +392,13 @@ static void cpu_store_pool(ca_trainer *t)
 static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
 {
     const ca_config *c = &t->model->config;
-    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
     uint32_t stream = rng_fire_stream(c->seed, t->step);
     if (t->options.cpu_reference)
         ca_cpu_set_fire_stream(&t->cpu, stream);
     else
         ca_fast_set_fire_stream(&t->fast, stream);
     cpu_start(t);
-    size_t rows[2] = {(size_t)c->loss_channels, ca_shape_cells(shape)};
-    tn_tensor *target = tn_from_f64(TN_F32, 2, rows, t->target);
+    tn_tensor *target = cpu_round_target(t);
     int rc = target ? DLCA_OK : DLCA_ERR;
     if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss) || ca_trainer_snapshot(t);
     if (!rc && hard_loss) cpu_store_pool(t); /* the hard circuit's final grids */
@@ -366,6 +418,7 @@ int ca_trainer_round(ca_trainer *t)
                                          : ca_fast_set_steps(&t->fast, steps);
     if (!rc) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
     if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, from_pool, t->target, t->start);
+    t->rollout.window_steps = c->window_loss == CA_WINDOW_LOSS_EVERY ? steps - c->steps : 0;
     return rc;
 }
 

@@ -43,6 +43,11 @@ typedef struct {
     ca_pool pool;              /* config.pool > 0: where rounds start (ca_pool.h); else grids NULL */
     vk_buffer pool_grid;       /* GPU with a pool: the round's final grid [C][pitch], copied to the host
                                   in the step's command buffer */
+    /* A window loss (config.window_loss every): the target once a grid of the window,
+     * [(window + 1) * loss_channels][cells] (CPU, filled a round) or [...][pitch] (GPU, copied
+     * in the step's command buffer); the GPU rollout's rows of the window's grids beside it. */
+    double *window_target;
+    vk_buffer window_target_rows, window_rows;
     size_t gate_values;        /* gates * 16 */
     /* the tensor library around the engine */
     tn_dev *dev;               /* NULL: the CPU; the GPU's tn_vk */
@@ -103,6 +108,7 @@ int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
  * step. Not with options.check_stages. */
 typedef struct {
     tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible; hard_loss NULL unless measured */
+    tn_tensor *target;                /* the round's target rows (the window's: record_target) */
 } ca_step_results;
 
 int ca_trainer_step_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
@@ -137,6 +143,17 @@ int ca_trainer_snapshot(ca_trainer *trainer);
 /* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
  * squared errors against `target` [loss_channels][same columns]. */
 tn_tensor *ca_trainer_loss(tn_tensor *out, tn_tensor *target);
+
+/* The round's soft loss: ca_trainer_loss, and with a window loss (trainer->rollout.window_steps > 0,
+ * out and target holding every grid of the window) the mean over the window's grids, so that a
+ * round weighs as one grid does whatever its length. */
+tn_tensor *ca_trainer_round_loss(const ca_trainer *trainer, tn_tensor *out, tn_tensor *target);
+
+/* The round's hard loss from the wrong bits of every grid of the window (ca_trainer_loss of the
+ * hard rollout, an exact count on every engine): their mean over the window's grids, divided on
+ * the host in double so that every engine reports the same value; 0 only where every grid of the
+ * window is the target. */
+double ca_trainer_round_hard(const ca_trainer *trainer, double wrong_bits);
 
 /* The tensor library's schedule for the config's lr_schedule, warmup and lr_final (ca_config.h). */
 tn_lr_schedule ca_lr_schedule_of(const ca_config *config);

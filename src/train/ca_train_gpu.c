@@ -25,7 +25,7 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
     tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    r->hard_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
+    r->hard_loss = out ? ca_trainer_loss(out, r->target) : NULL;
     tn_no_grad_end();
     tn_free(out), tn_free(c), tn_free(onehot);
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
@@ -38,13 +38,34 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 1)) return DLCA_ERR;
     tn_tensor *c = tn_softmax_matmul(t->params.params[0], t->op_matrix);
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
-    r->soft_loss = out ? ca_trainer_loss(out, t->target_rows) : NULL;
+    r->soft_loss = out ? ca_trainer_round_loss(t, out, r->target) : NULL;
     tn_params_grad_replace(&t->params); /* z gets a gradient every step */
     int rc = r->soft_loss ? tn_backward_grad(r->soft_loss, t->loss_seed) : DLCA_ERR;
     tn_free(out), tn_free(c);
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
     return tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END) ? DLCA_ERR : DLCA_OK;
+}
+
+/* The round's target tensor: the engine's target rows, or with a window loss their copies into
+ * window_target_rows, once a grid of the window (after the round's target is drawn). */
+static int record_target(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
+{
+    int grids = t->rollout.window_steps + 1;
+    if (grids == 1) {
+        r->target = tn_retain(t->target_rows);
+        return DLCA_OK;
+    }
+    vk_view target = ca_gpu_target_region(&t->gpu);
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    for (int k = 0; k < grids; k++) {
+        VkBufferCopy region = {target.offset, (size_t)k * target.size, target.size};
+        vkCmdCopyBuffer(cmd, target.buffer->buffer, t->window_target_rows.buffer, 1, &region);
+    }
+    vk_cmd_barrier_transfer_to_compute(cmd);
+    size_t rows[2] = {(size_t)t->model->config.loss_channels * (size_t)grids, t->gpu.plan.pitch};
+    r->target = tn_vk_wrap(t->dev, &t->window_target_rows, 0, 2, rows);
+    return r->target ? DLCA_OK : DLCA_ERR;
 }
 
 static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_step_results *r)
@@ -55,6 +76,7 @@ static int record_step(ca_trainer *t, VkCommandBuffer cmd, int with_hard, ca_ste
     if (tn_vk_record_begin(t->dev, cmd)) return DLCA_ERR;
     int rc = ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_START);
     if (!rc && !t->pool.grids) rc = ca_gpu_task_round(&t->gpu, cmd, t->step);
+    if (!rc) rc = record_target(t, cmd, r);
     /* Every start is bits (the pool keeps bits), so the hard rollout starts from the same grid 0. */
     if (!rc && with_hard) rc = record_hard(t, cmd, r);
     /* a persistence round's pool keeps the hard circuit's final grids where the step measured
@@ -97,10 +119,10 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
     if (!rc) rc = tn_optim_status_read(&t->optim, &status);
     if (!rc) {
         *soft_loss = tn_item(r->soft_loss);
-        if (hard_loss) *hard_loss = tn_item(r->hard_loss);
+        if (hard_loss) *hard_loss = ca_trainer_round_hard(t, tn_item(r->hard_loss));
     }
-    tn_free(r->soft_loss), tn_free(r->hard_loss);
-    r->soft_loss = r->hard_loss = NULL;
+    tn_free(r->soft_loss), tn_free(r->hard_loss), tn_free(r->target);
+    r->soft_loss = r->hard_loss = r->target = NULL;
     if (rc) return rc;
     if (status.last_skipped) {
         /* Not every workgroup of a persistent kernel could run at once (too many tiles for the

@@ -56,6 +56,7 @@
     X(HARD_STEP, hard_step, vk_push_hard_step, 4, 64)                          \
     X(GATE_BACKWARD, gate_backward, vk_push_gate_backward, 8, 64)              \
     X(GRID_BACKWARD, grid_backward, vk_push_grid_backward, 4, 64)              \
+    X(GRID_ADD, grid_add, vk_push_grid_add, 2, 64)                             \
     X(GATE_SUMS_REDUCE, gate_sums_reduce, vk_push_gate_sums_reduce, 3, 64) /* 2^n */
 
 typedef enum {

@@ -65,6 +65,12 @@ typedef struct {
 } vk_push_fused;
 _Static_assert(sizeof(vk_push_fused) == 76, "mirror of fused_push in glsl/common.glsl");
 
+/* glsl/grid_add.comp: rows[i] += add[i], i < n */
+typedef struct {
+    uint32_t n;
+} vk_push_grid_add;
+_Static_assert(sizeof(vk_push_grid_add) == 4, "mirror of grid_add_push in glsl/common.glsl");
+
 /* glsl/buffer_fill.comp: up to three regions of rows of words, each set to its value */
 typedef struct {
     uint32_t first, row_words, row_pitch, rows;
