@@ -215,14 +215,16 @@ static inline void check_backward(pair *p, const char *label, double *sums_out)
     free(values);
 }
 
-/* BPTT with a window loss's gradient (random blocks) at grids 1..T-1 as well as the final one's:
- * S and the start-grid gradient against ca_cpu_backward_window at 1e-3. */
-static inline void check_window_backward(pair *p, const char *label)
+/* BPTT with a window loss's gradient (random blocks) at grids from..T-1 as well as the final
+ * one's: S and the start-grid gradient against ca_cpu_backward_window at 1e-3. The persistent
+ * backward runs the window's steps one dispatch each and steps from-1..0 in one: with from >= 2
+ * that dispatch has several steps (its roll call restarted). */
+static inline void check_window_backward(pair *p, const char *label, int from)
 {
     const ca_config *c = &p->model.config;
-    if (c->steps < 2) return;
+    if (from < 1 || from >= c->steps) return;
     size_t gates = p->model.gate_count, cells = p->cpu.cells, pitch = p->gpu.plan.pitch;
-    size_t rows = (size_t)c->loss_channels, blocks = (size_t)c->steps - 1;
+    size_t rows = (size_t)c->loss_channels, blocks = (size_t)(c->steps - from);
     double *dwindow = malloc(blocks * rows * cells * sizeof(double));
     float *staged = calloc(blocks * rows * pitch, sizeof(float));
     double *values = malloc((gates * 4 > p->n_grid ? gates * 4 : p->n_grid) * sizeof(double));
@@ -237,15 +239,18 @@ static inline void check_window_backward(pair *p, const char *label)
              vk_buffer_upload(&vk, &buffer, 0, staged, blocks * rows * pitch * sizeof(float));
     CHECK(rc == DLCA_OK, "%s window buffer: %s", label, err_message());
     if (!rc) {
-        window_rows = vk_view_all(&buffer), window_from = 1;
+        window_rows = vk_view_all(&buffer), window_from = from;
         fixture_loss(&p->model, cells, ca_cpu_grid(&p->cpu, c->steps), p->target, p->cpu.dgrid);
         CHECK(ca_gpu_upload_dgrid(&p->gpu, p->cpu.dgrid) == DLCA_OK, "%s dgrid: %s", label, err_message());
-        ca_cpu_backward_window(&p->cpu, dwindow, 1);
+        ca_cpu_backward_window(&p->cpu, dwindow, from);
         CHECK(run_gpu(&p->gpu, stage_window_backward) == DLCA_OK, "%s window BPTT: %s", label, err_message());
         ca_gpu_read_gate_values(&p->gpu, &p->gpu.coeff_grad, 4, values);
-        compare("window BPTT S", label, values, p->cpu.coeff_grad, gates * 4, 1e-3);
+        char what[64];
+        snprintf(what, sizeof what, "window BPTT (from grid %d) S", from);
+        compare(what, label, values, p->cpu.coeff_grad, gates * 4, 1e-3);
         ca_gpu_download_dgrid(&p->gpu, values);
-        compare("window BPTT start-grid gradient", label, values, p->cpu.dgrid, p->n_grid, 1e-3);
+        snprintf(what, sizeof what, "window BPTT (from grid %d) start-grid gradient", from);
+        compare(what, label, values, p->cpu.dgrid, p->n_grid, 1e-3);
     }
     if (buffer.buffer) vk_buffer_free(&vk, &buffer);
     free(dwindow), free(staged), free(values);
@@ -278,7 +283,8 @@ static inline void check_case_with(const ca_config *config, const char *label, u
         sums[r] = malloc(n * sizeof(double));
         check_forward(&runs[r], label);
         check_backward(&runs[r], label, sums[r]);
-        if (r != 1 && r != 2) check_window_backward(&runs[r], label); /* each path once, and the fused checkpoint */
+        /* each path once: the window from grid 1, and on the fused checkpoint run from T - 1 */
+        if (r != 1 && r != 2) check_window_backward(&runs[r], label, r == 4 ? config->steps - 1 : 1);
     }
     CHECK(memcmp(sums[0], sums[1], n * sizeof(double)) == 0, "%s: two runs give identical gradients", label);
     CHECK(memcmp(sums[0], sums[2], n * sizeof(double)) == 0, "%s: full and checkpoint give identical gradients",
