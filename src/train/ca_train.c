@@ -338,8 +338,8 @@ double ca_trainer_round_hard(const ca_trainer *t, double wrong_bits)
 static tn_tensor *cpu_round_target(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
-    size_t block = (size_t)c->loss_channels * (size_t)c->batch * (size_t)c->height * (size_t)c->width;
-    size_t grids = (size_t)t->rollout.window_steps + 1, rows[2] = {(size_t)c->loss_channels * grids, block / (size_t)c->loss_channels};
+    size_t cells = (size_t)c->batch * (size_t)c->height * (size_t)c->width, block = (size_t)c->loss_channels * cells;
+    size_t grids = (size_t)t->rollout.window_steps + 1, rows[2] = {(size_t)c->loss_channels * grids, cells};
     if (grids == 1) return tn_from_f64(TN_F32, 2, rows, t->target);
     for (size_t k = 0; k < grids; k++) memcpy(t->window_target + k * block, t->target, block * sizeof(double));
     return tn_from_f64(TN_F32, 2, rows, t->window_target);
