@@ -142,14 +142,21 @@ static int parse_grid(ca_config *c, const char *t, const char *name)
 }
 static void print_grid(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%dx%d", c->height, c->width); }
 
-static int parse_boundary(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, boundary_names, &v)) return DLCA_ERR;
-    c->boundary = (ca_boundary)v;
-    return DLCA_OK;
-}
-static void print_boundary(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%s", choice_name(boundary_names, 2, c->boundary)); }
+/* A key whose value is one of `names` (count of them), kept in c->field as `type`. */
+#define CHOICE_KEY(key, field, type, names, count)                                                                     \
+    static int parse_##key(ca_config *c, const char *t, const char *name)                                              \
+    {                                                                                                                  \
+        int v = 0;                                                                                                     \
+        if (parse_choice(name, t, names, &v)) return DLCA_ERR;                                                         \
+        c->field = (type)v;                                                                                            \
+        return DLCA_OK;                                                                                                \
+    }                                                                                                                  \
+    static void print_##key(const ca_config *c, char *o, size_t n)                                                     \
+    {                                                                                                                  \
+        snprintf(o, n, "%s", choice_name(names, count, (int)c->field));                                                \
+    }
+
+CHOICE_KEY(boundary, boundary, ca_boundary, boundary_names, 2)
 
 #define INT_KEY(field, low, high)                                                                                      \
     static int parse_##field(ca_config *c, const char *t, const char *name)                                            \
@@ -172,17 +179,7 @@ INT_KEY(pool, 0, CA_MAX_POOL)
 INT_KEY(window, 0, CA_MAX_T)
 INT_KEY(damage, 0, CA_MAX_BATCH)
 
-static int parse_window_loss(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, window_loss_names, &v)) return DLCA_ERR;
-    c->window_loss = (ca_window_loss)v;
-    return DLCA_OK;
-}
-static void print_window_loss(const ca_config *c, char *o, size_t n)
-{
-    snprintf(o, n, "%s", choice_name(window_loss_names, 2, (int)c->window_loss));
-}
+CHOICE_KEY(window_loss, window_loss, ca_window_loss, window_loss_names, 2)
 
 static int parse_perception(ca_config *c, const char *t, const char *name)
 {
@@ -206,35 +203,13 @@ static int parse_update(ca_config *c, const char *t, const char *name)
 }
 static void print_update(const ca_config *c, char *o, size_t n) { print_widths(c->update_widths, c->update_depth, 1, o, n); }
 
-static int parse_wiring(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, wiring_names, &v)) return DLCA_ERR;
-    c->update_wiring = (wiring_kind)v;
-    return DLCA_OK;
-}
-static void print_wiring(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%s", choice_name(wiring_names, 2, (int)c->update_wiring)); }
+CHOICE_KEY(wiring, update_wiring, wiring_kind, wiring_names, 2)
 
 static int parse_fire_rate(ca_config *c, const char *t, const char *name) { return parse_real(name, t, CA_MIN_FIRE_RATE, 1.0, &c->fire_rate); }
 static void print_fire_rate(const ca_config *c, char *o, size_t n) { print_real(c->fire_rate, o, n); }
 
-static int parse_start(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, start_names, &v)) return DLCA_ERR;
-    c->start = (ca_start)v;
-    return DLCA_OK;
-}
-static void print_start(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%s", choice_name(start_names, 4, c->start)); }
-
-static int parse_target(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, target_names, &v)) return DLCA_ERR;
-    c->target = (ca_target)v;
-    return DLCA_OK;
-}
-static void print_target(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%s", choice_name(target_names, 3, c->target)); }
+CHOICE_KEY(start, start, ca_start, start_names, 4)
+CHOICE_KEY(target, target, ca_target, target_names, 3)
 
 static int parse_learning_rate(ca_config *c, const char *t, const char *name)
 {
@@ -251,17 +226,7 @@ static int parse_seed(ca_config *c, const char *t, const char *name)
 }
 static void print_seed(const ca_config *c, char *o, size_t n) { snprintf(o, n, "%llu", (unsigned long long)c->seed); }
 
-static int parse_lr_schedule(ca_config *c, const char *t, const char *name)
-{
-    int v = 0;
-    if (parse_choice(name, t, ca_lr_names, &v)) return DLCA_ERR;
-    c->lr_schedule = (ca_lr_kind)v;
-    return DLCA_OK;
-}
-static void print_lr_schedule(const ca_config *c, char *o, size_t n)
-{
-    snprintf(o, n, "%s", choice_name(ca_lr_names, CA_LR_KINDS, (int)c->lr_schedule));
-}
+CHOICE_KEY(lr_schedule, lr_schedule, ca_lr_kind, ca_lr_names, CA_LR_KINDS)
 
 static int parse_init_logit(ca_config *c, const char *t, const char *name)
 {
