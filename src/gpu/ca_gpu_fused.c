@@ -303,16 +303,15 @@ int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t)
     return fused_grid_gather_from(e, cmd, t, gpu_moore_view(e, t));
 }
 
-/* Every BPTT step in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT), after
- * clear_backward (beside the soft coefficients, or here). */
-int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd)
+/* BPTT steps `last` down to 0 in one dispatch (fused_step_backward.comp with FUSED_PERSISTENT), or
+ * one a step where the plan runs it stepwise; from the last step, after clear_backward (beside
+ * the soft coefficients, or here). */
+int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd, int last)
 {
-    if (e->plan.persistent_stepwise) {
-        for (int t = e->steps - 1; t >= 0; t--)
-            if (gpu_persistent_backward_steps(e, cmd, t, 1)) return DLCA_ERR;
-        return DLCA_OK;
-    }
-    return gpu_persistent_backward_steps(e, cmd, e->steps - 1, e->steps);
+    if (!e->plan.persistent_stepwise) return gpu_persistent_backward_steps(e, cmd, last, last + 1);
+    for (int t = last; t >= 0; t--)
+        if (gpu_persistent_backward_steps(e, cmd, t, 1)) return DLCA_ERR;
+    return DLCA_OK;
 }
 
 int gpu_persistent_backward_steps(ca_gpu *e, VkCommandBuffer cmd, int step, int count)

@@ -87,7 +87,9 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd);
  * it; all T steps in one dispatch; the end of BPTT (S summed, dgrid_0 completed). */
 int gpu_fused_backward(ca_gpu *e, VkCommandBuffer cmd, int t, int gather);
 int gpu_fused_grid_gather(ca_gpu *e, VkCommandBuffer cmd, int t);
-int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd);
+/* The persistent backward's steps `last` down to 0: in one dispatch, or one a step where the plan
+ * runs it stepwise. */
+int gpu_persistent_backward(ca_gpu *e, VkCommandBuffer cmd, int last);
 /* The persistent backward's steps `step` down to step + 1 - count in one dispatch (clearing what
  * it polls first where `step` is the last, unless cleared already). */
 int gpu_persistent_backward_steps(ca_gpu *e, VkCommandBuffer cmd, int step, int count);

@@ -102,13 +102,6 @@ static int add_window_block(ca_gpu *e, VkCommandBuffer cmd, const vk_view *dwind
     return rc;
 }
 
-static int persistent_steps_one_by_one(ca_gpu *e, VkCommandBuffer cmd, int last)
-{
-    for (int t = last; t >= 0; t--)
-        if (gpu_persistent_backward_steps(e, cmd, t, 1)) return DLCA_ERR;
-    return DLCA_OK;
-}
-
 int ca_gpu_backward_window(ca_gpu *e, VkCommandBuffer cmd, const vk_view *dwindow, int from)
 {
     int steps = e->steps;
@@ -120,12 +113,10 @@ int ca_gpu_backward_window(ca_gpu *e, VkCommandBuffer cmd, const vk_view *dwindo
     /* The persistent kernel runs its steps in one dispatch: a window needs it one dispatch a step
      * (the steps before the window's first may still run together). */
     if (e->plan.fused && e->plan.persistent_backward) {
-        int rc = from == steps ? gpu_persistent_backward(e, cmd) : DLCA_OK;
+        int rc = DLCA_OK;
         for (int t = steps - 1; !rc && t >= from; t--)
             rc = gpu_persistent_backward_steps(e, cmd, t, 1) || add_window_block(e, cmd, dwindow, t - from);
-        if (!rc && from < steps && from > 0)
-            rc = e->plan.persistent_stepwise ? persistent_steps_one_by_one(e, cmd, from - 1)
-                                             : gpu_persistent_backward_steps(e, cmd, from - 1, from);
+        if (!rc) rc = gpu_persistent_backward(e, cmd, from - 1);
         if (rc || gpu_fused_backward_end(e, cmd)) return DLCA_ERR;
         return gpu_mark(e, cmd, CA_GPU_MARK_BACKWARD_END);
     }
