@@ -283,18 +283,20 @@ static int load_target(const sweep_options *o, const ca_config *c, const char *a
     return *image ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
 }
 
-/* Every preset's config and target picture, checked before the first is trained. */
-static int check_presets(const sweep_options *o, const char *assets)
+/* A preset's config and target picture (the bits kept circuits store, the values training reads). */
+typedef struct {
+    ca_config config;
+    ca_target_image target;
+    double *image;
+} preset_inputs;
+
+/* Every preset's inputs, made (and so checked) before the first preset is trained. */
+static int prepare_presets(const sweep_options *o, const char *assets, preset_inputs *inputs)
 {
-    for (int i = 0; i < o->preset_count; i++) {
-        ca_config config;
-        ca_target_image target;
-        double *image;
-        if (build_config(o, o->presets[i], &config) || load_target(o, &config, assets, &target, &image))
+    for (int i = 0; i < o->preset_count; i++)
+        if (build_config(o, o->presets[i], &inputs[i].config) ||
+            load_target(o, &inputs[i].config, assets, &inputs[i].target, &inputs[i].image))
             return DLCA_ERR;
-        ca_target_image_free(&target);
-        free(image);
-    }
     return DLCA_OK;
 }
 
@@ -334,22 +336,18 @@ static int keep_exact(const sweep_options *o, ca_population *p, const ca_target_
     return DLCA_OK;
 }
 
-static int sweep_preset(const sweep_options *o, const char *preset, ca_options *run, ca_backend backend,
-                        vk_context *vk, sweep_result *result)
+static int sweep_preset(const sweep_options *o, const char *preset, const preset_inputs *in, ca_options *run,
+                        ca_backend backend, vk_context *vk, sweep_result *result)
 {
-    ca_config config;
     ca_population p;
-    ca_target_image target = {0};
-    double *image = NULL, start = now_seconds();
+    double start = now_seconds();
     memset(&p, 0, sizeof p);
     int count = (int)o->seed_count;
-    int rc = build_config(o, preset, &config);
-    if (!rc) rc = load_target(o, &config, run->assets, &target, &image);
-    if (!rc) rc = cmd_population_memory(&config, count, backend, vk, run, o->max_memory);
+    int rc = cmd_population_memory(&in->config, count, backend, vk, run, o->max_memory);
     if (!rc) {
         fprintf(stderr, "sweeping %s: seeds %lld to %lld, %d steps on %s\n", preset, o->first_seed,
-                o->first_seed + count - 1, config.train_steps, ca_backend_name(backend, vk));
-        rc = ca_population_init(&p, &config, count, image, backend, vk, run, (int)o->check_every);
+                o->first_seed + count - 1, in->config.train_steps, ca_backend_name(backend, vk));
+        rc = ca_population_init(&p, &in->config, count, in->image, backend, vk, run, (int)o->check_every);
     }
     if (!rc) {
         cmd_population_progress show = {preset};
@@ -362,10 +360,8 @@ static int sweep_preset(const sweep_options *o, const char *preset, ca_options *
         fprintf(stderr, "interrupted at step %llu of %llu: the summary of %s covers the steps run\n",
                 (unsigned long long)result->steps_done, (unsigned long long)result->steps, preset);
     }
-    if (!rc && o->keep_exact) rc = keep_exact(o, &p, target.bits ? &target : NULL);
+    if (!rc && o->keep_exact) rc = keep_exact(o, &p, in->target.bits ? &in->target : NULL);
     ca_population_free(&p);
-    ca_target_image_free(&target);
-    free(image);
     return rc;
 }
 
@@ -506,25 +502,26 @@ static int sweep(const sweep_options *o)
     ca_backend backend = CA_BACKEND_CPU;
     ca_options run;
     sweep_result results[SWEEP_MAX_PRESETS];
-    memset(&vk, 0, sizeof vk), memset(results, 0, sizeof results);
+    preset_inputs inputs[SWEEP_MAX_PRESETS];
+    memset(&vk, 0, sizeof vk), memset(results, 0, sizeof results), memset(inputs, 0, sizeof inputs);
     int rc = cli_run_options(&run, o->device), done = 0;
     run.gpu.cache = o->cache;
     /* the outputs are checked before hours of training, not after */
     if (!rc && o->csv) rc = atomic_file_check(o->csv, "--csv");
     if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
     if (!rc && o->keep_exact) rc = check_keep_exact(o);
-    if (!rc) rc = check_presets(o, run.assets);
+    if (!rc) rc = prepare_presets(o, run.assets, inputs);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     /* the first preset always runs (it stops at once when interrupted, and reports what it has) */
     for (int i = 0; !rc && i < o->preset_count && (i == 0 || !*o->interrupt); i++, done++)
-        rc = sweep_preset(o, o->presets[i], &run, backend, &vk, &results[i]);
+        rc = sweep_preset(o, o->presets[i], &inputs[i], &run, backend, &vk, &results[i]);
     char device[256];
     snprintf(device, sizeof device, "%s", rc ? "" : ca_backend_name(backend, &vk));
     if (!rc) print_summary(results, done);
     if (!rc && o->markdown) print_markdown(o, results, done, device);
     if (!rc && o->json) rc = write_json(o, results, done, device);
     if (!rc && o->csv) rc = write_csv(o, results, done);
-    for (int i = 0; i < SWEEP_MAX_PRESETS; i++) result_free(&results[i]);
+    for (int i = 0; i < SWEEP_MAX_PRESETS; i++) result_free(&results[i]), ca_target_image_free(&inputs[i].target), free(inputs[i].image);
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     return rc;
 }
