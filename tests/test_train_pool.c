@@ -4,8 +4,9 @@
  * T = L does (forward grids and S, bit for bit, on the double and the fast engine), and the double
  * engine's gradient at L matches central finite differences. The sample pool takes distinct
  * slots, leaves growth rounds the preset's starts and starts the others from its grids (the
- * farthest one from a start), erases a rectangle of the closest ones, and stores the final grids
- * of persistence rounds, and only theirs, as bits. A trainer with a pool, a window
+ * farthest one from a start; under pool-replace `wrong` only where that one is wrong), erases a
+ * rectangle of the closest ones, and stores the final grids of persistence rounds, and only
+ * theirs, as bits. A trainer with a pool, a window
  * and damage gives the same losses on the double engine, the fast one and the GPU (where there is
  * one), and the same again when run twice, whether each step measures the hard loss (the pool
  * keeps the hard circuit's grids) or every other one. */
@@ -307,6 +308,47 @@ static void check_pool(void)
     free(fresh), free(target), free(start), free(before), free(final);
 }
 
+/* Rule `wrong`: a persistence round gives its farthest sample the preset's start only where that
+ * grid is wrong; where all its grids are exact, every sample starts from its pool grid. */
+static void check_pool_replace(void)
+{
+    ca_config c = pool_config();
+    c.damage = 0, c.pool_replace = CA_POOL_REPLACE_WRONG;
+    size_t plane = (size_t)c.height * c.width, cells = (size_t)c.batch * plane, grid = (size_t)c.channels * plane;
+    ca_shape shape = {c.batch, c.height, c.width, c.boundary};
+    double *fresh = malloc(grid * c.batch * sizeof(double)), *target = malloc(cells * sizeof(double));
+    double *start = malloc(grid * c.batch * sizeof(double));
+    ca_round_inputs(&c, shape, 11, NULL, fresh, target);
+    for (int exact = 0; exact < 2; exact++)
+        for (int rule = 0; rule < CA_POOL_REPLACE_KINDS; rule++) {
+            c.pool_replace = (ca_pool_replace)rule;
+            ca_pool p;
+            CHECK(ca_pool_init(&p, &c) == DLCA_OK, "pool: %s", err_message());
+            fill_by_distance(&p, target);
+            if (exact) /* every slot's channel 0 is the target: distance 0 */
+                for (int i = 0; i < c.pool; i++) memcpy(p.grids + (size_t)i * grid, target, plane * sizeof(double));
+            memcpy(start, fresh, grid * c.batch * sizeof(double));
+            CHECK(ca_pool_round(&p, 11, 1, target, start) == DLCA_OK, "pool round: %s", err_message());
+            int starts = 0, from_pool = 0;
+            for (int b = 0; b < c.batch; b++) {
+                int is_start = 1, is_pool = 1;
+                for (int ch = 0; ch < c.channels; ch++) {
+                    const double *s0 = start + (size_t)ch * cells + (size_t)b * plane;
+                    is_start &= memcmp(s0, fresh + (size_t)ch * cells + (size_t)b * plane, plane * sizeof(double)) == 0;
+                    is_pool &= memcmp(s0, p.grids + (size_t)p.slot[b] * grid + (size_t)ch * plane, plane * sizeof(double)) == 0;
+                }
+                starts += is_start && !is_pool, from_pool += is_pool && !is_start;
+            }
+            int want_starts = rule == CA_POOL_REPLACE_FARTHEST || !exact;
+            CHECK(starts == want_starts && from_pool == c.batch - want_starts,
+                  "pool-replace %s, pool grids %s: %d sample(s) start from the preset's start, %d from the pool (want %d, %d)",
+                  rule ? "wrong" : "farthest", exact ? "exact" : "wrong", starts, from_pool, want_starts,
+                  c.batch - want_starts);
+            ca_pool_free(&p);
+        }
+    free(fresh), free(target), free(start);
+}
+
 /* ---- the trainer ---- */
 
 enum { STEPS = 6 };
@@ -389,6 +431,7 @@ int main(void)
     check_engine_length("checkerboard");
     check_engine_length("checkerboard-async");
     check_pool();
+    check_pool_replace();
     vk_context vk;
     if (test_vk_context_init(&vk, -1) != DLCA_OK) {
         check_trainer(NULL, 1, CA_WINDOW_LOSS_LAST), check_trainer(NULL, 2, CA_WINDOW_LOSS_LAST);

@@ -105,7 +105,10 @@ int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, const double *targe
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
-    int replaced = p->order[c->batch - 1]; /* keeps the preset's start (damage <= batch - 1) */
+    /* the sample that keeps the preset's start (damage <= batch - 1 leaves the farthest whole);
+     * none under the rule `wrong` when even the farthest grid is exact */
+    int replaced = p->order[c->batch - 1];
+    if (c->pool_replace == CA_POOL_REPLACE_WRONG && p->wrong[replaced] == 0.0) replaced = -1;
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels && b != replaced; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,
