@@ -60,7 +60,6 @@ static void tiny_model(ca_model *m, ca_train_state *state, ca_target_image *targ
     tiny_config(&c, CA_BOUNDARY_ZERO, 0.5, 2, 3);
     c.pool = 5, c.window = 2, c.damage = 1; /* version 3's fields, none 0 */
     c.window_loss = CA_WINDOW_LOSS_EVERY;   /* version 4's */
-    c.pool_replace = CA_POOL_REPLACE_WRONG; /* version 5's */
     if (ca_model_init(m, &c)) fprintf(stderr, "tiny model: %s\n", err_message()), exit(1);
     rng_state rng;
     rng_init(&rng, 2024, 0);
@@ -93,7 +92,6 @@ static void check_config_equal(const ca_config *a, const ca_config *b, const cha
           "%s: lr schedule, warm-up, lr final, init logit", what);
     CHECK(a->pool == b->pool && a->window == b->window && a->damage == b->damage, "%s: pool, window, damage", what);
     CHECK(a->window_loss == b->window_loss, "%s: window loss", what);
-    CHECK(a->pool_replace == b->pool_replace, "%s: pool replace", what);
 }
 
 static int wiring_equal(const wiring *a, const wiring *b)
@@ -189,7 +187,7 @@ static void put_le32(uint8_t *at, uint32_t v)
 static void fix_crc(uint8_t *data, size_t size) { put_le32(data + size - 4, crc32_update(0, data, size - 4)); }
 
 /* Section offsets from the format in ca_file.h: 16 bytes of magic, version and flags; a config
- * of 156 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
+ * of 152 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
 typedef struct {
     size_t gate_count, wiring, logits, state, target, crc;
 } file_layout;
@@ -198,7 +196,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 156 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 152 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -374,7 +372,7 @@ static void test_flipped_bytes(void)
             refused += status != DLCA_OK;
             const char *msg = err_message();
             if (at < 8) explained += strstr(msg, "not a dlca model") != NULL;
-            /* version 5 with bits flipped may be another known version, which reads other fields: the CRC says so */
+            /* version 4 with bits flipped may be another known version, which reads other fields: the CRC says so */
             else if (at < 12) explained += strstr(msg, "unknown format version") || strstr(msg, "CRC");
             else explained += strstr(msg, "CRC") || strstr(msg, "truncated at") || strstr(msg, "trailing bytes");
             /* 0x01 in a logit byte keeps every value finite: only the CRC can notice. */
@@ -414,7 +412,7 @@ static void test_defects(void)
         expect_refused(bad, size, needle, needle); \
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
-    DEFECT(put_le32(bad + 8, 6), 1, "unknown format version 6 (this build reads versions 1 to 5)");
+    DEFECT(put_le32(bad + 8, 5), 1, "unknown format version 5 (this build reads versions 1 to 4)");
     DEFECT(put_le32(bad + 12, 8), 1, "unknown flags 0x00000008");
     DEFECT(put_le32(bad + 16 + 44, 0), 1, "config: channels = 0 is outside 1..4096");          /* channels */
     DEFECT(put_le32(bad + 16 + 52, 33), 1, "config: perception depth = 33 is outside 1..32"); /* perception depth */
@@ -660,21 +658,16 @@ static void test_corpus(void)
     ca_config want = m.config;
     want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
     want.pool = want.window = want.damage = 0, want.window_loss = CA_WINDOW_LOSS_LAST;
-    want.pool_replace = CA_POOL_REPLACE_FARTHEST;
     ca_config got;
     check_older_version(&m, state.step, "tiny_v1.dlca", &want, "version 1", &got);
     CHECK(got.lr_schedule == CA_LR_CONSTANT && got.warmup == 0 && got.learning_rate > 0.0,
           "a version 1 file trains at a constant learning rate");
     want = m.config;
     want.pool = want.window = want.damage = 0, want.window_loss = CA_WINDOW_LOSS_LAST;
-    want.pool_replace = CA_POOL_REPLACE_FARTHEST;
     check_older_version(&m, state.step, "tiny_v2.dlca", &want, "version 2", &got);
     want = m.config;
-    want.window_loss = CA_WINDOW_LOSS_LAST, want.pool_replace = CA_POOL_REPLACE_FARTHEST;
+    want.window_loss = CA_WINDOW_LOSS_LAST;
     check_older_version(&m, state.step, "tiny_v3.dlca", &want, "version 3", &got);
-    want = m.config;
-    want.pool_replace = CA_POOL_REPLACE_FARTHEST;
-    check_older_version(&m, state.step, "tiny_v4.dlca", &want, "version 4", &got);
     free(data);
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }

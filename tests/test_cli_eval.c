@@ -205,21 +205,21 @@ static void test_persistence(void)
     free(json);
 }
 
-/* A model trained with a pool, a window (its loss at every step), damage and a pool rule (dlca
- * train --pool/--window/--window-loss/--damage/--pool-replace, kept in the model file) has
- * 'persists' and 'regrows' among its checks without --persistence, and the flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
+/* A model trained with a pool, a window (its loss at every step) and damage (dlca train --pool/--window/--window-loss/--damage, kept in
+ * the model file) has 'persists' and 'regrows' among its checks without --persistence, and the
+ * flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
  * each error naming the flag of the value it is about, whichever flag came last. */
 static void test_trained_persistence(void)
 {
     char err[4096];
     int status = run_dlca(err, sizeof err, "train --preset checkerboard --device cpu --grid 8x8 --steps 2 --pool 4 "
-                          "--window 2 --window-loss every --damage 1 --pool-replace wrong --out pool.dlca");
+                          "--window 2 --window-loss every --damage 1 --out pool.dlca");
     CHECK(status == 0, "training with a pool: %s", err);
     status = run_dlca(err, sizeof err, "info pool.dlca");
     char *text = slurp("stdout.txt");
     CHECK(status == 0 && text && strstr(text, "pool = 4\n") && strstr(text, "window = 2\n") && strstr(text, "damage = 1\n") &&
-              strstr(text, "window-loss = every\n") && strstr(text, "pool-replace = wrong\n"),
-          "info shows the pool, window, window loss, damage and pool rule: %s", text ? text : err);
+              strstr(text, "window-loss = every\n"),
+          "info shows the pool, window, window loss and damage: %s", text ? text : err);
     free(text);
     status = run_dlca(err, sizeof err, "eval pool.dlca --device cpu --json pool.json");
     char *json = slurp("pool.json");
@@ -245,8 +245,7 @@ static void test_trained_persistence(void)
                {"--preset checkerboard --window 9990", "window = 9990 is outside 0..9980"},
                {"--preset image --pool 8", "a pool needs a batch of 2 or more"},
                {"--preset checkerboard --window-loss every", "--window-loss every: config: window-loss = every needs a window"},
-               {"--preset gol --window 2 --window-loss every", "window-loss = every needs a target that holds"},
-               {"--preset checkerboard --pool-replace wrong", "--pool-replace wrong: config: pool-replace = wrong needs a pool"}};
+               {"--preset gol --window 2 --window-loss every", "window-loss = every needs a target that holds"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         status = run_dlca(err, sizeof err, "train %s --device cpu --out never.dlca", bad[i].flags);
         CHECK(status == 1 && strstr(err, bad[i].needle) && access("never.dlca", F_OK) != 0, "%s refused: %s",

@@ -4,9 +4,8 @@
  * T = L does (forward grids and S, bit for bit, on the double and the fast engine), and the double
  * engine's gradient at L matches central finite differences. The sample pool takes distinct
  * slots, leaves growth rounds the preset's starts and starts the others from its grids (the
- * farthest one from a start; under pool-replace `wrong` only where that one is wrong, under
- * `wrong-or-old` else the oldest past 10T), erases a rectangle of the closest ones, and stores
- * the final grids of persistence rounds, and only theirs, as bits, counting their ages. A trainer with a pool, a window
+ * farthest one from a start), erases a rectangle of the closest ones, and stores the final grids
+ * of persistence rounds, and only theirs, as bits. A trainer with a pool, a window
  * and damage gives the same losses on the double engine, the fast one and the GPU (where there is
  * one), and the same again when run twice, whether each step measures the hard loss (the pool
  * keeps the hard circuit's grids) or every other one. */
@@ -235,11 +234,11 @@ static void check_pool(void)
     memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
     /* a growth round takes slots but leaves the start (the preset's) alone */
     memcpy(start, fresh, grid * c.batch * sizeof(double));
-    CHECK(ca_pool_round(&p, 11, 0, 17, target, start) == DLCA_OK, "growth round: %s", err_message());
+    CHECK(ca_pool_round(&p, 11, 0, target, start) == DLCA_OK, "growth round: %s", err_message());
     CHECK(memcmp(start, fresh, grid * c.batch * sizeof(double)) == 0 &&
               memcmp(before, p.grids, grid * (size_t)c.pool * sizeof(double)) == 0,
           "a growth round starts from the preset's starts and changes no pool grid");
-    CHECK(ca_pool_round(&p, 11, 1, 17, target, start) == DLCA_OK, "pool round: %s", err_message());
+    CHECK(ca_pool_round(&p, 11, 1, target, start) == DLCA_OK, "pool round: %s", err_message());
     int distinct = p.slot[0] != p.slot[1] && p.slot[0] != p.slot[2] && p.slot[1] != p.slot[2];
     CHECK(distinct && p.slot[0] >= 0 && p.slot[0] < 7 && p.slot[1] >= 0 && p.slot[1] < 7 && p.slot[2] >= 0 &&
               p.slot[2] < 7, "a round takes 3 distinct slots of 7 (%d %d %d)", p.slot[0], p.slot[1], p.slot[2]);
@@ -292,77 +291,20 @@ static void check_pool(void)
                           (final[(size_t)ch * cells + (size_t)b * plane + k] > 0.5 ? 1.0 : 0.0);
     CHECK(stored, "the persistence round's final grids are stored in its slots, rounded to bits");
     memcpy(before, p.grids, grid * (size_t)c.pool * sizeof(double));
-    ca_pool_round(&p, 12, 0, 17, target, start);
+    ca_pool_round(&p, 12, 0, target, start);
     ca_pool_store(&p, final), ca_pool_store_f32(&p, (const float *)final, cells);
     CHECK(memcmp(before, p.grids, grid * (size_t)c.pool * sizeof(double)) == 0, "a growth round stores nothing");
     /* another pool of the same config draws the same slots; every slot is drawn over rounds */
     int same = 1, drawn[7] = {0};
     for (uint64_t r = 0; r < 40; r++) {
         ca_round_inputs(&c, shape, r, NULL, fresh, target);
-        ca_pool_round(&p, r, (int)(r % 2), 17, target, start), ca_pool_round(&q, r, (int)(r % 2), 17, target, start);
+        ca_pool_round(&p, r, (int)(r % 2), target, start), ca_pool_round(&q, r, (int)(r % 2), target, start);
         for (int b = 0; b < 3; b++) same &= p.slot[b] == q.slot[b], drawn[p.slot[b]]++;
     }
     CHECK(same, "two pools of one seed draw the same slots");
     for (int i = 0; i < 7; i++) CHECK(drawn[i] > 3, "slot %d drawn %d times in 40 rounds of 3", i, drawn[i]);
     ca_pool_free(&p), ca_pool_free(&q);
     free(fresh), free(target), free(start), free(before), free(final);
-}
-
-/* The rules of pool-replace: farthest gives the farthest sample the preset's start always; wrong
- * only where its grid is wrong; wrong-or-old there, and where every grid is exact, the oldest
- * sample where it has run 10T steps. Slot i is at distance i (or 0: exact) with age i (or 10T + i:
- * old), so the sample replaced, if any, is the one of the highest slot. Ages count a round's
- * steps, from 0 for the replaced sample. */
-static void check_pool_replace(void)
-{
-    ca_config c = pool_config();
-    c.damage = 0;
-    size_t plane = (size_t)c.height * c.width, cells = (size_t)c.batch * plane, grid = (size_t)c.channels * plane;
-    ca_shape shape = {c.batch, c.height, c.width, c.boundary};
-    double *fresh = malloc(grid * c.batch * sizeof(double)), *target = malloc(cells * sizeof(double));
-    double *start = malloc(grid * c.batch * sizeof(double));
-    static const char *const names[] = {"farthest", "wrong", "wrong-or-old"};
-    ca_round_inputs(&c, shape, 11, NULL, fresh, target);
-    for (int rule = 0; rule < CA_POOL_REPLACE_KINDS; rule++)
-        for (int exact = 0; exact < 2; exact++)
-            for (int old = 0; old < 2; old++) {
-                c.pool_replace = (ca_pool_replace)rule;
-                ca_pool p;
-                CHECK(ca_pool_init(&p, &c) == DLCA_OK, "pool: %s", err_message());
-                fill_by_distance(&p, target);
-                for (int i = 0; i < c.pool; i++) {
-                    if (exact) memcpy(p.grids + (size_t)i * grid, target, plane * sizeof(double));
-                    p.age[i] = (old ? 10 * (int64_t)c.steps : 0) + i;
-                }
-                memcpy(start, fresh, grid * c.batch * sizeof(double));
-                CHECK(ca_pool_round(&p, 11, 1, 17, target, start) == DLCA_OK, "pool round: %s", err_message());
-                int highest = 0, starts = 0, from_pool = 0, replaced = -1;
-                for (int b = 1; b < c.batch; b++) highest = p.slot[b] > p.slot[highest] ? b : highest;
-                for (int b = 0; b < c.batch; b++) {
-                    int is_start = 1, is_pool = 1;
-                    for (int ch = 0; ch < c.channels; ch++) {
-                        const double *s0 = start + (size_t)ch * cells + (size_t)b * plane;
-                        is_start &= memcmp(s0, fresh + (size_t)ch * cells + (size_t)b * plane, plane * sizeof(double)) == 0;
-                        is_pool &=
-                            memcmp(s0, p.grids + (size_t)p.slot[b] * grid + (size_t)ch * plane, plane * sizeof(double)) == 0;
-                    }
-                    starts += is_start && !is_pool, from_pool += is_pool && !is_start;
-                    if (is_start && !is_pool) replaced = b;
-                }
-                int want = rule == CA_POOL_REPLACE_FARTHEST || !exact || (rule == CA_POOL_REPLACE_WRONG_OR_OLD && old);
-                CHECK(starts == want && from_pool == c.batch - want && (!want || replaced == highest),
-                      "pool-replace %s, pool grids %s and %s: %d sample(s) start from the preset's start (sample %d), "
-                      "%d from the pool (want %d, sample %d)",
-                      names[rule], exact ? "exact" : "wrong", old ? "old" : "young", starts, replaced, from_pool, want,
-                      highest);
-                ca_pool_store(&p, start); /* any grids: the ages are checked */
-                int aged = 1;
-                for (int b = 0; b < c.batch; b++)
-                    aged &= p.age[p.slot[b]] == (b == replaced ? 0 : (old ? 10 * (int64_t)c.steps : 0) + p.slot[b]) + 17;
-                CHECK(aged, "pool-replace %s: the round's grids aged 17 steps, the replaced one from 0", names[rule]);
-                ca_pool_free(&p);
-            }
-    free(fresh), free(target), free(start);
 }
 
 /* ---- the trainer ---- */
@@ -447,7 +389,6 @@ int main(void)
     check_engine_length("checkerboard");
     check_engine_length("checkerboard-async");
     check_pool();
-    check_pool_replace();
     vk_context vk;
     if (test_vk_context_init(&vk, -1) != DLCA_OK) {
         check_trainer(NULL, 1, CA_WINDOW_LOSS_LAST), check_trainer(NULL, 2, CA_WINDOW_LOSS_LAST);

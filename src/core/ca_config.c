@@ -168,10 +168,6 @@ static int check_persistence(const ca_config *c)
         return err_set(DLCA_ERR, "config: window-loss = every needs a window (the steps T..T+u it asks for the target)");
     if (c->window_loss == CA_WINDOW_LOSS_EVERY && c->target == CA_TARGET_LIFE)
         return err_set(DLCA_ERR, "config: window-loss = every needs a target that holds from step to step (Life's moves)");
-    if (check_range("pool replace", (int)c->pool_replace, 0, CA_POOL_REPLACE_KINDS - 1)) return DLCA_ERR;
-    if (c->pool_replace != CA_POOL_REPLACE_FARTHEST && c->pool == 0)
-        return err_set(DLCA_ERR, "config: pool-replace = %s needs a pool (it says which pool grid a start replaces)",
-                       c->pool_replace == CA_POOL_REPLACE_WRONG ? "wrong" : "wrong-or-old");
     if (c->pool && c->target == CA_TARGET_LIFE)
         return err_set(DLCA_ERR, "config: a pool needs a target that does not depend on the start (Life's does)");
     double values = (double)c->pool * c->channels * c->height * c->width;

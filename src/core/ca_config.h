@@ -59,17 +59,6 @@ typedef enum {
  * to T + u, the loss the mean of theirs (every; needs a window). */
 typedef enum { CA_WINDOW_LOSS_LAST, CA_WINDOW_LOSS_EVERY, CA_WINDOW_LOSS_KINDS } ca_window_loss;
 
-/* Which grid of a persistence round a start replaces: its farthest from the target, always
- * (farthest); that one only where it is wrong (wrong: exact grids live on and grow old); or that
- * one where it is wrong, else the round's oldest where it has lived 10T steps, the horizon of
- * eval's persists check (wrong-or-old: grids grow old, and starts keep coming). */
-typedef enum {
-    CA_POOL_REPLACE_FARTHEST,
-    CA_POOL_REPLACE_WRONG,
-    CA_POOL_REPLACE_WRONG_OR_OLD,
-    CA_POOL_REPLACE_KINDS
-} ca_pool_replace;
-
 typedef enum { CA_LR_CONSTANT, CA_LR_STEP, CA_LR_EXP, CA_LR_COSINE, CA_LR_ONECYCLE, CA_LR_KINDS } ca_lr_kind;
 
 typedef struct {
@@ -110,8 +99,6 @@ typedef struct {
                                                 closest to the target) have a rectangle erased first */
     ca_window_loss window_loss;              /* a persistence round's loss: at its last step only, or
                                                 the mean over its steps T..T+u (version 4) */
-    ca_pool_replace pool_replace;            /* when a persistence round's farthest grid is replaced
-                                                by a start (version 5) */
 } ca_config;
 
 /* Fills `config` with preset `name`; error lists the known names. */

@@ -64,7 +64,6 @@ static const char *const wiring_names[] = {"unique", "random", NULL};
 static const char *const start_names[] = {"boards", "random", "zeros", "seed-cell", NULL};
 static const char *const target_names[] = {"life", "checkerboard", "image", NULL};
 static const char *const window_loss_names[] = {"last", "every", NULL};
-static const char *const pool_replace_names[] = {"farthest", "wrong", "wrong-or-old", NULL};
 
 static const char *choice_name(const char *const *names, int count, int value)
 {
@@ -181,7 +180,6 @@ INT_KEY(window, 0, CA_MAX_T)
 INT_KEY(damage, 0, CA_MAX_BATCH)
 
 CHOICE_KEY(window_loss, window_loss, ca_window_loss, window_loss_names, 2)
-CHOICE_KEY(pool_replace, pool_replace, ca_pool_replace, pool_replace_names, 3)
 
 static int parse_perception(ca_config *c, const char *t, const char *name)
 {
@@ -279,9 +277,6 @@ const ca_config_key ca_config_keys[] = {
      parse_damage, print_damage},
     {"window-loss", NULL, "W", "last: a round asks for the target at its last step; every: at each step T..T+u (the mean)",
      parse_window_loss, print_window_loss},
-    {"pool-replace", NULL, "R", "farthest: a persistence round's farthest grid becomes a start; wrong: only where it is wrong; "
-     "wrong-or-old: where it is wrong, else the round's oldest where it has lived 10T steps",
-     parse_pool_replace, print_pool_replace},
 };
 const int ca_config_key_count = (int)(sizeof ca_config_keys / sizeof ca_config_keys[0]);
 

@@ -98,7 +98,7 @@ static void put_config(byte_sink *s, const ca_config *c)
     put_u32(s, (uint32_t)c->lr_schedule), put_u32(s, (uint32_t)c->warmup), put_f64(s, c->lr_final);
     put_f64(s, c->init_logit);
     put_u32(s, (uint32_t)c->pool), put_u32(s, (uint32_t)c->window), put_u32(s, (uint32_t)c->damage);
-    put_u32(s, (uint32_t)c->window_loss), put_u32(s, (uint32_t)c->pool_replace);
+    put_u32(s, (uint32_t)c->window_loss);
 }
 
 static void put_wiring(byte_sink *s, const wiring *w)

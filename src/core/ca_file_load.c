@@ -208,10 +208,6 @@ static int read_config_fields(byte_source *r, ca_config *c)
     if (r->version >= 4) TRY(get_u32(r, "config window loss", &window_loss));
     if (window_loss >= CA_WINDOW_LOSS_KINDS) return corrupt(r, "config: window loss %u is out of range", window_loss);
     c->window_loss = (ca_window_loss)window_loss;
-    uint32_t pool_replace = CA_POOL_REPLACE_FARTHEST;
-    if (r->version >= 5) TRY(get_u32(r, "config pool replace", &pool_replace));
-    if (pool_replace >= CA_POOL_REPLACE_KINDS) return corrupt(r, "config: pool replace %u is out of range", pool_replace);
-    c->pool_replace = (ca_pool_replace)pool_replace;
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

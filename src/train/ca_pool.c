@@ -24,8 +24,7 @@ int ca_pool_init(ca_pool *p, const ca_config *c)
     p->order = malloc(batch * sizeof(int));
     p->wrong = malloc(batch * sizeof(double));
     p->error = malloc(batch * sizeof(double));
-    p->age = calloc((size_t)c->pool, sizeof(int64_t));
-    if (!p->grids || !p->slot || !p->order || !p->wrong || !p->error || !p->age) {
+    if (!p->grids || !p->slot || !p->order || !p->wrong || !p->error) {
         ca_pool_free(p);
         return err_set(DLCA_ERR_NOMEM, "out of memory for a pool of %d grids of %dx%dx%d", c->pool, c->channels,
                        c->height, c->width);
@@ -38,7 +37,7 @@ int ca_pool_init(ca_pool *p, const ca_config *c)
 
 void ca_pool_free(ca_pool *p)
 {
-    free(p->grids), free(p->slot), free(p->order), free(p->wrong), free(p->error), free(p->age);
+    free(p->grids), free(p->slot), free(p->order), free(p->wrong), free(p->error);
     memset(p, 0, sizeof *p);
 }
 
@@ -89,19 +88,7 @@ static void damage(ca_pool *p, int b, rng_state *rng)
             memset(grid + (size_t)ch * p->plane + (size_t)y * (size_t)c->width + (size_t)x0, 0, (size_t)w * sizeof(double));
 }
 
-/* The sample a start replaces under the config's rule (ca_config.h), or -1 for none. */
-static int replaced_sample(const ca_pool *p)
-{
-    const ca_config *c = &p->config;
-    int farthest = p->order[c->batch - 1];
-    if (c->pool_replace == CA_POOL_REPLACE_FARTHEST || p->wrong[farthest] > 0.0) return farthest;
-    if (c->pool_replace == CA_POOL_REPLACE_WRONG) return -1;
-    int oldest = 0;
-    for (int b = 1; b < c->batch; b++) oldest = p->age[p->slot[b]] > p->age[p->slot[oldest]] ? b : oldest;
-    return p->age[p->slot[oldest]] >= 10 * (int64_t)c->steps ? oldest : -1;
-}
-
-int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, int steps, const double *target, double *start)
+int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, const double *target, double *start)
 {
     const ca_config *c = &p->config;
     size_t cells = (size_t)c->batch * p->plane, grid = (size_t)c->channels * p->plane;
@@ -113,15 +100,12 @@ int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, int steps, const do
         int j = i + (int)rng_below(&rng, (uint32_t)(c->pool - i)), keep = p->slot[i];
         p->slot[i] = p->slot[j], p->slot[j] = keep;
     }
-    p->from_pool = from_pool, p->steps = steps;
+    p->from_pool = from_pool;
     if (!from_pool) return DLCA_OK;
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
-    /* the sample that keeps the preset's start (the farthest, which damage <= batch - 1 leaves
-     * whole; or under wrong-or-old maybe the oldest, damaged or not: it starts afresh) */
-    int replaced = replaced_sample(p);
-    if (replaced >= 0) p->age[p->slot[replaced]] = 0;
+    int replaced = p->order[c->batch - 1]; /* keeps the preset's start (damage <= batch - 1) */
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels && b != replaced; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,
@@ -136,7 +120,6 @@ static void store(ca_pool *p, const double *d, const float *f, size_t pitch)
     const ca_config *c = &p->config;
     size_t grid = (size_t)c->channels * p->plane;
     if (!p->from_pool) return;
-    for (int b = 0; b < c->batch; b++) p->age[p->slot[b]] += p->steps;
     for (int b = 0; b < c->batch; b++)
         for (int ch = 0; ch < c->channels; ch++) {
             double *to = p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane;

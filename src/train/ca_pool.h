@@ -4,9 +4,7 @@
  * from the seed and the round. A growth round (ca_task_round_steps) starts from the preset's
  * starts, as training without a pool does, and leaves the pool alone. A persistence round starts
  * from the slots' grids, ranked by distance to the target (wrong bits, then squared error; the
- * lowest slot on ties): the farthest is replaced by the preset's start (under pool_replace
- * `wrong` only where it is wrong, so exact grids live on; under `wrong-or-old`, where it is
- * exact, the round's oldest grid instead where it has run 10T steps), the `damage` closest get a
+ * lowest slot on ties): the farthest is replaced by the preset's start, the `damage` closest get a
  * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once it ran, its final
  * grids go into its slots as bits: the hard circuit's where the step measured its hard loss (the
  * states the exported circuit reaches), else the soft rollout's rounded. Every start is bits, so a
@@ -30,9 +28,7 @@ typedef struct {
                            sample by sample */
     int *order;         /* [batch] scratch: samples sorted from closest to farthest */
     double *wrong, *error; /* [batch] scratch: each sample's distance to the target */
-    int64_t *age;       /* [pool]: CA steps each grid has run since its start */
     int from_pool;      /* whether the last round was a persistence round (its grids are stored) */
-    int steps;          /* the last round's CA steps */
 } ca_pool;
 
 /* A pool for `config` (config->pool > 0), every grid a start state. */
@@ -40,13 +36,12 @@ int ca_pool_init(ca_pool *pool, const ca_config *config);
 
 void ca_pool_free(ca_pool *pool);
 
-/* Round `round`'s slots; and for a persistence round (from_pool, of `steps` CA steps) its start grids [C][batch * H * W]
+/* Round `round`'s slots; and for a persistence round (from_pool) its start grids [C][batch * H * W]
  * (the layout of ca_task_start) into `start`, which holds the preset's starts: the farthest
- * sample's is kept (or none, or the oldest's, by the rule above), the others replaced by their
- * pool grids, damaged as above; each grid's age counts the steps it ran. Distances are to
+ * sample's is kept, the others replaced by their pool grids, damaged as above. Distances are to
  * `target` ([loss_channels][batch * H * W], the round's target, the same for every start). A
  * growth round leaves `start` as it is. */
-int ca_pool_round(ca_pool *pool, uint64_t round, int from_pool, int steps, const double *target, double *start);
+int ca_pool_round(ca_pool *pool, uint64_t round, int from_pool, const double *target, double *start);
 
 /* The round's final grids ([C][batch * H * W], the same layout; any values, rounded at 0.5) back
  * into the slots a persistence round took; nothing after a growth round. */

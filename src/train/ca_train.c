@@ -417,7 +417,7 @@ int ca_trainer_round(ca_trainer *t)
              : t->options.cpu_reference  ? ca_cpu_set_steps(&t->cpu, steps)
                                          : ca_fast_set_steps(&t->fast, steps);
     if (!rc) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
-    if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, from_pool, steps, t->target, t->start);
+    if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, from_pool, t->target, t->start);
     t->rollout.window_steps = c->window_loss == CA_WINDOW_LOSS_EVERY ? steps - c->steps : 0;
     return rc;
 }
