@@ -3,7 +3,11 @@
 #  - tools/make_readme_assets.sh regenerates every picture of assets/readme/ and assets/viewer.png
 #    from the shipped models, byte for byte as committed (the circuit picture only where Graphviz
 #    is, and then only checked to be a PNG: its rendering is Graphviz's, not dlca's);
-#  - fashion_mnist --help prints its usage and exits 0; a bad flag is one line and exit 2.
+#  - fashion_mnist --help prints its usage and exits 0; a bad flag is one line and exit 2;
+#  - tools/sweep_lanes.sh runs its list's rows on two lanes (the CPU twice) and prints their
+#    Markdown rows in the list's order and each row's exact seeds as its sweep's summary says; a
+#    row a deadline stops is written as interrupted and the next skipped; a failing row is exit 1,
+#    a bad list line exit 2.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1 build=$2
@@ -39,6 +43,33 @@ check $? "fashion_mnist --help prints its usage: $(head -2 "$work/help.txt")"
 status=$?
 [ "$status" = 2 ] && [ "$(wc -l < "$work/err.txt")" = 1 ]
 check $? "fashion_mnist --bogus: exit 2 ($status) with one line: $(cat "$work/err.txt")"
+
+lanes() { bash "$src/tools/sweep_lanes.sh" "$build" "$@"; }
+small="--update 64x6,32,16,8,4,2,1 --lr 0.1 --steps 1500"
+printf '# rows\nsmall | gol | %s\n\ntiny | checkerboard | --grid 8x8 --steps 3\n' "$small" > "$work/list.txt"
+lanes "$work/list.txt" "$work/lanes" --devices cpu,cpu --seeds 1-3 > "$work/lanes.txt" 2> "$work/lanes.err"
+check $? "sweep_lanes.sh exits 0: $(tail -2 "$work/lanes.err")"
+rows=$(grep -c '^| ' "$work/lanes.txt")
+[ "$rows" = 3 ] && sed -n 3p "$work/lanes.txt" | grep -q '^| gol | --update 64x6' && sed -n 4p "$work/lanes.txt" | grep -q '^| checkerboard | --grid 8x8'
+check $? "sweep_lanes.sh: the header and the two rows in the list's order: $(cat "$work/lanes.txt")"
+said=$(awk '$1 == "gol" { for (i = 7; i <= NF; i++) printf "%s%s", (i > 7 ? " " : ""), $i }' "$work/lanes/small.txt")
+[ -n "$said" ] && [ "$said" != - ] && grep -qx "small: exact seeds $said" "$work/lanes.txt"
+check $? "sweep_lanes.sh: small's exact seeds as its sweep says ('$said'): $(grep '^small:' "$work/lanes.txt")"
+printf 'long | gol | --steps 100000\nnext | checkerboard | --grid 8x8 --steps 3\n' > "$work/late.txt"
+lanes "$work/late.txt" "$work/late" --devices cpu --seconds 5 > "$work/late.out" 2>&1
+check $? "sweep_lanes.sh with a deadline exits 0: $(tail -2 "$work/late.out")"
+grep -q '"interrupted": *true' "$work/late/long.json" && grep -q '^next: skipped' "$work/late.out"
+check $? "sweep_lanes.sh: the row running at the deadline is interrupted, the next skipped: $(cat "$work/late.out")"
+printf 'bad | checkerboard | --lr -1\n' > "$work/bad.txt"
+lanes "$work/bad.txt" "$work/bad" --devices cpu > /dev/null 2> "$work/bad.err"
+status=$?
+[ "$status" = 1 ] && grep -q 'row bad exited' "$work/bad.err"
+check $? "sweep_lanes.sh: a failing row is exit 1 ($status) naming it: $(cat "$work/bad.err")"
+printf 'no bars here\n' > "$work/broken.txt"
+lanes "$work/broken.txt" "$work/broken" > /dev/null 2> "$work/broken.err"
+status=$?
+[ "$status" = 2 ] && grep -q "broken.txt:1: not 'name | preset | flags'" "$work/broken.err"
+check $? "sweep_lanes.sh: a bad list line is exit 2 ($status) naming the line: $(cat "$work/broken.err")"
 
 [ "$fail" = 0 ] && echo "check_tools: all passed"
 exit "$fail"
