@@ -12,7 +12,8 @@
 # --devices  the lanes' devices (default 0)
 # --seeds    every row's seeds (default 1-16)
 # --seconds  a deadline S seconds from the start: a row still running then is stopped (dlca sweep
-#            writes what it has, the preset marked interrupted) and a row not started is skipped
+#            writes what it has, the preset marked interrupted; killed if still there 60 s later)
+#            and a row not started is skipped
 #
 # Prints, in the list's order, the README's Markdown rows (| preset | method | exact/S | median
 # steps to exact | wall s per exact | device | commit |, the commit this checkout's, "+" when it
@@ -74,7 +75,7 @@ run_lane() {
         fi
         # the flags split into words on purpose: they are a row of dlca sweep flags
         # shellcheck disable=SC2086
-        timeout --preserve-status "$left" "$build/dlca" sweep --device "$device" --preset "${presets[$i]}" --seeds "$seeds" ${flags[$i]} \
+        timeout --preserve-status -k 60 "$left" "$build/dlca" sweep --device "$device" --preset "${presets[$i]}" --seeds "$seeds" ${flags[$i]} \
             --every 1000 --markdown --commit "$commit" --json "$out/$n.json" --csv "$out/$n.csv" > "$out/$n.txt" 2> "$out/$n.err"
         echo $? > "$out/$n.status"
     done
