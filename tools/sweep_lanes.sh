@@ -57,11 +57,7 @@ done < "$list"
 [ ${#names[@]} -gt 0 ] || die "$list: no rows"
 mkdir -p "$out" || die "$out: cannot make the folder"
 
-here=$(dirname "$0")
-commit=$(git -C "$here" rev-parse --short HEAD 2> /dev/null || echo -)
-if [ "$commit" != - ] && [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2> /dev/null)" ]; then
-    commit="$commit+"
-fi
+commit=$(sh "$(dirname "$0")/commit_label.sh")
 start=$(date +%s)
 
 # Lane k runs rows k, k + lanes, k + 2 lanes, ...; a row's status goes to name.status

@@ -10,9 +10,5 @@ if [ $# -lt 1 ] || [ ! -x "$1/dlca" ]; then
 fi
 build=$1
 shift
-here=$(dirname "$0")
-commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo -)
-if [ "$commit" != - ] && [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    commit="$commit+"
-fi
+commit=$(sh "$(dirname "$0")/commit_label.sh")
 "$build/dlca" sweep "$@" --markdown --commit "$commit" | grep '^|'
