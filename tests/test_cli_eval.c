@@ -205,9 +205,9 @@ static void test_persistence(void)
     free(json);
 }
 
-/* A model trained with a pool, a window (its loss at every step) and damage (dlca train --pool/--window/--window-loss/--damage, kept in
- * the model file) has 'persists' and 'regrows' among its checks without --persistence, and the
- * flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
+/* A model trained with a pool, a window (its loss at every step) and damage (dlca train
+ * --pool/--window/--window-loss/--damage, kept in the model file) has 'persists' and 'regrows'
+ * among its checks without --persistence, and the flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
  * each error naming the flag of the value it is about, whichever flag came last. */
 static void test_trained_persistence(void)
 {
