@@ -27,11 +27,12 @@ enum {
 #define CA_MIN_LEARNING_RATE 1e-8
 #define CA_MAX_LEARNING_RATE 100.0
 #define CA_MIN_FIRE_RATE 1e-6 /* the fire rate is in [CA_MIN_FIRE_RATE, 1] */
-/* The pass-through logit a preset starts its gates with (init_logit) unless a 16-seed sweep chose
- * another for it (CA_INIT_LOGIT_SWEPT: all but checkerboard-async; README, Exact circuits), and what a
- * version 1 model file, which has no such field, was made with. */
+/* The pass-through logit a preset starts its gates with (init_logit) unless a sweep chose another
+ * for it (CA_INIT_LOGIT_SWEPT for all but checkerboard-async, CA_INIT_LOGIT_ASYNC for that one;
+ * README, Exact circuits), and what a version 1 model file, which has no such field, was made with. */
 #define CA_INIT_LOGIT 10.0
 #define CA_INIT_LOGIT_SWEPT 7.0
+#define CA_INIT_LOGIT_ASYNC 8.0
 #define CA_INIT_LOGIT_V1 10.0
 
 typedef enum { CA_BOUNDARY_PERIODIC, CA_BOUNDARY_ZERO } ca_boundary;
