@@ -5,7 +5,9 @@
  * - Random netlists with every op, constants and repeated inputs prune to equivalent ones
  *   (checked on all 512 inputs), and hand-made cases fold as they should.
  * - The pruned form has no constant, pass-through or unread gates and no duplicates; the
- *   stats add up; slot programs compute the netlist and never write a slot they read. */
+ *   stats add up; slot programs compute the netlist and never write a slot they read.
+ * - The extraction's gate map (what dlca repair rewrites by): changing one model gate's op changes
+ *   exactly the netlist gates mapped to it, C of them for a perception gate, one for an update gate. */
 #include "check.h"
 #include "hard_circuit.h"
 #include "hard_fixtures.h"
@@ -127,6 +129,50 @@ static uint8_t *make_hoods(int channels, int *count, rng_state *rng)
     return hoods;
 }
 
+/* hard_circuit_extract_mapped: the netlist of hard_circuit_extract, and a map under which changing
+ * one model gate's op changes exactly the netlist gates mapped to it (once per channel for a
+ * perception gate, once for an update gate). */
+static void check_gate_map(ca_model *m, const hard_netlist *raw, const char *name)
+{
+    hard_netlist mapped;
+    int32_t *map = NULL;
+    if (hard_circuit_extract_mapped(&mapped, m, &map)) {
+        CHECK(0, "%s: extract with a map: %s", name, err_message());
+        return;
+    }
+    int same = mapped.n_gates == raw->n_gates;
+    for (int i = 0; same && i < raw->n_gates; i++)
+        same = mapped.gates[i].op == raw->gates[i].op && mapped.gates[i].a == raw->gates[i].a &&
+               mapped.gates[i].b == raw->gates[i].b;
+    CHECK(same, "%s: the mapped extraction gives the same netlist", name);
+    size_t perception = m->update_gate_base[0], bad = 0;
+    for (size_t g = 0; g < m->gate_count; g++) {
+        float *z = m->logits + g * GATE_OP_COUNT, saved[GATE_OP_COUNT];
+        memcpy(saved, z, sizeof saved);
+        double zz[GATE_OP_COUNT];
+        for (int i = 0; i < GATE_OP_COUNT; i++) zz[i] = z[i];
+        int op = (gate_argmax(zz) + 1) % GATE_OP_COUNT; /* another op than g's */
+        z[op] = 1e6f;
+        hard_netlist changed;
+        if (hard_circuit_extract(&changed, m)) {
+            CHECK(0, "%s: extract: %s", name, err_message());
+            break;
+        }
+        int count = 0;
+        for (int i = 0; i < changed.n_gates; i++) {
+            int differs = changed.gates[i].op != mapped.gates[i].op, mine = map[i] == (int32_t)g;
+            bad += differs != mine || (mine && changed.gates[i].op != op);
+            count += mine;
+        }
+        bad += count != (g < perception ? m->config.channels : 1);
+        hard_netlist_free(&changed);
+        memcpy(z, saved, sizeof saved);
+    }
+    CHECK(bad == 0, "%s: each model gate's op change shows exactly at its mapped netlist gates (%zu wrong)", name, bad);
+    hard_netlist_free(&mapped);
+    free(map);
+}
+
 static void test_model(ca_model *m, const char *name, uint64_t seed)
 {
     rng_state rng;
@@ -147,6 +193,7 @@ static void test_model(ca_model *m, const char *name, uint64_t seed)
     CHECK(raw.n_gates >= (int)m->gate_count, "%s: extracted %d gates from a model of %zu", name, raw.n_gates, m->gate_count);
     CHECK(hard_netlist_check(&raw) == DLCA_OK, "%s: extracted netlist: %s", name, err_message());
     CHECK(netlist_mismatches(&raw, hoods, count, want) == 0, "%s: extracted circuit differs from the float hard step", name);
+    check_gate_map(m, &raw, name);
     if (!rc) {
         CHECK(hard_netlist_check(&pruned) == DLCA_OK, "%s: pruned netlist: %s", name, err_message());
         CHECK(netlist_mismatches(&pruned, hoods, count, want) == 0, "%s: pruned circuit differs from the float hard step",

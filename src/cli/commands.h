@@ -13,6 +13,7 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

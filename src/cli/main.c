@@ -40,6 +40,7 @@ static const cli_command commands[] = {
     {"runs", "the models in a folder: preset, steps done, last losses", cmd_runs},
     {"sweep", "train seeds of presets to exact circuits: how many, how soon, at what cost", cmd_sweep},
     {"export", "write a model's pruned hard circuit as C, Verilog or Graphviz", cmd_export},
+    {"repair", "make a nearly exact circuit exact by changing single gates' ops", cmd_repair},
     {"bench", "time training steps (GPU timestamps, gate evals/s) or the hard engine", cmd_bench},
     {"devices", "list the Vulkan devices; pick one with --device N or DLCA_DEVICE", cmd_devices},
     {"presets", "list the built-in experiments and their sizes", cmd_presets},

@@ -114,9 +114,10 @@ static size_t extracted_gates(const ca_config *c)
 
 /* Appends one layer: gate g reads in[w->input_a[g]], in[w->input_b[g]]; its node goes to out[g]. */
 static void emit_layer(hard_netlist *net, int *next_gate, const ca_model *m, size_t gate_base, const wiring *w,
-                       const int32_t *in, int32_t *out)
+                       const int32_t *in, int32_t *out, int32_t *model_gate)
 {
     for (int g = 0; g < w->n_out; g++) {
+        if (model_gate) model_gate[*next_gate] = (int32_t)(gate_base + (size_t)g);
         hard_gate *gate = &net->gates[*next_gate];
         gate->op = argmax_op(m, gate_base + (size_t)g);
         gate->a = in[w->input_a[g]];
@@ -127,20 +128,23 @@ static void emit_layer(hard_netlist *net, int *next_gate, const ca_model *m, siz
 
 /* Kernel k on channel ch: the moore layer reads (neighbour, centre) as ca_cpu_layer.c does
  * (the centre is always b), later layers the previous layer; the last layer's nodes go to out. */
-static void emit_perception(hard_netlist *net, int *next_gate, const ca_model *m, int k, int ch, int32_t *out)
+static void emit_perception(hard_netlist *net, int *next_gate, const ca_model *m, int k, int ch, int32_t *out,
+                            int32_t *model_gate)
 {
     const ca_config *c = &m->config;
     int32_t layer[8], next[8];
     for (int i = 0; i < 8; i++) {
+        size_t row = m->perception_gate_base[0] + (size_t)k * 8 + (size_t)i;
+        if (model_gate) model_gate[*next_gate] = (int32_t)row;
         hard_gate *gate = &net->gates[*next_gate];
-        gate->op = argmax_op(m, m->perception_gate_base[0] + (size_t)k * 8 + (size_t)i);
+        gate->op = argmax_op(m, row);
         gate->a = ch * HARD_NEIGHBOURS + m->perception[0].input_a[i];
         gate->b = ch * HARD_NEIGHBOURS + 4;
         layer[i] = net->n_inputs + (*next_gate)++;
     }
     for (int l = 1; l < c->perception_depth; l++) {
         size_t base = m->perception_gate_base[l] + (size_t)k * (size_t)c->perception_widths[l];
-        emit_layer(net, next_gate, m, base, &m->perception[l], layer, next);
+        emit_layer(net, next_gate, m, base, &m->perception[l], layer, next, model_gate);
         memcpy(layer, next, sizeof next);
     }
     memcpy(out, layer, (size_t)ca_config_perception_bits(c) * sizeof(int32_t));
@@ -154,7 +158,8 @@ static int widest_update(const ca_config *c)
     return widest;
 }
 
-int hard_circuit_extract(hard_netlist *net, const ca_model *m)
+/* Extraction; model_gate (may be NULL) gets each netlist gate's model gate. */
+static int extract(hard_netlist *net, const ca_model *m, int32_t *model_gate)
 {
     const ca_config *c = &m->config;
     int rc = netlist_alloc(net, c->channels, extracted_gates(c));
@@ -169,14 +174,25 @@ int hard_circuit_extract(hard_netlist *net, const ca_model *m)
     for (int ch = 0; ch < c->channels; ch++) in[ch] = ch * HARD_NEIGHBOURS + 4;
     for (int k = 0; k < c->kernels; k++)
         for (int ch = 0; ch < c->channels; ch++)
-            emit_perception(net, &next_gate, m, k, ch, in + c->channels + (k * c->channels + ch) * bits);
+            emit_perception(net, &next_gate, m, k, ch, in + c->channels + (k * c->channels + ch) * bits, model_gate);
     for (int l = 0; l < c->update_depth; l++) {
-        emit_layer(net, &next_gate, m, m->update_gate_base[l], &m->update[l], in, out);
+        emit_layer(net, &next_gate, m, m->update_gate_base[l], &m->update[l], in, out, model_gate);
         memcpy(in, out, (size_t)c->update_widths[l] * sizeof(int32_t));
     }
     memcpy(net->outputs, in, (size_t)c->channels * sizeof(int32_t));
     free(in), free(out);
     return DLCA_OK;
+}
+
+int hard_circuit_extract(hard_netlist *net, const ca_model *m) { return extract(net, m, NULL); }
+
+int hard_circuit_extract_mapped(hard_netlist *net, const ca_model *m, int32_t **model_gate)
+{
+    *model_gate = malloc(extracted_gates(&m->config) * sizeof(int32_t));
+    if (!*model_gate) return err_set(DLCA_ERR_NOMEM, "out of memory for a circuit's gate map");
+    int rc = extract(net, m, *model_gate);
+    if (rc) free(*model_gate), *model_gate = NULL;
+    return rc;
 }
 
 /* ---- truth tables (bit 3 = op(0,0), bit 2 = op(0,1), bit 1 = op(1,0), bit 0 = op(1,1)) ---- */

@@ -61,6 +61,11 @@ typedef struct {
 /* The model's circuit with op = argmax of each gate's logits, unpruned. */
 int hard_circuit_extract(hard_netlist *net, const ca_model *model);
 
+/* hard_circuit_extract, and which model gate (its logits row) each netlist gate came from:
+ * *model_gate is a new array [net->n_gates] (free it), or NULL on failure. A perception gate
+ * becomes one netlist gate per channel; an update gate exactly one. */
+int hard_circuit_extract_mapped(hard_netlist *net, const ca_model *model, int32_t **model_gate);
+
 /* The pruned equivalent of `in` into `out` (a new netlist). `stats` may be NULL; its
  * model_gates is left as it was. */
 int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *stats);

@@ -84,10 +84,9 @@ static int life_boards(const ca_model *model, ca_exact_result *result)
     return DLCA_OK;
 }
 
-/* Whether every round and sample is the same rollout: a start no round draws (all zeros, or one
- * seed cell) and no fire masks, so the target (the picture, the checkerboard, or Life's of that
- * start) is the same too. */
-static int one_rollout(const ca_config *c)
+/* No fire masks and a start no round draws: the target (the picture, the checkerboard, or Life's
+ * of that start) is the same every round too. */
+int ca_exact_one_rollout(const ca_config *c)
 {
     return c->fire_rate >= 1.0 && (c->start == CA_START_ZEROS || c->start == CA_START_SEED_CELL);
 }
@@ -95,7 +94,7 @@ static int one_rollout(const ca_config *c)
 static int unseen_rounds(const ca_model *model, const double *image, ca_exact_result *result)
 {
     round_runner r;
-    int same = one_rollout(&model->config), rounds = same ? 1 : CA_EXACT_ROUNDS;
+    int same = ca_exact_one_rollout(&model->config), rounds = same ? 1 : CA_EXACT_ROUNDS;
     if (runner_init(&r, model, image, same ? 1 : model->config.batch)) return DLCA_ERR;
     int rc = DLCA_OK;
     result->exact = 1;

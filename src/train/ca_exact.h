@@ -35,6 +35,10 @@ typedef struct {
  * computed on the CPU. `image` is the target picture ([loss_channels][H][W]) or NULL. */
 int ca_exact_round_wrong(const ca_model *model, const double *image, uint64_t round, double *wrong);
 
+/* Whether every training round and sample of `config` is the same rollout: a start no round draws
+ * (all zeros, or one seed cell), synchronous. Then one round of one sample stands for all. */
+int ca_exact_one_rollout(const ca_config *config);
+
 /* Whether `model`'s hard circuit is exact (see above). Fails only when the check cannot run. */
 int ca_exact_check(const ca_model *model, const double *image, ca_exact_result *result);
 

@@ -1,0 +1,125 @@
+/* cmd_repair.c: `dlca repair MODEL --out FILE`: a trained model's snapped circuit made exact by
+ * changing single gates' ops (src/train/ca_repair.h), written only when it is. */
+#include "commands.h"
+
+#include "atomic_file.h"
+#include "ca_file.h"
+#include "ca_repair.h"
+#include "ca_target.h"
+#include "cli.h"
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_help(void)
+{
+    printf("usage: dlca repair MODEL --out FILE [--seconds S] [--rounds R] [--force]\n"
+           "\n"
+           "A run can end with its soft circuit right and its snapped circuit a cell or two wrong (a\n"
+           "gate near a tie snapped to the wrong op). This tries changing one gate's op at a time,\n"
+           "the ops nearest each gate's winner first, keeping every change that lowers the wrong\n"
+           "cells on rounds neither training nor the exact check draws, until none is wrong; then\n"
+           "the circuit must pass the exact check (dlca train --help: --check-every) and is written\n"
+           "with each changed gate's logits raising its new op above the old one. Nothing is\n"
+           "written when no exact circuit is found (exit 1). A circuit at a minimum of single\n"
+           "changes (docs/exact-circuits.md) stays as it is.\n"
+           "\n"
+           "  --out FILE   the repaired model, written atomically (required; not MODEL itself); it\n"
+           "               keeps the config and the target, not the training state\n"
+           "  --force      replace an existing --out\n"
+           "  --seconds S  search time limit (default 60)\n"
+           "  --rounds R   rounds searched where rounds differ, 1..%d (default %d; one rollout\n"
+           "               where every round is the same, as image and lizard)\n",
+           CA_REPAIR_ROUNDS, CA_REPAIR_ROUNDS);
+}
+
+typedef struct {
+    const char *model, *out;
+    double seconds;
+    int rounds, force;
+} repair_options;
+
+static int parse_options(int argc, char **argv, repair_options *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->seconds = 60.0, o->rounds = CA_REPAIR_ROUNDS;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        long long rounds;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
+        if (strcmp(argv[i], "--force") == 0) {
+            o->force = 1;
+        } else if (strcmp(argv[i], "--out") == 0) {
+            if (cli_value(argc, argv, &i, &o->out)) return DLCA_ERR;
+        } else if (strcmp(argv[i], "--seconds") == 0) {
+            if (cli_value(argc, argv, &i, &value) || cli_double("--seconds", value, 0.001, 86400.0, &o->seconds))
+                return DLCA_ERR;
+        } else if (strcmp(argv[i], "--rounds") == 0) {
+            if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_ROUNDS, &rounds))
+                return DLCA_ERR;
+            o->rounds = (int)rounds;
+        } else if (strncmp(argv[i], "-", 1) == 0 && argv[i][1] != '\0') {
+            return err_set(DLCA_ERR, "unknown option '%s' (see dlca repair --help)", argv[i]);
+        } else if (o->model) {
+            return err_set(DLCA_ERR, "one model file, not '%s' and '%s'", o->model, argv[i]);
+        } else {
+            o->model = argv[i];
+        }
+    }
+    if (!o->model) return err_set(DLCA_ERR, "no model file given (usage: dlca repair MODEL --out FILE)");
+    if (!o->out) return err_set(DLCA_ERR, "--out is required");
+    return DLCA_OK;
+}
+
+static void progress(void *user, size_t wrong, size_t tries, int changes, double seconds)
+{
+    (void)user;
+    fprintf(stderr, "repair: %zu wrong cell bits, %d gates changed, %zu tries, %.1f s\n", wrong, changes, tries, seconds);
+}
+
+int cmd_repair(int argc, char **argv)
+{
+    repair_options o;
+    int help = 0;
+    if (parse_options(argc, argv, &o, &help)) return cli_fail("repair", 1);
+    if (help) {
+        print_help();
+        return 0;
+    }
+    if (atomic_file_check(o.out, "--out")) return cli_fail("repair", 0);
+    if (atomic_file_same(o.model, o.out)) {
+        err_set(DLCA_ERR, "--out %s is the model %s itself: give another --out", o.out, o.model);
+        return cli_fail("repair", 0);
+    }
+    if (!o.force && atomic_file_exists(o.out)) {
+        err_set(DLCA_ERR, "--out %s exists: give --force to replace it", o.out);
+        return cli_fail("repair", 0);
+    }
+    ca_model model;
+    ca_target_image target;
+    if (ca_file_load(o.model, &model, NULL, &target)) return cli_fail("repair", 0);
+    double *image = target.bits ? ca_target_values(&target) : NULL;
+    int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory for the target") : DLCA_OK;
+    if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
+        rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
+    ca_repair_options options = {o.seconds, o.rounds, progress, NULL};
+    ca_repair_result result;
+    if (!rc) rc = ca_repair(&model, image, &options, &result);
+    if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);
+    if (!rc && result.already_exact)
+        printf("%s is already exact: wrote it unchanged to %s\n", o.model, o.out);
+    else if (!rc && result.exact)
+        printf("repaired %s: %zu wrong cell bits on the repair rounds -> 0 by changing %d gate%s (%zu tries, %.1f s); "
+               "verified exact; wrote %s\n",
+               o.model, result.wrong_before, result.changes, result.changes == 1 ? "" : "s", result.tries,
+               result.seconds, o.out);
+    else if (!rc)
+        printf("not repaired: %s (%.1f s); wrote nothing\n", result.why, result.seconds);
+    free(image);
+    ca_target_image_free(&target);
+    ca_model_free(&model);
+    if (rc) return cli_fail("repair", 0);
+    return result.exact ? 0 : 1;
+}

@@ -1,0 +1,222 @@
+/* ca_repair.c: local search for an exact circuit near a trained one (ca_repair.h). */
+#include "ca_repair.h"
+
+#include "ca_bench.h"
+#include "ca_exact.h"
+#include "ca_task.h"
+#include "ca_train.h"
+#include "error.h"
+#include "hard_cpu.h"
+#include "rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The unpruned circuit on the rounds' shape, the rounds' starts and targets, and where each model
+ * gate's instructions are: its ops are rewritten in place, one try at a time. */
+typedef struct {
+    const ca_config *config;
+    hard_cpu engine;
+    int rounds;
+    uint64_t round[CA_REPAIR_ROUNDS];
+    size_t cells;              /* one round's: batch * H * W */
+    double *starts, *targets;  /* [rounds][C or loss channels][cells] */
+    double *grid;              /* [C][cells] */
+    int32_t *first, *instr;    /* model gate g's instructions: instr[first[g] .. first[g + 1]) */
+} search;
+
+static void search_free(search *s)
+{
+    hard_cpu_free(&s->engine);
+    free(s->starts), free(s->targets), free(s->grid), free(s->first), free(s->instr);
+    memset(s, 0, sizeof *s);
+}
+
+/* Groups the netlist gates by model gate (a counting sort of the extraction's map). */
+static int index_gates(search *s, const ca_model *m, const int32_t *model_gate, int n)
+{
+    s->first = calloc(m->gate_count + 1, sizeof(int32_t));
+    s->instr = malloc((size_t)n * sizeof(int32_t));
+    if (!s->first || !s->instr) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's gate index");
+    for (int i = 0; i < n; i++) s->first[model_gate[i] + 1]++;
+    for (size_t g = 0; g < m->gate_count; g++) s->first[g + 1] += s->first[g];
+    int32_t *next = malloc(m->gate_count * sizeof(int32_t));
+    if (!next) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's gate index");
+    memcpy(next, s->first, m->gate_count * sizeof(int32_t));
+    for (int i = 0; i < n; i++) s->instr[next[model_gate[i]]++] = i;
+    free(next);
+    return DLCA_OK;
+}
+
+static int search_init(search *s, const ca_model *m, const double *image, int rounds)
+{
+    const ca_config *c = &m->config;
+    memset(s, 0, sizeof *s);
+    s->config = c;
+    int same = ca_exact_one_rollout(c);
+    s->rounds = same ? 1 : rounds;
+    ca_shape shape = {same ? 1 : c->batch, c->height, c->width, c->boundary};
+    s->cells = ca_shape_cells(shape);
+    hard_netlist net;
+    int32_t *model_gate = NULL;
+    if (hard_circuit_extract_mapped(&net, m, &model_gate)) return DLCA_ERR;
+    int rc = hard_cpu_init(&s->engine, &net, shape, c->fire_rate);
+    if (!rc) rc = index_gates(s, m, model_gate, net.n_gates);
+    hard_netlist_free(&net);
+    free(model_gate);
+    if (rc) return search_free(s), rc;
+    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
+    s->starts = malloc((size_t)s->rounds * grid * sizeof(double));
+    s->targets = malloc((size_t)s->rounds * target * sizeof(double));
+    s->grid = malloc(grid * sizeof(double));
+    if (!s->starts || !s->targets || !s->grid) {
+        search_free(s);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
+    }
+    for (int r = 0; r < s->rounds; r++) {
+        s->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
+        if (ca_round_inputs(c, shape, s->round[r], image, s->starts + (size_t)r * grid, s->targets + (size_t)r * target))
+            return search_free(s), DLCA_ERR;
+        ca_task_binarize(s->starts + (size_t)r * grid, grid);
+    }
+    return DLCA_OK;
+}
+
+/* Wrong bits of the circuit now in the engine, summed over the rounds; stops once the sum passes
+ * `bound` (and returns bound + 1). */
+static size_t search_wrong(search *s, size_t bound)
+{
+    const ca_config *c = s->config;
+    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells, sum = 0;
+    for (int r = 0; r < s->rounds; r++) {
+        hard_cpu_pack(&s->engine, s->starts + (size_t)r * grid);
+        hard_cpu_set_fire_stream(&s->engine, rng_fire_stream(c->seed, s->round[r]));
+        hard_cpu_run(&s->engine, 0, c->steps);
+        hard_cpu_unpack(&s->engine, s->grid);
+        size_t w = ca_task_wrong_bits(s->grid, s->targets + (size_t)r * target, target);
+        sum += w;
+        if (sum > bound) return bound + 1;
+    }
+    return sum;
+}
+
+static void set_op(search *s, size_t gate, int op)
+{
+    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) s->engine.program.instr[s->instr[i]].op = (uint32_t)op;
+}
+
+/* A try: gate `gate` to op `op`, in order of the logit gap to the gate's winner. */
+typedef struct {
+    int32_t gate, op;
+    float gap;
+} repair_try;
+
+static int by_gap(const void *a, const void *b)
+{
+    const repair_try *x = a, *y = b;
+    if (x->gap != y->gap) return x->gap < y->gap ? -1 : 1;
+    return x->gate != y->gate ? (x->gate < y->gate ? -1 : 1) : (x->op < y->op ? -1 : x->op > y->op);
+}
+
+static int argmax_of(const ca_model *m, size_t gate)
+{
+    double z[GATE_OP_COUNT];
+    for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[gate * GATE_OP_COUNT + (size_t)i];
+    return gate_argmax(z);
+}
+
+/* Passes over every try, keeping each that lowers the wrong bits, until none is wrong, a pass
+ * keeps nothing or the time is up; op[g] is each gate's op as kept. */
+static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
+                      double start_ms)
+{
+    size_t count = m->gate_count * (GATE_OP_COUNT - 1), k = 0;
+    repair_try *tries = malloc(count * sizeof *tries);
+    if (!tries) return err_set(DLCA_ERR_NOMEM, "out of memory for %zu repair tries", count);
+    for (size_t g = 0; g < m->gate_count; g++)
+        for (int q = 0; q < GATE_OP_COUNT; q++)
+            if (q != op[g]) {
+                const float *z = m->logits + g * GATE_OP_COUNT;
+                tries[k++] = (repair_try){(int32_t)g, q, z[op[g]] - z[q]};
+            }
+    qsort(tries, count, sizeof *tries, by_gap);
+    size_t wrong = res->wrong_before;
+    double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
+    int kept = 1, out_of_time = 0;
+    while (wrong > 0 && kept && !out_of_time) {
+        kept = 0;
+        for (size_t i = 0; i < count && wrong > 0; i++) {
+            size_t g = (size_t)tries[i].gate;
+            if (tries[i].op == op[g]) continue;
+            if ((res->tries & 63) == 0) {
+                double now = ca_bench_now_ms();
+                if (now >= limit_ms) {
+                    out_of_time = 1;
+                    break;
+                }
+                if (o->progress && now - last_note >= 1000.0) {
+                    o->progress(o->user, wrong, res->tries, res->changes, (now - start_ms) / 1000.0);
+                    last_note = now;
+                }
+            }
+            set_op(s, g, tries[i].op);
+            size_t w = search_wrong(s, wrong - 1);
+            res->tries++;
+            if (w < wrong) {
+                op[g] = tries[i].op, wrong = w, kept = 1, res->changes++;
+                if (o->progress) o->progress(o->user, wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
+            } else {
+                set_op(s, g, op[g]);
+            }
+        }
+    }
+    free(tries);
+    res->wrong_after = wrong;
+    if (wrong > 0)
+        snprintf(res->why, sizeof res->why, "%s with %zu wrong cell bits left on the repair rounds after %zu tries",
+                 out_of_time ? "out of time" : "no single-gate change lowers them", wrong, res->tries);
+    return DLCA_OK;
+}
+
+int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_repair_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!(o->seconds > 0.0) || o->rounds < 1 || o->rounds > CA_REPAIR_ROUNDS)
+        return err_set(DLCA_ERR, "repair: %g seconds and %d rounds (want > 0 and 1..%d)", o->seconds, o->rounds,
+                       CA_REPAIR_ROUNDS);
+    double start_ms = ca_bench_now_ms();
+    ca_exact_result exact;
+    if (ca_exact_check(m, image, &exact)) return DLCA_ERR;
+    if (exact.exact) {
+        res->exact = res->already_exact = 1;
+        return DLCA_OK;
+    }
+    search s;
+    if (search_init(&s, m, image, o->rounds)) return DLCA_ERR;
+    int *op = malloc(m->gate_count * sizeof(int));
+    float *saved = malloc(m->gate_count * GATE_OP_COUNT * sizeof(float));
+    if (!op || !saved) {
+        free(op), free(saved), search_free(&s);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the repair");
+    }
+    for (size_t g = 0; g < m->gate_count; g++) op[g] = argmax_of(m, g);
+    memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
+    res->wrong_before = search_wrong(&s, (size_t)-2);
+    int rc = run_search(&s, m, op, o, res, start_ms);
+    search_free(&s);
+    if (!rc && res->wrong_after == 0) {
+        for (size_t g = 0; g < m->gate_count; g++) {
+            int was = argmax_of(m, g);
+            float *z = m->logits + g * GATE_OP_COUNT;
+            if (op[g] != was) z[op[g]] = z[was] + 1.0f;
+        }
+        rc = ca_exact_check(m, image, &exact);
+        res->exact = !rc && exact.exact;
+        if (!rc && !exact.exact) snprintf(res->why, sizeof res->why, "right on the repair rounds; %.150s", exact.why);
+    }
+    if (!res->exact) memcpy(m->logits, saved, m->gate_count * GATE_OP_COUNT * sizeof(float));
+    res->seconds = (ca_bench_now_ms() - start_ms) / 1000.0;
+    free(op), free(saved);
+    return rc;
+}

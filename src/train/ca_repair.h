@@ -1,0 +1,47 @@
+/* ca_repair.h: closing the last wrong cells of a trained circuit by local search on the circuit.
+ *
+ * A run can end with its soft circuit right (soft loss ~1e-6) and its snapped circuit a cell or two
+ * wrong: a gate near a tie snapped to the wrong op. ca_repair tries changing one gate's op at a
+ * time on the hard circuit: every gate to each of its 15 other ops, the ops nearest its winner by
+ * logit first, and keeps a change that lowers the wrong cell bits of the repair rounds (training's
+ * rounds CA_REPAIR_FIRST_ROUND.., which neither training nor the exact check draws; one round of
+ * one sample where every round is the same rollout), pass after pass, until none is wrong, a pass
+ * keeps nothing, or the time is up. Then the exact check (ca_exact.h) decides: only an exact
+ * circuit is kept. It fixes gap cases; a circuit at a minimum of single changes it cannot
+ * (docs/exact-circuits.md, section 8). Runs the unpruned circuit on the bit-packed CPU engine,
+ * one op rewritten in its program per try. Deterministic but for the time limit. */
+#ifndef DLCA_CA_REPAIR_H
+#define DLCA_CA_REPAIR_H
+
+#include "ca_model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { CA_REPAIR_ROUNDS = 8 };
+#define CA_REPAIR_FIRST_ROUND 500000000ull
+
+typedef struct {
+    double seconds; /* search time limit (> 0) */
+    int rounds;     /* repair rounds where rounds differ (>= 1; CA_REPAIR_ROUNDS by default) */
+    /* Called after every kept change and once a second while searching (may be NULL). */
+    void (*progress)(void *user, size_t wrong, size_t tries, int changes, double seconds);
+    void *user;
+} ca_repair_options;
+
+typedef struct {
+    int exact;                /* the circuit now in the model is verified exact */
+    int already_exact;        /* it was before the search (nothing changed) */
+    size_t wrong_before, wrong_after; /* wrong cell bits summed over the repair rounds */
+    int changes;              /* gates whose op the search changed (kept only when exact) */
+    size_t tries;             /* single-gate changes tried */
+    double seconds;           /* search time */
+    char why[192];            /* when not exact: the check it fails, or that no change helped */
+} ca_repair_result;
+
+/* Searches as above. When the result is exact, each changed gate's logits make its new op the
+ * argmax (its logit set 1 above the old winner's); otherwise the model is left as it came. Fails
+ * only when the search cannot run (memory, a bad option). */
+int ca_repair(ca_model *model, const double *image, const ca_repair_options *options, ca_repair_result *result);
+
+#endif
