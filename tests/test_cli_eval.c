@@ -155,6 +155,23 @@ static void test_failing(void)
     free(json), free(text);
 }
 
+/* The shipped exact lizard (lizard-exact: seed 43 of --perception 8,4,2 --update
+ * 1024x8,512,256,128 on the CPU engine, one gate changed by dlca repair) passes both of eval's
+ * lizard checks, where the shipped lizard fails them. */
+static void test_lizard_exact(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err, "eval '%s/models/lizard-exact.dlca' --device cpu --json le.json",
+                          DLCA_ASSET_DIR);
+    char *json = slurp("le.json");
+    CHECK(status == 0 && json && mj_valid(json) && mj_number_at(json, "passed") == 2.0 &&
+              mj_is(json, "checks.1.name", "\"lizard grows on a 40x40 torus\"") && mj_number_at(json, "losses.hard") == 0.0,
+          "lizard-exact: 2 of 2, hard loss 0 (%d): %s", status, err);
+    free(json);
+    status = run_dlca(err, sizeof err, "eval '%s/models/lizard.dlca' --device cpu", DLCA_ASSET_DIR);
+    CHECK(status == 1, "the shipped lizard fails eval (%d)", status);
+}
+
 /* --persistence: two more checks. The shipped checkerboard is a fixed point: it persists and
  * regrows. The shipped image grows its picture at T and loses it after: 'persists' fails with the
  * worst step's error, and without the flag eval passes. image-persist, trained with a pool,
@@ -282,6 +299,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(scratch)) return fprintf(stderr, "cannot make a scratch folder\n"), 1;
     test_passing();
     test_failing();
+    test_lizard_exact();
     test_persistence();
     test_trained_persistence();
     test_refused();
