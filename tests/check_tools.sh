@@ -56,7 +56,7 @@ said=$(awk '$1 == "gol" { for (i = 7; i <= NF; i++) printf "%s%s", (i > 7 ? " " 
 [ -n "$said" ] && [ "$said" != - ] && grep -qx "small: exact seeds $said" "$work/lanes.txt"
 check $? "sweep_lanes.sh: small's exact seeds as its sweep says ('$said'): $(grep '^small:' "$work/lanes.txt")"
 printf 'long | gol | --steps 100000\nnext | checkerboard | --grid 8x8 --steps 3\n' > "$work/late.txt"
-lanes "$work/late.txt" "$work/late" --devices cpu --seconds 5 > "$work/late.out" 2>&1
+lanes "$work/late.txt" "$work/late" --devices cpu --seconds 12 > "$work/late.out" 2>&1
 check $? "sweep_lanes.sh with a deadline exits 0: $(tail -2 "$work/late.out")"
 grep -q '"interrupted": *true' "$work/late/long.json" && grep -q '^next: skipped' "$work/late.out"
 check $? "sweep_lanes.sh: the row running at the deadline is interrupted, the next skipped: $(cat "$work/late.out")"
