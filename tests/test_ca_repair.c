@@ -27,13 +27,6 @@ static int load(const char *name, ca_model *m, ca_target_image *t)
     return 0;
 }
 
-static int argmax_of(const ca_model *m, size_t g)
-{
-    double z[GATE_OP_COUNT];
-    for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[g * GATE_OP_COUNT + (size_t)i];
-    return gate_argmax(z);
-}
-
 /* Breaks the exact circuit `m`: the first update gate (from the last layer down) whose op, moved
  * to a near tie with another op, makes the circuit inexact. Returns that gate, or -1. */
 static long break_one_gate(ca_model *m, const double *image)
@@ -43,7 +36,7 @@ static long break_one_gate(ca_model *m, const double *image)
         for (int g = 0; g < c->update_widths[l]; g++) {
             size_t gate = m->update_gate_base[l] + (size_t)g;
             float *z = m->logits + gate * GATE_OP_COUNT;
-            int top = argmax_of(m, gate);
+            int top = ca_model_gate_op(m, gate);
             for (int q = 0; q < GATE_OP_COUNT; q++) {
                 if (q == top) continue;
                 float was = z[q];
@@ -70,14 +63,14 @@ static void test_repairs(const char *name)
     CHECK(broken >= 0, "%s: one gate near a tie breaks the circuit", name);
     if (broken >= 0) {
         int *ops = malloc(m.gate_count * sizeof(int));
-        for (size_t g = 0; g < m.gate_count; g++) ops[g] = argmax_of(&m, g);
+        for (size_t g = 0; g < m.gate_count; g++) ops[g] = ca_model_gate_op(&m, g);
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && !r.already_exact && r.wrong_before > 0 && r.wrong_after == 0 &&
                   r.changes >= 1 && r.tries >= 1,
               "%s: repaired (%s): %zu -> %zu wrong bits, %d changes, %zu tries", name, rc ? err_message() : r.why,
               r.wrong_before, r.wrong_after, r.changes, r.tries);
         int differ = 0;
-        for (size_t g = 0; g < m.gate_count; g++) differ += argmax_of(&m, g) != ops[g];
+        for (size_t g = 0; g < m.gate_count; g++) differ += ca_model_gate_op(&m, g) != ops[g];
         CHECK(differ == r.changes, "%s: %d gates changed op, the search says %d", name, differ, r.changes);
         ca_exact_result e;
         CHECK(ca_exact_check(&m, image, &e) == DLCA_OK && e.exact, "%s: the repaired model is exact (%s)", name,

@@ -149,9 +149,7 @@ static void check_gate_map(ca_model *m, const hard_netlist *raw, const char *nam
     for (size_t g = 0; g < m->gate_count; g++) {
         float *z = m->logits + g * GATE_OP_COUNT, saved[GATE_OP_COUNT];
         memcpy(saved, z, sizeof saved);
-        double zz[GATE_OP_COUNT];
-        for (int i = 0; i < GATE_OP_COUNT; i++) zz[i] = z[i];
-        int op = (gate_argmax(zz) + 1) % GATE_OP_COUNT; /* another op than g's */
+        int op = (ca_model_gate_op(m, g) + 1) % GATE_OP_COUNT; /* another op than g's */
         z[op] = 1e6f;
         hard_netlist changed;
         if (hard_circuit_extract(&changed, m)) {

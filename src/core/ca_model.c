@@ -150,6 +150,13 @@ void ca_model_free(ca_model *m)
     memset(m, 0, sizeof *m);
 }
 
+int ca_model_gate_op(const ca_model *m, size_t gate)
+{
+    double z[GATE_OP_COUNT];
+    for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[gate * GATE_OP_COUNT + (size_t)i];
+    return gate_argmax(z);
+}
+
 void ca_model_logits_to_double(const ca_model *m, double *logits)
 {
     for (size_t i = 0; i < m->gate_count * GATE_OP_COUNT; i++) logits[i] = m->logits[i];

@@ -32,6 +32,9 @@ int ca_model_init_wired(ca_model *model, const ca_config *config, const wiring *
 
 void ca_model_free(ca_model *model);
 
+/* The op gate `gate` snaps to: the argmax of its logits (gate_argmax: lowest index on ties). */
+int ca_model_gate_op(const ca_model *model, size_t gate);
+
 /* Copies the float logits into a double array of gate_count * 16 (the CPU engine's input). */
 void ca_model_logits_to_double(const ca_model *model, double *logits);
 

@@ -97,13 +97,6 @@ void hard_netlist_eval64(const hard_netlist *net, const uint64_t *inputs, uint64
 
 /* ---- extraction ---- */
 
-static int argmax_op(const ca_model *m, size_t gate)
-{
-    double z[GATE_OP_COUNT];
-    for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[gate * GATE_OP_COUNT + (size_t)i];
-    return gate_argmax(z);
-}
-
 static size_t extracted_gates(const ca_config *c)
 {
     size_t per_unit = 0, update = 0;
@@ -119,7 +112,7 @@ static void emit_layer(hard_netlist *net, int *next_gate, const ca_model *m, siz
     for (int g = 0; g < w->n_out; g++) {
         if (model_gate) model_gate[*next_gate] = (int32_t)(gate_base + (size_t)g);
         hard_gate *gate = &net->gates[*next_gate];
-        gate->op = argmax_op(m, gate_base + (size_t)g);
+        gate->op = ca_model_gate_op(m, gate_base + (size_t)g);
         gate->a = in[w->input_a[g]];
         gate->b = in[w->input_b[g]];
         out[g] = net->n_inputs + (*next_gate)++;
@@ -137,7 +130,7 @@ static void emit_perception(hard_netlist *net, int *next_gate, const ca_model *m
         size_t row = m->perception_gate_base[0] + (size_t)k * 8 + (size_t)i;
         if (model_gate) model_gate[*next_gate] = (int32_t)row;
         hard_gate *gate = &net->gates[*next_gate];
-        gate->op = argmax_op(m, row);
+        gate->op = ca_model_gate_op(m, row);
         gate->a = ch * HARD_NEIGHBOURS + m->perception[0].input_a[i];
         gate->b = ch * HARD_NEIGHBOURS + 4;
         layer[i] = net->n_inputs + (*next_gate)++;

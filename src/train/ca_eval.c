@@ -78,9 +78,7 @@ void ca_eval_gate_histogram(const ca_model *m, int histogram[16], size_t *active
     memset(histogram, 0, 16 * sizeof(int));
     *active = 0;
     for (size_t g = 0; g < m->gate_count; g++) {
-        double z[GATE_OP_COUNT];
-        for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[g * GATE_OP_COUNT + (size_t)i];
-        int op = gate_argmax(z);
+        int op = ca_model_gate_op(m, g);
         histogram[op]++;
         *active += op != GATE_A && op != GATE_B;
     }

@@ -119,13 +119,6 @@ static int by_gap(const void *a, const void *b)
     return x->gate != y->gate ? (x->gate < y->gate ? -1 : 1) : (x->op < y->op ? -1 : x->op > y->op);
 }
 
-static int argmax_of(const ca_model *m, size_t gate)
-{
-    double z[GATE_OP_COUNT];
-    for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = m->logits[gate * GATE_OP_COUNT + (size_t)i];
-    return gate_argmax(z);
-}
-
 /* Passes over every try, keeping each that lowers the wrong bits, until none is wrong, a pass
  * keeps nothing or the time is up; op[g] is each gate's op as kept. */
 static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
@@ -200,14 +193,14 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         free(op), free(saved), search_free(&s);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair");
     }
-    for (size_t g = 0; g < m->gate_count; g++) op[g] = argmax_of(m, g);
+    for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
     memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
     res->wrong_before = search_wrong(&s, (size_t)-2);
     int rc = run_search(&s, m, op, o, res, start_ms);
     search_free(&s);
     if (!rc && res->wrong_after == 0) {
         for (size_t g = 0; g < m->gate_count; g++) {
-            int was = argmax_of(m, g);
+            int was = ca_model_gate_op(m, g);
             float *z = m->logits + g * GATE_OP_COUNT;
             if (op[g] != was) z[op[g]] = z[was] + 1.0f;
         }
