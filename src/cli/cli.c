@@ -1,6 +1,7 @@
-/* cli.c: flag value parsing shared by the subcommands. */
+/* cli.c: flag value parsing and output-path checks shared by the subcommands. */
 #include "cli.h"
 
+#include "atomic_file.h"
 #include "error.h"
 
 #include <errno.h>
@@ -65,6 +66,14 @@ const char *cli_printable(const char *text, char *out, size_t size)
     }
     if (size) out[n < size ? n : size - 1] = '\0';
     return out;
+}
+
+int cli_output_not_model(const char *path, const char *flag, const char *model)
+{
+    if (atomic_file_check(path, flag)) return DLCA_ERR;
+    if (model && atomic_file_same(path, model))
+        return err_set(DLCA_ERR, "%s %s is the model %s itself: give another %s", flag, path, model, flag);
+    return DLCA_OK;
 }
 
 int cli_fail(const char *command, int usage)

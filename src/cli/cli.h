@@ -29,6 +29,10 @@ int cli_value(int argc, char **argv, int *i, const char **value);
  * as \xNN, so no escape sequence gets through; cut to fit `size`. Returns `out`. */
 const char *cli_printable(const char *text, char *out, size_t size);
 
+/* An output file `path` of flag `flag` checked before any work (atomic_file_check) and, by
+ * identity (./m.dlca, links), refused when it is the input model `model` (NULL: no model). */
+int cli_output_not_model(const char *path, const char *flag, const char *model);
+
 /* Prints "dlca <command>: <message>" to stderr and returns the exit status 2 (usage) or 1. */
 int cli_fail(const char *command, int usage);
 

@@ -6,7 +6,6 @@
  * every number, flat, one key per line, for tools/bench_table.sh. */
 #include "cmd_bench.h"
 
-#include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_bench.h"
 #include "ca_file.h"
@@ -573,11 +572,7 @@ int cmd_bench(int argc, char **argv)
     if (parse_options(argc, argv, &options, &help)) return cli_fail("bench", 1);
     if (help) return print_help(), 0;
     /* The JSON is written after the timing: its path is checked before, and must not be the model. */
-    if (options.json && atomic_file_check(options.json, "--json")) return cli_fail("bench", 0);
-    if (options.json && options.hard_model && atomic_file_same(options.json, options.hard_model)) {
-        err_set(DLCA_ERR, "--json %s is the model %s itself: give another --json", options.json, options.hard_model);
-        return cli_fail("bench", 0);
-    }
+    if (options.json && cli_output_not_model(options.json, "--json", options.hard_model)) return cli_fail("bench", 0);
     int rc = options.hard ? bench_hard(&options) : options.population ? cmd_bench_population(&options)
                                                                       : bench_train(&options, start);
     return rc ? cli_fail("bench", 0) : 0;

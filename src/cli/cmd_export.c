@@ -2,7 +2,6 @@
  * pruned, as C, Verilog or Graphviz (src/hard_export.h), written atomically. */
 #include "commands.h"
 
-#include "atomic_file.h"
 #include "ca_file.h"
 #include "cli.h"
 #include "error.h"
@@ -74,11 +73,7 @@ int cmd_export(int argc, char **argv)
         return 0;
     }
     /* Before any work, and by identity (./m.dlca, links): the export must not replace its model. */
-    if (atomic_file_check(o.out, "--out")) return cli_fail("export", 0);
-    if (atomic_file_same(o.model, o.out)) {
-        err_set(DLCA_ERR, "--out %s is the model %s itself: give another --out", o.out, o.model);
-        return cli_fail("export", 0);
-    }
+    if (cli_output_not_model(o.out, "--out", o.model)) return cli_fail("export", 0);
     ca_model model;
     if (ca_file_load(o.model, &model, NULL, NULL)) return cli_fail("export", 0);
     hard_netlist net;

@@ -88,11 +88,7 @@ int cmd_repair(int argc, char **argv)
         print_help();
         return 0;
     }
-    if (atomic_file_check(o.out, "--out")) return cli_fail("repair", 0);
-    if (atomic_file_same(o.model, o.out)) {
-        err_set(DLCA_ERR, "--out %s is the model %s itself: give another --out", o.out, o.model);
-        return cli_fail("repair", 0);
-    }
+    if (cli_output_not_model(o.out, "--out", o.model)) return cli_fail("repair", 0);
     if (!o.force && atomic_file_exists(o.out)) {
         err_set(DLCA_ERR, "--out %s exists: give --force to replace it", o.out);
         return cli_fail("repair", 0);
