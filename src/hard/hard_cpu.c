@@ -30,7 +30,7 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
         e->block /= 2;
     size_t slot_bytes = (size_t)e->program.n_slots * (size_t)e->block * sizeof(uint64_t);
     e->slots = aligned_alloc(64, slot_bytes); /* a multiple of 64: block is a multiple of 8 */
-    if (e->slots) memset(e->slots, 0, slot_bytes);
+    if (e->slots) memset(e->slots, 0, slot_bytes), e->slot_bytes = slot_bytes;
     if (!e->grid || !e->next || !e->left || !e->right || !e->slots) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
@@ -43,6 +43,28 @@ void hard_cpu_free(hard_cpu *e)
     hard_program_free(&e->program);
     free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots);
     memset(e, 0, sizeof *e);
+}
+
+int hard_cpu_set_netlist(hard_cpu *e, const hard_netlist *net)
+{
+    if (net->channels != e->channels)
+        return err_set(DLCA_ERR, "hard engine: a circuit of %d channels for an engine of %d", net->channels, e->channels);
+    hard_program program;
+    if (hard_program_build(&program, net)) return DLCA_ERR;
+    size_t slot_bytes = (size_t)program.n_slots * (size_t)e->block * sizeof(uint64_t);
+    if (slot_bytes > e->slot_bytes) {
+        uint64_t *slots = aligned_alloc(64, slot_bytes);
+        if (!slots) {
+            hard_program_free(&program);
+            return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine's %d value slots", program.n_slots);
+        }
+        memset(slots, 0, slot_bytes);
+        free(e->slots);
+        e->slots = slots, e->slot_bytes = slot_bytes;
+    }
+    hard_program_free(&e->program);
+    e->program = program;
+    return DLCA_OK;
 }
 
 void hard_cpu_set_fire_stream(hard_cpu *e, uint32_t stream) { e->fire_stream = stream; }

@@ -30,6 +30,7 @@ typedef struct {
     uint64_t *grid, *next;  /* [C][rows][words] */
     uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
     uint64_t *slots;        /* [n_slots][block] */
+    size_t slot_bytes;      /* room in slots */
 } hard_cpu;
 
 /* Words of `bits` bits needed for a row of `width` cells. */
@@ -40,6 +41,10 @@ static inline int hard_row_words(int width, int bits) { return (width + bits - 1
 int hard_cpu_init(hard_cpu *engine, const hard_netlist *net, ca_shape shape, double fire_rate);
 
 void hard_cpu_free(hard_cpu *engine);
+
+/* Runs `net` (the same channels) from now on, keeping the grid: for a search that tries many
+ * circuits on one engine. */
+int hard_cpu_set_netlist(hard_cpu *engine, const hard_netlist *net);
 
 /* Fire-mask stream (async only), as ca_cpu_set_fire_stream. */
 void hard_cpu_set_fire_stream(hard_cpu *engine, uint32_t stream);

@@ -2,6 +2,7 @@
 #include "ca_repair.h"
 
 #include "ca_bench.h"
+#include "ca_eval.h"
 #include "ca_exact.h"
 #include "ca_task.h"
 #include "ca_train.h"
@@ -13,22 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The unpruned circuit on the rounds' shape, the rounds' starts and targets, and where each model
- * gate's instructions are: its ops are rewritten in place, one try at a time. */
+/* The circuit as extracted (every model gate's netlist gates, whose ops a try rewrites) and
+ * pruned (what the engine runs: a tenth to a hundredth of the gates of a trained circuit), the
+ * rounds' starts and targets, and where each model gate's netlist gates are. */
 typedef struct {
     const ca_config *config;
+    hard_netlist base, pruned;
     hard_cpu engine;
     int rounds;
+    int last_step;             /* wrong bits count at every step from T to this one */
     uint64_t round[CA_REPAIR_ROUNDS];
     size_t cells;              /* one round's: batch * H * W */
     double *starts, *targets;  /* [rounds][C or loss channels][cells] */
     double *grid;              /* [C][cells] */
-    int32_t *first, *instr;    /* model gate g's instructions: instr[first[g] .. first[g + 1]) */
+    int32_t *first, *instr;    /* model gate g's netlist gates: instr[first[g] .. first[g + 1]) */
 } search;
 
 static void search_free(search *s)
 {
     hard_cpu_free(&s->engine);
+    hard_netlist_free(&s->base), hard_netlist_free(&s->pruned);
     free(s->starts), free(s->targets), free(s->grid), free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
 }
@@ -56,14 +61,15 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     s->config = c;
     int same = ca_exact_one_rollout(c);
     s->rounds = same ? 1 : rounds;
+    /* A model trained to hold its pattern is checked to 10T (ca_eval_persistence): so is a try. */
+    s->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
     ca_shape shape = {same ? 1 : c->batch, c->height, c->width, c->boundary};
     s->cells = ca_shape_cells(shape);
-    hard_netlist net;
     int32_t *model_gate = NULL;
-    if (hard_circuit_extract_mapped(&net, m, &model_gate)) return DLCA_ERR;
-    int rc = hard_cpu_init(&s->engine, &net, shape, c->fire_rate);
-    if (!rc) rc = index_gates(s, m, model_gate, net.n_gates);
-    hard_netlist_free(&net);
+    if (hard_circuit_extract_mapped(&s->base, m, &model_gate)) return DLCA_ERR;
+    int rc = hard_circuit_prune(&s->pruned, &s->base, NULL);
+    if (!rc) rc = hard_cpu_init(&s->engine, &s->pruned, shape, c->fire_rate);
+    if (!rc) rc = index_gates(s, m, model_gate, s->base.n_gates);
     free(model_gate);
     if (rc) return search_free(s), rc;
     size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
@@ -93,17 +99,42 @@ static size_t search_wrong(search *s, size_t bound)
         hard_cpu_pack(&s->engine, s->starts + (size_t)r * grid);
         hard_cpu_set_fire_stream(&s->engine, rng_fire_stream(c->seed, s->round[r]));
         hard_cpu_run(&s->engine, 0, c->steps);
-        hard_cpu_unpack(&s->engine, s->grid);
-        size_t w = ca_task_wrong_bits(s->grid, s->targets + (size_t)r * target, target);
-        sum += w;
-        if (sum > bound) return bound + 1;
+        for (int t = c->steps;; t++) {
+            hard_cpu_unpack(&s->engine, s->grid);
+            sum += ca_task_wrong_bits(s->grid, s->targets + (size_t)r * target, target);
+            if (sum > bound) return bound + 1;
+            if (t == s->last_step) break;
+            hard_cpu_step(&s->engine, (uint32_t)t);
+        }
     }
     return sum;
 }
 
 static void set_op(search *s, size_t gate, int op)
 {
-    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) s->engine.program.instr[s->instr[i]].op = (uint32_t)op;
+    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) s->base.gates[s->instr[i]].op = op;
+}
+
+static int same_netlist(const hard_netlist *a, const hard_netlist *b)
+{
+    return a->n_gates == b->n_gates && memcmp(a->gates, b->gates, (size_t)a->n_gates * sizeof *a->gates) == 0 &&
+           memcmp(a->outputs, b->outputs, (size_t)a->channels * sizeof *a->outputs) == 0;
+}
+
+/* Gate `gate` to op `op` (its ops in the extracted circuit rewritten, then pruned): *changed 0
+ * when the pruned circuit is the one running (the gate is dead, or its new op prunes to the
+ * same), else the engine runs the new one, which *next holds. */
+static int try_op(search *s, size_t gate, int op, hard_netlist *next, int *changed)
+{
+    set_op(s, gate, op);
+    if (hard_circuit_prune(next, &s->base, NULL)) return DLCA_ERR;
+    *changed = !same_netlist(next, &s->pruned);
+    if (!*changed) {
+        hard_netlist_free(next);
+        return DLCA_OK;
+    }
+    if (hard_cpu_set_netlist(&s->engine, next)) return hard_netlist_free(next), DLCA_ERR;
+    return DLCA_OK;
 }
 
 /* A try: gate `gate` to op `op`, in order of the logit gap to the gate's winner. */
@@ -136,8 +167,8 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
     qsort(tries, count, sizeof *tries, by_gap);
     size_t wrong = res->wrong_before;
     double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
-    int kept = 1, out_of_time = 0;
-    while (wrong > 0 && kept && !out_of_time) {
+    int kept = 1, out_of_time = 0, rc = DLCA_OK;
+    while (!rc && wrong > 0 && kept && !out_of_time) {
         kept = 0;
         for (size_t i = 0; i < count && wrong > 0; i++) {
             size_t g = (size_t)tries[i].gate;
@@ -153,18 +184,33 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     last_note = now;
                 }
             }
-            set_op(s, g, tries[i].op);
-            size_t w = search_wrong(s, wrong - 1);
+            hard_netlist next;
+            int changed;
             res->tries++;
+            if (try_op(s, g, tries[i].op, &next, &changed)) {
+                rc = DLCA_ERR;
+                break;
+            }
+            size_t w = changed ? search_wrong(s, wrong - 1) : wrong; /* unchanged: a try of no use */
             if (w < wrong) {
                 op[g] = tries[i].op, wrong = w, kept = 1, res->changes++;
+                hard_netlist_free(&s->pruned);
+                s->pruned = next;
                 if (o->progress) o->progress(o->user, wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
             } else {
                 set_op(s, g, op[g]);
+                if (changed) {
+                    hard_netlist_free(&next);
+                    if (hard_cpu_set_netlist(&s->engine, &s->pruned)) {
+                        rc = DLCA_ERR;
+                        break;
+                    }
+                }
             }
         }
     }
     free(tries);
+    if (rc) return rc;
     res->wrong_after = wrong;
     if (wrong > 0)
         snprintf(res->why, sizeof res->why, "%s with %zu wrong cell bits left on the repair rounds after %zu tries",

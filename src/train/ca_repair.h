@@ -5,11 +5,14 @@
  * time on the hard circuit: every gate to each of its 15 other ops, the ops nearest its winner by
  * logit first, and keeps a change that lowers the wrong cell bits of the repair rounds (training's
  * rounds CA_REPAIR_FIRST_ROUND.., which neither training nor the exact check draws; one round of
- * one sample where every round is the same rollout), pass after pass, until none is wrong, a pass
+ * one sample where every round is the same rollout; at step T, and at every step from T to 10T
+ * for a model trained to hold its pattern, as the exact check's `persists`), pass after pass, until none is wrong, a pass
  * keeps nothing, or the time is up. Then the exact check (ca_exact.h) decides: only an exact
  * circuit is kept. It fixes gap cases; a circuit at a minimum of single changes it cannot
- * (docs/exact-circuits.md, section 8). Runs the unpruned circuit on the bit-packed CPU engine,
- * one op rewritten in its program per try. Deterministic but for the time limit. */
+ * (docs/exact-circuits.md, section 8). A try rewrites the gate's op in the extracted circuit and
+ * prunes it (a trained circuit keeps a tenth to a hundredth of its gates); a try whose pruned
+ * circuit is the one running (a dead gate, or an op that prunes to the same) is of no use and
+ * not run, the others run on the bit-packed CPU engine. Deterministic but for the time limit. */
 #ifndef DLCA_CA_REPAIR_H
 #define DLCA_CA_REPAIR_H
 
