@@ -9,6 +9,7 @@
  * flags in one line, and writes nothing (exit 1) when it finds none. */
 #include "ca_exact.h"
 #include "ca_file.h"
+#include "ca_population.h"
 #include "ca_repair.h"
 #include "ca_target.h"
 #include "check.h"
@@ -82,6 +83,99 @@ static void test_repairs(const char *name)
     ca_model_free(&m);
 }
 
+/* A model trained to hold its picture (image-persist: a pool and a window) broken where step T
+ * stays right and a later step goes wrong: the search must count the steps after T, as the
+ * exact check's `persists` does, or it sees nothing to repair. */
+static void test_persistence(void)
+{
+    ca_model m;
+    ca_target_image t;
+    if (!load("image-persist.dlca", &m, &t)) return;
+    double *image = ca_target_values(&t);
+    const ca_config *c = &m.config;
+    long broken = -1;
+    for (int l = c->update_depth - 1; l >= 0 && broken < 0; l--)
+        for (int g = 0; g < c->update_widths[l] && broken < 0; g++) {
+            size_t gate = m.update_gate_base[l] + (size_t)g;
+            float *z = m.logits + gate * GATE_OP_COUNT;
+            int top = ca_model_gate_op(&m, gate);
+            for (int q = 0; q < GATE_OP_COUNT && broken < 0; q++) {
+                if (q == top) continue;
+                float was = z[q];
+                z[q] = z[top] + 0.25f;
+                double at_T = -1.0;
+                ca_exact_result r;
+                if (ca_exact_round_wrong(&m, image, 0, &at_T) == DLCA_OK && at_T == 0.0 &&
+                    ca_exact_check(&m, image, &r) == DLCA_OK && !r.exact)
+                    broken = (long)gate;
+                else
+                    z[q] = was;
+            }
+        }
+    CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
+    if (broken >= 0) {
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL};
+        ca_repair_result r;
+        int rc = ca_repair(&m, image, &o, &r);
+        CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
+              "image-persist: repaired past T (%s): %zu wrong bits before, %d changes", rc ? err_message() : r.why,
+              r.wrong_before, r.changes);
+    }
+    free(image);
+    ca_target_image_free(&t);
+    ca_model_free(&m);
+}
+
+/* ca_population_repair: member 0 holds the shipped checkerboard circuit broken at one gate (its
+ * config and seed, so its wiring), member 1 a fresh model. With `first` and one thread only the
+ * better-ranked member 0 is searched, and repaired; then member 1 is searched and not repaired.
+ * The repaired member is written without training state and passes the exact check. */
+static void test_population(void)
+{
+    ca_model shipped;
+    ca_target_image t;
+    if (!load("checkerboard.dlca", &shipped, &t)) return;
+    long broken = break_one_gate(&shipped, NULL);
+    ca_population p;
+    if (broken < 0 || ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1)) {
+        CHECK(0, "a population of the broken circuit and a fresh one: %s", err_message());
+        ca_model_free(&shipped), ca_target_image_free(&t);
+        return;
+    }
+    size_t n = shipped.gate_count * GATE_OP_COUNT;
+    memcpy(p.members[0].model.logits, shipped.logits, n * sizeof(float));
+    p.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
+    p.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
+    int repaired = -1;
+    int rc = ca_population_repair(&p, 30.0, 1, 1, &repaired);
+    CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
+          "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
+    CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
+    CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
+    rc = ca_population_repair(&p, 0.3, 2, 0, &repaired);
+    CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
+              !p.members[1].out.exact,
+          "the fresh member is searched, not repaired (%s)", p.members[1].repair.why);
+    char path[600];
+    snprintf(path, sizeof path, "%s/member0.dlca", fixture_scratch);
+    CHECK(ca_population_save(&p, 0, path, NULL) == DLCA_OK, "the repaired member written: %s", err_message());
+    ca_model saved;
+    ca_train_state state;
+    if (ca_file_load(path, &saved, &state, NULL) == DLCA_OK) {
+        ca_exact_result e;
+        CHECK(state.moment1 == NULL, "written without training state");
+        CHECK(ca_exact_check(&saved, NULL, &e) == DLCA_OK && e.exact, "the written member is exact (%s)", e.why);
+        ca_train_state_free(&state);
+        ca_model_free(&saved);
+    } else {
+        CHECK(0, "load %s: %s", path, err_message());
+    }
+    CHECK(ca_population_repair(&p, 0.0, 1, 0, &repaired) == DLCA_ERR, "0 seconds refused");
+    ca_population_free(&p);
+    ca_model_free(&shipped);
+    ca_target_image_free(&t);
+}
+
 static void test_unrepairable(void)
 {
     ca_config c;
@@ -103,6 +197,45 @@ static void test_unrepairable(void)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);
     ca_model_free(&m);
+}
+
+/* dlca train --repair: a run resumed from the shipped checkerboard broken at one gate (its
+ * training state kept), one step to the budget, then the search: the file written is exact and
+ * has no training state. Without --repair the same run writes an inexact circuit. */
+static void test_train(void)
+{
+    ca_model m;
+    ca_train_state state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/models/checkerboard.dlca", DLCA_ASSET_DIR);
+    if (ca_file_load(path, &m, &state, NULL)) {
+        CHECK(0, "load %s: %s", path, err_message());
+        return;
+    }
+    long broken = break_one_gate(&m, NULL);
+    snprintf(path, sizeof path, "%s/resume.dlca", fixture_scratch);
+    CHECK(broken >= 0 && ca_file_save(path, &m, &state, NULL) == DLCA_OK, "the broken run written with its state");
+    ca_train_state_free(&state);
+    ca_model_free(&m);
+    char err[4096];
+    CHECK(fixture_run(err, sizeof err, "train --resume resume.dlca --steps %d --device cpu --out plain.dlca", 501) == 0,
+          "the resumed run without --repair");
+    CHECK(fixture_run(NULL, 0, "eval plain.dlca --device cpu") != 0, "without --repair it ends inexact");
+    int status = fixture_run(err, sizeof err, "train --resume resume.dlca --steps 501 --device cpu --out run-fixed.dlca "
+                                              "--repair 60");
+    CHECK(status == 0 && strstr(err, "verified exact by changing"), "the resumed run with --repair: %s", err);
+    ca_model fixed;
+    snprintf(path, sizeof path, "%s/run-fixed.dlca", fixture_scratch);
+    if (ca_file_load(path, &fixed, &state, NULL) == DLCA_OK) {
+        ca_exact_result e;
+        CHECK(state.moment1 == NULL, "the repaired run is written without training state");
+        CHECK(ca_exact_check(&fixed, NULL, &e) == DLCA_OK && e.exact, "the repaired run is exact (%s)", e.why);
+        ca_train_state_free(&state);
+        ca_model_free(&fixed);
+    } else {
+        CHECK(0, "load %s: %s", path, err_message());
+    }
+    fixture_refused("--repair", "train --preset checkerboard --device cpu --repair -1 --out r.dlca");
 }
 
 /* dlca repair on a broken checkerboard file, a fresh model and bad flags. */
@@ -141,8 +274,11 @@ int main(int argc, char **argv)
     test_repairs("checkerboard.dlca");
     test_repairs("checkerboard-async.dlca");
     test_repairs("image.dlca");
+    test_persistence();
+    test_population();
     test_unrepairable();
     test_command();
+    test_train();
     fixture_end();
     return test_finish("test_ca_repair");
 }

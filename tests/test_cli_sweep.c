@@ -18,32 +18,35 @@ static const char *config = "--preset gol --update 64x6,32,16,8,4,2,1 --lr 0.1 -
 typedef struct {
     long seed, exact_step; /* 0: never */
     double soft, hard, best;
+    int repaired;
 } seed_row;
 
-/* The sweep's CSV; the row count. */
-static int read_rows(seed_row *rows)
+/* A sweep's CSV; the row count. */
+static int read_rows(const char *name, seed_row *rows)
 {
     char text[8192], preset[64], step[32];
-    if (fixture_read("sweep.csv", text, sizeof text) < 0) return -1;
+    if (fixture_read(name, text, sizeof text) < 0) return -1;
     int n = 0;
     char *line = strtok(text, "\n");
-    CHECK(line && strcmp(line, "preset,seed,exact_step,final_soft,final_hard,best_hard") == 0, "the CSV's header");
+    CHECK(line && strcmp(line, "preset,seed,exact_step,final_soft,final_hard,best_hard,repaired") == 0,
+          "the CSV's header");
     for (line = strtok(NULL, "\n"); line && n < SEEDS + 1; line = strtok(NULL, "\n")) {
         seed_row *r = &rows[n];
         /* exact_step may be empty: read it as text */
-        char *fields[6];
+        char *fields[7];
         int k = 0;
-        for (char *p = line, *f = line; k < 6; p++)
+        for (char *p = line, *f = line; k < 7; p++)
             if (*p == ',' || *p == '\0') {
                 int end = *p == '\0';
                 *p = '\0', fields[k++] = f, f = p + 1;
                 if (end) break;
             }
-        if (k != 6) return -1;
+        if (k != 7) return -1;
         snprintf(preset, sizeof preset, "%s", fields[0]);
         snprintf(step, sizeof step, "%s", fields[2]);
         r->seed = strtol(fields[1], NULL, 10), r->exact_step = step[0] ? strtol(step, NULL, 10) : 0;
         r->soft = strtod(fields[3], NULL), r->hard = strtod(fields[4], NULL), r->best = strtod(fields[5], NULL);
+        r->repaired = (int)strtol(fields[6], NULL, 10);
         CHECK(strcmp(preset, "gol") == 0, "row %d is gol's", n);
         n++;
     }
@@ -121,6 +124,66 @@ static void check_summary(const seed_row *rows, int n)
         CHECK(refused >= 0.0 && (refused == 0.0) == mj_is(text, why_path, "null"), "seed %ld: inexact %g with a reason "
               "exactly when it is above 0", rows[i].seed, refused);
     }
+}
+
+/* The same sweep with --repair: training is the same (the same exact steps), and of the seeds it
+ * left inexact some are made exact by the search (on this small network a few gates from right:
+ * at least one, else this checks too little); those count as exact at the budget, are marked 'r',
+ * and their kept circuits pass the exact check. Then dlca train --tries on the first repaired
+ * seed: its population of one is repaired, written, and no further try runs. */
+static void check_repair(const seed_row *plain, int n)
+{
+    char err[8192], text[8192];
+    int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv repair.csv "
+                             "--json repair.json --markdown --repair 30 --keep-exact kept-repair", config, SEEDS, BUDGET);
+    CHECK(status == 0, "the sweep with --repair exits 0: %s", err);
+    seed_row rows[SEEDS + 1];
+    CHECK(read_rows("repair.csv", rows) == n, "its CSV has a row per seed");
+    int exact = 0, repaired = 0, first_repaired = -1;
+    char seeds[128] = "";
+    for (int i = 0; i < n; i++) {
+        CHECK(rows[i].exact_step == plain[i].exact_step, "seed %ld: the same exact step (%ld, %ld)", rows[i].seed,
+              rows[i].exact_step, plain[i].exact_step);
+        CHECK(!rows[i].repaired || !rows[i].exact_step, "seed %ld: only a seed training left inexact is repaired",
+              rows[i].seed);
+        if (!rows[i].exact_step && !rows[i].repaired) continue;
+        exact++, repaired += rows[i].repaired;
+        if (rows[i].repaired && first_repaired < 0) first_repaired = i;
+        snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%ld%s", exact > 1 ? " " : "", rows[i].seed,
+                 rows[i].repaired ? "r" : "");
+        char path[600];
+        snprintf(path, sizeof path, "%s/kept-repair/gol-seed%ld.dlca", fixture_scratch, rows[i].seed);
+        ca_model m;
+        ca_train_state state;
+        if (ca_file_load(path, &m, &state, NULL) == DLCA_OK) {
+            ca_exact_result e;
+            CHECK(ca_exact_check(&m, NULL, &e) == DLCA_OK && e.exact, "seed %ld: the kept circuit is exact", rows[i].seed);
+            CHECK((state.moment1 == NULL) == rows[i].repaired, "seed %ld: training state kept unless repaired",
+                  rows[i].seed);
+            ca_train_state_free(&state);
+            ca_model_free(&m);
+        } else {
+            CHECK(0, "seed %ld: %s", rows[i].seed, err_message());
+        }
+    }
+    CHECK(repaired > 0, "the search repairs some seed training left inexact");
+    CHECK(fixture_read("out.txt", text, sizeof text) > 0, "the summary is on stdout");
+    char ratio[64];
+    snprintf(ratio, sizeof ratio, "%d/%d", exact, n);
+    char *line = strstr(text, "\ngol ");
+    CHECK(line && strstr(line, ratio) && strstr(line, seeds), "the summary counts %s, seeds %s: %.200s", ratio, seeds,
+          line ? line + 1 : "(none)");
+    CHECK(strstr(text, "--lr 0.1 --steps 1500 --repair 30 |") != NULL, "the Markdown method names --repair");
+    CHECK(fixture_read("repair.json", text, sizeof text) > 0 && mj_number_at(text, "presets.0.exact") == exact &&
+              mj_number_at(text, "presets.0.repaired") == repaired,
+          "the JSON's exact and repaired");
+    if (first_repaired < 0) return;
+    status = fixture_run(err, sizeof err, "train %s --steps %d --every 500 --seed %ld --population 1 --tries 2 "
+                         "--repair 30 --out pop-repair.dlca", config, BUDGET, rows[first_repaired].seed);
+    CHECK(status == 0 && strstr(err, "verified exact by changing") && strstr(err, "repaired)"),
+          "train --tries repairs seed %ld: %s", rows[first_repaired].seed, err);
+    CHECK(strstr(err, "try 2/2") == NULL, "no second try after the repair");
+    CHECK(fixture_read("out.txt", text, sizeof text) > 0 && strstr(text, "repaired"), "the table marks it repaired");
 }
 
 /* Each seed alone: dlca train stops where the sweep's member stopped, with the same losses. */
@@ -254,13 +317,17 @@ int main(int argc, char **argv)
                              "--json sweep.json --markdown --commit abc123 --keep-exact kept", config, SEEDS, BUDGET);
     CHECK(status == 0, "the sweep exits 0: %s", err);
     seed_row rows[SEEDS + 1];
-    int n = read_rows(rows);
+    int n = read_rows("sweep.csv", rows);
     CHECK(n == SEEDS, "one CSV row per seed (%d)", n);
+    int repaired = 0;
+    for (int i = 0; i < n; i++) repaired += rows[i].repaired;
+    CHECK(repaired == 0, "without --repair no seed is repaired");
     if (n == SEEDS) {
         check_summary(rows, n);
         check_single_runs(rows, n);
         check_population_stop(rows, n);
         check_tries(rows, n);
+        check_repair(rows, n);
     }
     test_refused();
     fixture_end();

@@ -17,8 +17,8 @@
 #
 # Prints, in the list's order, the README's Markdown rows (| preset | method | exact/S | median
 # steps to exact | wall s per exact | device | commit |, the commit this checkout's, "+" when it
-# has changes), then each row's exact seeds, then the rows skipped. Exit 0 when every row that
-# ran exited 0, 1 when one did not, 2 on bad usage or a bad LIST line.
+# has changes), then each row's exact seeds (r: made exact by --repair), then the rows skipped.
+# Exit 0 when every row that ran exited 0, 1 when one did not, 2 on bad usage or a bad LIST line.
 # Example: tools/sweep_lanes.sh build-gpu scan.txt scan --devices 0,1,2,3 --seeds 1-32 --seconds 380
 set -uo pipefail
 usage="usage: tools/sweep_lanes.sh BUILD_DIR LIST OUT_DIR [--devices D,D,...] [--seeds A-B] [--seconds S]"
@@ -94,8 +94,9 @@ done
 echo
 for n in "${names[@]}"; do
     [ "$(cat "$out/$n.status" 2> /dev/null)" = 0 ] || continue
-    # csv: preset,seed,exact_step,...; a seed is exact where its exact_step is not empty
-    echo "$n: exact seeds $(awk -F, 'NR > 1 && $3 != "" { printf "%s%s", sep, $2; sep = " " } END { if (sep == "") print "-" }' "$out/$n.csv")"
+    # csv: preset,seed,exact_step,...,repaired; a seed is exact where its exact_step is not empty,
+    # or repaired (marked r) where the last column is 1
+    echo "$n: exact seeds $(awk -F, 'NR > 1 && ($3 != "" || $7 == 1) { printf "%s%s%s", sep, $2, $7 == 1 ? "r" : ""; sep = " " } END { if (sep == "") print "-" }' "$out/$n.csv")"
 done
 for n in "${names[@]}"; do
     [ "$(cat "$out/$n.status" 2> /dev/null)" = skipped ] && echo "$n: skipped (the deadline came first)"

@@ -45,6 +45,29 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
     fflush(stderr);
 }
 
+int cmd_population_repair(ca_population *p, double seconds, int first, int *repaired)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 1 ? 1 : cores > p->count ? p->count : (int)cores, inexact = 0;
+    for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact;
+    fprintf(stderr, "repairing %d inexact member%s: up to %g s each, %d side by side\n", inexact, inexact == 1 ? "" : "s",
+            seconds, threads);
+    if (ca_population_repair(p, seconds, threads, first, repaired)) return DLCA_ERR;
+    for (int i = 0; i < p->count; i++) {
+        const ca_member *m = &p->members[i];
+        const ca_repair_result *r = &m->repair;
+        if (!(r->seconds > 0.0)) continue;
+        if (m->repaired)
+            fprintf(stderr, "repair: seed %llu: %zu wrong cell bits -> verified exact by changing %d gate%s (%.1f s)\n",
+                    (unsigned long long)m->model.config.seed, r->wrong_before, r->changes, r->changes == 1 ? "" : "s",
+                    r->seconds);
+        else
+            fprintf(stderr, "repair: seed %llu: not repaired (%zu wrong cell bits before): %s (%.1f s)\n",
+                    (unsigned long long)m->model.config.seed, r->wrong_before, r->why, r->seconds);
+    }
+    return DLCA_OK;
+}
+
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix)
 {
     size_t size = strlen(dir) + strlen(preset) + strlen(suffix) + 40;
@@ -104,6 +127,7 @@ static int keep_paths(const cmd_population_args *a, char **paths)
 typedef struct {
     uint64_t seed, steps, exact_step;
     double soft, hard, seconds;
+    int repaired;
 } member_line;
 
 /* The table of every member of every try (stdout): the one written as --out is marked. */
@@ -114,6 +138,7 @@ static void print_table(const member_line *lines, int count, int written)
         const member_line *l = &lines[i];
         char exact[24] = "-";
         if (l->exact_step) snprintf(exact, sizeof exact, "%llu", (unsigned long long)l->exact_step);
+        else if (l->repaired) snprintf(exact, sizeof exact, "repaired");
         printf("%-3s %-8llu %-12.6g %-10.6g %-8llu %-11s %-8.2f\n", i == written ? "*" : "",
                (unsigned long long)l->seed, l->soft, l->hard, (unsigned long long)l->steps, exact, l->seconds);
     }
@@ -135,7 +160,7 @@ static int settle_try(const cmd_population_args *a, ca_population *p, int first_
     for (int i = 0; i < p->count; i++) {
         const ca_member *m = &p->members[i];
         lines[first_line + i] = (member_line){m->model.config.seed, m->stop_step, m->watch.exact_step, m->soft, m->hard,
-                                              m->seconds};
+                                              m->seconds, m->repaired};
     }
     int best = ca_population_best(p);
     const ca_member *m = &p->members[best];
@@ -173,6 +198,9 @@ static int run_try(const cmd_population_args *a, int try, member_line *lines, ch
     ca_population_run run = {a->stop_exact ? CA_STOP_FIRST : CA_STOP_NONE, a->every, a->keep_final, cmd_population_show,
                              &show, a->interrupt, *seconds};
     rc = ca_population_train(&p, &run);
+    int repaired = 0, interrupted = a->interrupt && *a->interrupt;
+    if (!rc && a->repair > 0.0 && !interrupted && ca_population_exact_count(&p) == 0)
+        rc = cmd_population_repair(&p, a->repair, 1, &repaired);
     if (!rc) rc = settle_try(a, &p, first_line, lines, keep, written);
     for (int i = 0; i < p.count; i++) *seconds = p.members[i].seconds > *seconds ? p.members[i].seconds : *seconds;
     *exact = ca_population_exact_count(&p) > 0;
@@ -202,9 +230,10 @@ int cmd_population_train(const cmd_population_args *a)
     if (!rc) {
         print_table(lines, lines_done, written.line);
         const ca_mark *out = &written.out;
-        fprintf(stderr, "wrote %s (seed %llu: %s%.0f wrong cells, its circuit of step %llu%s), %s and %s%s%s\n", a->out,
+        fprintf(stderr, "wrote %s (seed %llu: %s%.0f wrong cells, its circuit of step %llu%s%s), %s and %s%s%s\n", a->out,
                 (unsigned long long)lines[written.line].seed, out->exact ? "verified exact, " : "", out->wrong,
-                (unsigned long long)out->step, written.use_best ? ", its best" : "", a->log, a->plot,
+                (unsigned long long)out->step, written.use_best ? ", its best" : "",
+                lines[written.line].repaired ? ", repaired" : "", a->log, a->plot,
                 keep ? "; every member in " : "", keep ? a->keep_members : "");
     }
     for (int i = 0; keep && i < 2 * members; i++) free(keep[i]);

@@ -27,6 +27,7 @@ typedef struct {
     int tries; /* populations in turn, the next N seeds each, until one has an exact member */
     long long every;
     int check_every, stop_exact, keep_final, force;
+    double repair;     /* seconds of dlca repair's search per inexact member after a try; 0: none */
     double max_memory; /* GiB */
     volatile sig_atomic_t *interrupt;
 } cmd_population_args;
@@ -48,6 +49,10 @@ typedef struct {
 } cmd_population_progress;
 
 void cmd_population_show(void *context, const ca_population *population, uint64_t step, double seconds);
+
+/* ca_population_repair on every core (`seconds` a member; with `first`, until one is repaired),
+ * a line on stderr for each member searched. *repaired counts the members made exact. */
+int cmd_population_repair(ca_population *population, double seconds, int first, int *repaired);
 
 /* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);

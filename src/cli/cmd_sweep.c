@@ -33,6 +33,7 @@ typedef struct {
     ca_cache cache;
     long long every, check_every;
     double max_memory;
+    double repair; /* seconds of the repair search per inexact seed; 0: none */
     ca_config_assignments flags; /* config keys given as flags, applied on each preset */
     volatile sig_atomic_t *interrupt; /* cli_stop.h: stop after the step under way */
 } sweep_options;
@@ -40,15 +41,17 @@ typedef struct {
 /* One preset's outcome. */
 typedef struct {
     char preset[CA_NAME_LENGTH];
-    int runs, exact;
+    int runs, exact;                 /* exact: trained or repaired to a verified-exact circuit */
+    int repaired;                    /* of them, made exact by the repair search */
     uint64_t steps;                  /* the budget */
     uint64_t steps_done;             /* the steps the population ran: the budget unless interrupted */
     int interrupted;
     double median_exact, median_all; /* INFINITY: never */
     double wall;                     /* seconds, start-up included */
-    int *seeds_exact;                /* [exact] */
+    int *seeds_exact;                /* [exact]: the exact runs' member indices (seed - first) */
     /* per seed */
-    uint64_t *exact_step; /* 0: never */
+    uint64_t *exact_step; /* 0: never (by training) */
+    int *repaired_seed;   /* made exact by the repair search */
     double *final_soft, *final_hard, *best_hard;
     int *inexact;         /* circuits with a hard loss of 0 that the exact check refused */
     char (*first_inexact)[192]; /* why the first of them was refused ("": none) */
@@ -77,6 +80,11 @@ static void print_help(void)
            "  --cache C          full or checkpoint, as dlca train\n"
            "  --check-every N    measure the hard loss every N steps (default 1; as dlca train)\n"
            "  --every N          a progress line every N steps (default 100)\n"
+           "  --repair S         after training, search up to S seconds on each seed's circuit that\n"
+           "                     is not exact for one a few gate changes away (dlca repair), the\n"
+           "                     seeds side by side on the CPU's cores; a seed made exact counts\n"
+           "                     as exact at the steps it trained (its exact seed marked 'r'), and\n"
+           "                     the search's time is in the wall time (default 0: none)\n"
            "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
            "  --keep-exact DIR   write each verified-exact circuit to DIR as <preset>-seed<S>.dlca\n"
            "                     (the state before its exact step's update, as dlca train writes\n"
@@ -84,8 +92,9 @@ static void print_help(void)
            "  --json FILE        the summary and every run as JSON (atomically; - for stdout); a\n"
            "                     run's 'inexact' counts its circuits with a hard loss of 0 that\n"
            "                     the exact check refused, 'first_inexact' says why the first was\n"
-           "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never),final_soft,\n"
-           "                     final_hard,best_hard (atomically)\n"
+           "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never by\n"
+           "                     training),final_soft,final_hard,best_hard,repaired (1: made exact\n"
+           "                     by --repair, else 0) (atomically)\n"
            "  --markdown         also print the README's rows: | preset | method | exact/S | median\n"
            "                     steps to exact | wall s per exact | device | commit |\n"
            "  --method TEXT      the method column (default: the config flags given, or 'defaults')\n"
@@ -153,6 +162,8 @@ static int parse_flag(sweep_options *o, const char *flag, const char *v)
         return cli_int(flag, v, 1, 1000000000, &o->every);
     } else if (strcmp(flag, "--check-every") == 0) {
         return cli_int(flag, v, 1, 1000000000, &o->check_every);
+    } else if (strcmp(flag, "--repair") == 0) {
+        return cli_double(flag, v, 0.0, 86400.0, &o->repair);
     } else if (strcmp(flag, "--seed") == 0) {
         return err_set(DLCA_ERR, "--seed: a sweep takes --seeds A-B");
     } else if (ca_config_key_find(flag + 2)) {
@@ -213,7 +224,7 @@ static double median(double *values, int n)
 static void result_free(sweep_result *r)
 {
     free(r->seeds_exact), free(r->exact_step), free(r->final_soft), free(r->final_hard), free(r->best_hard);
-    free(r->inexact), free(r->first_inexact);
+    free(r->inexact), free(r->first_inexact), free(r->repaired_seed);
     memset(r, 0, sizeof *r);
 }
 
@@ -229,8 +240,9 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
     r->best_hard = malloc((size_t)n * sizeof(double));
     r->inexact = malloc((size_t)n * sizeof(int));
     r->first_inexact = malloc((size_t)n * sizeof *r->first_inexact);
+    r->repaired_seed = calloc((size_t)n, sizeof(int));
     if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard ||
-        !r->inexact || !r->first_inexact) {
+        !r->inexact || !r->first_inexact || !r->repaired_seed) {
         free(exact), free(all);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the sweep's summary");
     }
@@ -244,8 +256,11 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
         r->inexact[i] = m->watch.inexact;
         r->steps_done = m->stop_step > r->steps_done ? m->stop_step : r->steps_done;
         snprintf(r->first_inexact[i], sizeof r->first_inexact[i], "%s", m->watch.inexact ? m->watch.first_inexact.why : "");
+        /* a repaired seed is exact at the steps it trained */
+        r->repaired_seed[i] = m->repaired, r->repaired += m->repaired;
+        if (m->repaired) step = m->stop_step;
         all[i] = step ? (double)step : INFINITY;
-        if (step) exact[r->exact] = (double)step, r->seeds_exact[r->exact++] = (int)m->model.config.seed;
+        if (step) exact[r->exact] = (double)step, r->seeds_exact[r->exact++] = i;
     }
     r->median_exact = median(exact, r->exact);
     r->median_all = median(all, n);
@@ -354,8 +369,10 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
         ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, o->interrupt, 0.0};
         rc = ca_population_train(&p, &how);
     }
+    int repaired = 0, interrupted = o->interrupt && *o->interrupt;
+    if (!rc && o->repair > 0.0 && !interrupted) rc = cmd_population_repair(&p, o->repair, 0, &repaired);
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
-    if (!rc && o->interrupt && *o->interrupt) {
+    if (!rc && interrupted) {
         result->interrupted = 1;
         fprintf(stderr, "interrupted at step %llu of %llu: the summary of %s covers the steps run\n",
                 (unsigned long long)result->steps_done, (unsigned long long)result->steps, preset);
@@ -378,7 +395,7 @@ static void format_per_exact(char *text, size_t size, const sweep_result *r)
     else snprintf(text, size, "%.3g", r->wall / r->exact);
 }
 
-static void print_summary(const sweep_result *results, int count)
+static void print_summary(const sweep_result *results, int count, long long first_seed)
 {
     printf("%-20s %-8s %-22s %-19s %-9s %-17s %s\n", "preset", "exact/S", "median steps to exact", "median steps (all)",
            "wall s", "wall s per exact", "exact seeds");
@@ -390,8 +407,11 @@ static void print_summary(const sweep_result *results, int count)
         format_steps(all, sizeof all, r->median_all);
         format_per_exact(per, sizeof per, r);
         printf("%-20s %-8s %-22s %-19s %-9.2f %-17s", r->preset, ratio, exact, all, r->wall, per);
-        for (int k = 0; k < r->exact; k++) printf("%s%d", k ? " " : "", r->seeds_exact[k]);
+        for (int k = 0; k < r->exact; k++)
+            printf("%s%llu%s", k ? " " : "", (unsigned long long)(first_seed + r->seeds_exact[k]),
+                   r->repaired_seed[r->seeds_exact[k]] ? "r" : "");
         printf("%s\n", r->exact ? "" : "-");
+        if (r->repaired) printf("  (%d of the %d exact made so by --repair: seeds marked r)\n", r->repaired, r->exact);
     }
 }
 
@@ -406,6 +426,10 @@ static void method_text(const sweep_options *o, char *text, size_t size)
     for (int i = 0; i < o->flags.count; i++) {
         size_t used = strlen(text);
         snprintf(text + used, size - used, "%s%s %s", i ? " " : "", o->flags.items[i].origin, o->flags.items[i].value);
+    }
+    if (o->repair > 0.0 && !o->method) {
+        size_t used = strlen(text);
+        snprintf(text + used, size - used, "%s--repair %g", used ? " " : "", o->repair);
     }
     if (!text[0]) snprintf(text, size, "defaults");
 }
@@ -447,12 +471,13 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
         cli_json_bool(&j, "interrupted", r->interrupted);
         cli_json_int(&j, "runs", r->runs);
         cli_json_int(&j, "exact", r->exact);
+        cli_json_int(&j, "repaired", r->repaired);
         cli_json_number(&j, "median_steps_to_exact", r->median_exact);
         cli_json_number(&j, "median_steps_all", r->median_all);
         cli_json_number(&j, "wall_seconds", r->wall);
         cli_json_number(&j, "wall_seconds_per_exact", r->exact ? r->wall / r->exact : INFINITY);
         cli_json_open(&j, "exact_seeds", '[');
-        for (int k = 0; k < r->exact; k++) cli_json_int(&j, NULL, r->seeds_exact[k]);
+        for (int k = 0; k < r->exact; k++) cli_json_int(&j, NULL, o->first_seed + r->seeds_exact[k]);
         cli_json_close(&j, ']');
         cli_json_open(&j, "runs_by_seed", '[');
         for (int k = 0; k < r->runs; k++) {
@@ -463,6 +488,7 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
             cli_json_number(&j, "final_hard", r->final_hard[k]);
             cli_json_number(&j, "best_hard", r->best_hard[k]);
             cli_json_int(&j, "inexact", r->inexact[k]);
+            cli_json_bool(&j, "repaired", r->repaired_seed[k]);
             cli_json_string(&j, "first_inexact", r->inexact[k] ? r->first_inexact[k] : NULL);
             cli_json_close(&j, '}');
         }
@@ -482,14 +508,14 @@ static int write_csv(const sweep_options *o, const sweep_result *results, int co
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
     if (!out) return err_set(DLCA_ERR_NOMEM, "out of memory for --csv");
-    fputs("preset,seed,exact_step,final_soft,final_hard,best_hard\n", out);
+    fputs("preset,seed,exact_step,final_soft,final_hard,best_hard,repaired\n", out);
     for (int i = 0; i < count; i++)
         for (int k = 0; k < results[i].runs; k++) {
             const sweep_result *r = &results[i];
             char step[32] = "";
             if (r->exact_step[k]) snprintf(step, sizeof step, "%llu", (unsigned long long)r->exact_step[k]);
-            fprintf(out, "%s,%lld,%s,%.9g,%.9g,%.9g\n", r->preset, o->first_seed + k, step, r->final_soft[k],
-                    r->final_hard[k], r->best_hard[k]);
+            fprintf(out, "%s,%lld,%s,%.9g,%.9g,%.9g,%d\n", r->preset, o->first_seed + k, step, r->final_soft[k],
+                    r->final_hard[k], r->best_hard[k], r->repaired_seed[k]);
         }
     int rc = fclose(out) == 0 ? atomic_file_write(o->csv, text, size) : err_set(DLCA_ERR_NOMEM, "out of memory for --csv");
     free(text);
@@ -517,7 +543,7 @@ static int sweep(const sweep_options *o)
         rc = sweep_preset(o, o->presets[i], &inputs[i], &run, backend, &vk, &results[i]);
     char device[256];
     snprintf(device, sizeof device, "%s", rc ? "" : ca_backend_name(backend, &vk));
-    if (!rc) print_summary(results, done);
+    if (!rc) print_summary(results, done, o->first_seed);
     if (!rc && o->markdown) print_markdown(o, results, done, device);
     if (!rc && o->json) rc = write_json(o, results, done, device);
     if (!rc && o->csv) rc = write_csv(o, results, done);

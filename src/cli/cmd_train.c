@@ -6,6 +6,7 @@
 #include "ca_config_text.h"
 #include "ca_file.h"
 #include "ca_memory.h"
+#include "ca_repair.h"
 #include "ca_target.h"
 #include "ca_watch.h"
 #include "cli.h"
@@ -29,6 +30,7 @@ typedef struct {
     ca_cache cache;
     long long every, check_every, population, tries;
     double max_memory; /* GiB */
+    double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
@@ -97,6 +99,12 @@ static void print_help(void)
            "                     the table lists every one\n"
            "  --keep-members DIR with a population: every member's model and log in DIR as\n"
            "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
+           "  --repair S         when the run reaches its budget with no verified-exact circuit,\n"
+           "                     search up to S seconds for one a few gate changes away, as dlca\n"
+           "                     repair does, on the circuit it writes (a population: on each\n"
+           "                     member's, best first, side by side on the CPU's cores, until one\n"
+           "                     is exact); a circuit made exact is written without training\n"
+           "                     state (default 0: no search)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -151,6 +159,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
     else if (strcmp(flag, "--tries") == 0) return cli_int(flag, v, 1, CMD_TRIES_MAX, &o->tries);
     else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
+    else if (strcmp(flag, "--repair") == 0) return cli_double(flag, v, 0.0, 86400.0, &o->repair);
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -182,7 +191,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && (configures || o->config || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
-                                 "--force and --max-memory may be given with it");
+                                 "--repair, --force and --max-memory may be given with it");
     if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");
@@ -435,6 +444,34 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
     return DLCA_OK;
 }
 
+static void show_repair(void *user, size_t wrong, size_t tries, int changes, double seconds)
+{
+    (void)user;
+    fprintf(stderr, "repair: %zu wrong cell bits, %d gates changed, %zu tries, %.1f s\n", wrong, changes, tries, seconds);
+}
+
+/* --repair after a run that reached its budget with no verified-exact circuit: the search on the
+ * circuit written (r->model holds it), which replaces it when made exact. */
+static int repair_written(const train_options *o, training_run *r, const char *out, train_log *log)
+{
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, show_repair, NULL};
+    ca_repair_result result;
+    train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
+                      o->repair);
+    if (ca_repair(&r->model, r->image, &options, &result)) return DLCA_ERR;
+    if (result.already_exact) return DLCA_OK;
+    if (!result.exact) {
+        train_log_message(log, "repair: not repaired: %s (%.1f s); %s keeps the run's circuit", result.why,
+                          result.seconds, out);
+        return DLCA_OK;
+    }
+    if (ca_file_save(out, &r->model, NULL, r->target.bits ? &r->target : NULL)) return DLCA_ERR;
+    train_log_message(log, "repair: %zu wrong cell bits -> verified exact by changing %d gate%s (%zu tries, %.1f s); "
+                      "wrote it to %s, without training state", result.wrong_before, result.changes,
+                      result.changes == 1 ? "" : "s", result.tries, result.seconds, out);
+    return DLCA_OK;
+}
+
 /* One run, on the opened backend. */
 static int train_single(const train_options *o, training_run *r, const train_paths *paths, const ca_options *run,
                         ca_backend backend, vk_context *vk)
@@ -456,6 +493,8 @@ static int train_single(const train_options *o, training_run *r, const train_pat
                           c->preset, r->model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
                           ca_backend_name(backend, vk), paths->out);
         rc = train_loop(&trainer, &watch, r, o, paths, &log);
+        int budget = trainer.step == (uint64_t)c->train_steps && !*o->stop;
+        if (!rc && o->repair > 0.0 && budget && watch.exact_step == 0) rc = repair_written(o, r, paths->out, &log);
         train_log_finish(&log, rc == DLCA_OK && !*o->stop ? paths->out : NULL);
     }
     train_log_close(&log);
@@ -501,8 +540,8 @@ static int train(const train_options *o, const ca_options *seam)
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
-                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->max_memory,
-                                    o->stop};
+                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->repair,
+                                    o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(o, &r, &paths, &run, backend, &vk);

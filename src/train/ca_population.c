@@ -207,6 +207,7 @@ int ca_population_exact_count(const ca_population *p)
 int ca_population_save(ca_population *p, int i, const char *path, const ca_target_image *target)
 {
     ca_member *m = &p->members[i];
+    if (m->repaired) return ca_file_save(path, &m->model, NULL, target);
     ca_trainer *t = &m->trainer;
     uint64_t done = t->step;
     int rc = m->stopped_exact || m->use_best ? ca_watch_restore_best(&m->watch, t, &done) : ca_trainer_sync(t);

@@ -13,6 +13,7 @@
 #ifndef DLCA_CA_POPULATION_H
 #define DLCA_CA_POPULATION_H
 
+#include "ca_repair.h"
 #include "ca_watch.h"
 
 #include <signal.h>
@@ -43,6 +44,8 @@ typedef struct {
     int stopped_exact;      /* stopped at its verified-exact step: its output is trainer.kept */
     int use_best;           /* ended otherwise, and its kept best beats its final circuit */
     ca_mark out;            /* the circuit it writes: the exact or best one, or the final */
+    int repaired;           /* ca_population_repair made out exact: model.logits hold it */
+    ca_repair_result repair; /* that search's result, when one ran (repair.seconds > 0) */
     ca_member_row *rows;    /* every `every` steps, its exact step and its last */
     size_t row_count, row_capacity;
 } ca_member;
@@ -92,8 +95,16 @@ int ca_population_best(const ca_population *population);
 /* How many members' outputs are verified exact. */
 int ca_population_exact_count(const ca_population *population);
 
+/* After ca_population_train: the search of ca_repair on the output circuit of every member that
+ * is not verified exact, `seconds` each, best-ranked members first, on up to `threads` threads
+ * side by side (each member its own search). With `first` it stops starting searches once one
+ * member is repaired (the searches under way finish). A repaired member's out is exact and its
+ * model holds the repaired logits; the others are left as they were. *repaired counts them. */
+int ca_population_repair(ca_population *population, double seconds, int threads, int first, int *repaired);
+
 /* Writes member i's output circuit as a model file (atomically), with its training state and the
- * target picture `target` (NULL: none). */
+ * target picture `target` (NULL: none); a repaired member's without training state (its logits
+ * are the search's, not a step of its run), as dlca repair writes. */
 int ca_population_save(ca_population *population, int member, const char *path, const ca_target_image *target);
 
 #endif

@@ -1,0 +1,82 @@
+/* ca_population_repair.c: the repair search on a population's inexact members, side by side
+ * (ca_population.h). */
+#include "ca_population.h"
+
+#include "error.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The members to search, best first, and the threads' shared place in that list. */
+typedef struct {
+    ca_population *population;
+    int *order, count, next;
+    double seconds;
+    int first, repaired, failed;
+    char error[256]; /* the first search that could not run */
+    pthread_mutex_t lock;
+} repair_work;
+
+static void *repair_worker(void *arg)
+{
+    repair_work *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int stop = w->next == w->count || w->failed || (w->first && w->repaired > 0);
+        int i = stop ? -1 : w->order[w->next++];
+        pthread_mutex_unlock(&w->lock);
+        if (i < 0) return NULL;
+        ca_member *m = &w->population->members[i];
+        ca_repair_options options = {w->seconds, CA_REPAIR_ROUNDS, NULL, NULL};
+        int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
+        pthread_mutex_lock(&w->lock);
+        if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());
+        if (!rc && m->repair.exact) m->repaired = 1, m->out.exact = 1, m->out.wrong = 0.0, w->repaired++;
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+
+/* The members' output circuits into their models' logits (a kept best is the trainer's: read on
+ * this thread, which may talk to the GPU), and the inexact ones ranked. */
+static int prepare(ca_population *p, repair_work *w)
+{
+    for (int i = 0; i < p->count; i++) {
+        ca_member *m = &p->members[i];
+        if (m->out.exact || m->repaired) continue;
+        uint64_t done;
+        if (m->use_best && ca_watch_restore_best(&m->watch, &m->trainer, &done)) return DLCA_ERR;
+        /* insertion in rank order: stable, so ties keep member order */
+        int k = w->count++;
+        for (; k > 0 && ca_mark_better(&m->out, &p->members[w->order[k - 1]].out); k--) w->order[k] = w->order[k - 1];
+        w->order[k] = i;
+    }
+    return DLCA_OK;
+}
+
+int ca_population_repair(ca_population *p, double seconds, int threads, int first, int *repaired)
+{
+    *repaired = 0;
+    if (!(seconds > 0.0) || threads < 1) return err_set(DLCA_ERR, "repair: %g seconds on %d threads", seconds, threads);
+    repair_work w;
+    memset(&w, 0, sizeof w);
+    w.population = p, w.seconds = seconds, w.first = first;
+    w.order = malloc((size_t)p->count * sizeof(int));
+    if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
+    if (prepare(p, &w)) return free(w.order), DLCA_ERR;
+    if (threads > w.count) threads = w.count;
+    pthread_t *ids = calloc((size_t)(threads > 0 ? threads : 1), sizeof *ids);
+    if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", threads);
+    pthread_mutex_init(&w.lock, NULL);
+    int started = 0;
+    while (started < threads && pthread_create(&ids[started], NULL, repair_worker, &w) == 0) started++;
+    if (started == 0 && w.count > 0) repair_worker(&w); /* no thread to be had: search here */
+    for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+    pthread_mutex_destroy(&w.lock);
+    free(ids), free(w.order);
+    *repaired = w.repaired;
+    if (w.failed) return err_set(DLCA_ERR, "%s", w.error);
+    return DLCA_OK;
+}
