@@ -126,6 +126,47 @@ static void test_persistence(void)
     ca_model_free(&m);
 }
 
+/* A break that the first repair round does not see (right there, wrong on one of the next seven):
+ * a search starting from one round finds nothing to change, so only searching again on more
+ * rounds (2, 4, 8) repairs it. */
+static void test_more_rounds(void)
+{
+    ca_model m;
+    ca_target_image t;
+    if (!load("checkerboard.dlca", &m, &t)) return;
+    const ca_config *c = &m.config;
+    long broken = -1;
+    for (int l = c->update_depth - 1; l >= 0 && broken < 0; l--)
+        for (int g = 0; g < c->update_widths[l] && broken < 0; g++) {
+            size_t gate = m.update_gate_base[l] + (size_t)g;
+            float *z = m.logits + gate * GATE_OP_COUNT;
+            int top = ca_model_gate_op(&m, gate);
+            for (int q = 0; q < GATE_OP_COUNT && broken < 0; q++) {
+                if (q == top) continue;
+                float was = z[q];
+                z[q] = z[top] + 0.25f;
+                /* right on the first repair round, wrong on one of the next seven */
+                double first = -1.0, later = 0.0;
+                if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND, &first) == DLCA_OK && first == 0.0)
+                    for (uint64_t k = 1; k < CA_REPAIR_ROUNDS && later == 0.0; k++)
+                        if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &later)) later = 0.0;
+                if (later > 0.0) broken = (long)gate;
+                else z[q] = was;
+            }
+        }
+    CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
+    if (broken >= 0) {
+        ca_repair_options o = {30.0, 1, NULL, NULL};
+        ca_repair_result r;
+        int rc = ca_repair(&m, NULL, &o, &r);
+        CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1,
+              "repaired on more rounds than the one it started from (%s): %zu wrong bits on it, %d changes",
+              rc ? err_message() : r.why, r.wrong_before, r.changes);
+    }
+    ca_target_image_free(&t);
+    ca_model_free(&m);
+}
+
 /* ca_population_repair: member 0 holds the shipped checkerboard circuit broken at one gate (its
  * config and seed, so its wiring), member 1 a fresh model. With `first` and one thread only the
  * better-ranked member 0 is searched, and repaired; then member 1 is searched and not repaired.
@@ -192,7 +233,7 @@ static void test_unrepairable(void)
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL}, {1.0, 0, NULL, NULL}, {1.0, CA_REPAIR_ROUNDS + 1, NULL, NULL}};
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL}, {1.0, 0, NULL, NULL}, {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL}};
     for (int i = 0; i < 3; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);
@@ -261,7 +302,7 @@ static void test_command(void)
           "no exact circuit: exit 1 and nothing written");
     fixture_refused("--out", "repair broken.dlca");
     fixture_refused("--seconds", "repair broken.dlca --out x.dlca --seconds 0");
-    fixture_refused("--rounds", "repair broken.dlca --out x.dlca --rounds 9");
+    fixture_refused("--rounds", "repair broken.dlca --out x.dlca --rounds 65");
     fixture_refused("exists", "repair broken.dlca --out fixed.dlca");
     fixture_refused("itself", "repair broken.dlca --out broken.dlca --force");
     fixture_refused("missing.dlca", "repair missing.dlca --out x.dlca");
@@ -275,6 +316,7 @@ int main(int argc, char **argv)
     test_repairs("checkerboard-async.dlca");
     test_repairs("image.dlca");
     test_persistence();
+    test_more_rounds();
     test_population();
     test_unrepairable();
     test_command();

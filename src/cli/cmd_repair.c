@@ -30,9 +30,11 @@ static void print_help(void)
            "               keeps the config and the target, not the training state\n"
            "  --force      replace an existing --out\n"
            "  --seconds S  search time limit (default 60)\n"
-           "  --rounds R   rounds searched where rounds differ, 1..%d (default %d; one rollout\n"
-           "               where every round is the same, as image and lizard)\n",
-           CA_REPAIR_ROUNDS, CA_REPAIR_ROUNDS);
+           "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
+           "               doubled, up to %d, while a circuit right on them is wrong on an\n"
+           "               unseen round; one rollout where every round is the same, as image\n"
+           "               and lizard)\n",
+           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS);
 }
 
 typedef struct {
@@ -57,7 +59,7 @@ static int parse_options(int argc, char **argv, repair_options *o, int *help)
             if (cli_value(argc, argv, &i, &value) || cli_double("--seconds", value, 0.001, 86400.0, &o->seconds))
                 return DLCA_ERR;
         } else if (strcmp(argv[i], "--rounds") == 0) {
-            if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_ROUNDS, &rounds))
+            if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_MAX_ROUNDS, &rounds))
                 return DLCA_ERR;
             o->rounds = (int)rounds;
         } else if (strncmp(argv[i], "-", 1) == 0 && argv[i][1] != '\0') {

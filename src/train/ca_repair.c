@@ -23,7 +23,7 @@ typedef struct {
     hard_cpu engine;
     int rounds;
     int last_step;             /* wrong bits count at every step from T to this one */
-    uint64_t round[CA_REPAIR_ROUNDS];
+    uint64_t round[CA_REPAIR_MAX_ROUNDS];
     size_t cells;              /* one round's: batch * H * W */
     double *starts, *targets;  /* [rounds][C or loss channels][cells] */
     double *grid;              /* [C][cells] */
@@ -165,7 +165,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                 tries[k++] = (repair_try){(int32_t)g, q, z[op[g]] - z[q]};
             }
     qsort(tries, count, sizeof *tries, by_gap);
-    size_t wrong = res->wrong_before;
+    size_t wrong = res->wrong_after; /* this search's rounds, as search_rounds measured them */
     double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
     int kept = 1, out_of_time = 0, rc = DLCA_OK;
     while (!rc && wrong > 0 && kept && !out_of_time) {
@@ -218,12 +218,41 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
     return DLCA_OK;
 }
 
+/* Writes the searched ops into the model's logits: each changed gate's new op a logit above its
+ * winner now. */
+static void apply_ops(ca_model *m, const int *op)
+{
+    for (size_t g = 0; g < m->gate_count; g++) {
+        int was = ca_model_gate_op(m, g);
+        float *z = m->logits + g * GATE_OP_COUNT;
+        if (op[g] != was) z[op[g]] = z[was] + 1.0f;
+    }
+}
+
+/* One search on `rounds` rounds from the model's circuit now; a circuit right on them goes into
+ * the model's logits. *right: it was. */
+static int search_rounds(ca_model *m, const double *image, int rounds, int *op, const ca_repair_options *o,
+                         ca_repair_result *res, double start_ms, int first, int *right)
+{
+    search s;
+    if (search_init(&s, m, image, rounds)) return DLCA_ERR;
+    for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
+    size_t wrong = search_wrong(&s, (size_t)-2);
+    if (first) res->wrong_before = wrong;
+    res->wrong_after = wrong;
+    int rc = run_search(&s, m, op, o, res, start_ms);
+    search_free(&s);
+    *right = !rc && res->wrong_after == 0;
+    if (*right) apply_ops(m, op);
+    return rc;
+}
+
 int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_repair_result *res)
 {
     memset(res, 0, sizeof *res);
-    if (!(o->seconds > 0.0) || o->rounds < 1 || o->rounds > CA_REPAIR_ROUNDS)
+    if (!(o->seconds > 0.0) || o->rounds < 1 || o->rounds > CA_REPAIR_MAX_ROUNDS)
         return err_set(DLCA_ERR, "repair: %g seconds and %d rounds (want > 0 and 1..%d)", o->seconds, o->rounds,
-                       CA_REPAIR_ROUNDS);
+                       CA_REPAIR_MAX_ROUNDS);
     double start_ms = ca_bench_now_ms();
     ca_exact_result exact;
     if (ca_exact_check(m, image, &exact)) return DLCA_ERR;
@@ -231,31 +260,32 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         res->exact = res->already_exact = 1;
         return DLCA_OK;
     }
-    search s;
-    if (search_init(&s, m, image, o->rounds)) return DLCA_ERR;
-    int *op = malloc(m->gate_count * sizeof(int));
+    int *op = malloc(m->gate_count * sizeof(int)), *original = malloc(m->gate_count * sizeof(int));
     float *saved = malloc(m->gate_count * GATE_OP_COUNT * sizeof(float));
-    if (!op || !saved) {
-        free(op), free(saved), search_free(&s);
+    if (!op || !original || !saved) {
+        free(op), free(original), free(saved);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair");
     }
-    for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
+    for (size_t g = 0; g < m->gate_count; g++) original[g] = ca_model_gate_op(m, g);
     memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
-    res->wrong_before = search_wrong(&s, (size_t)-2);
-    int rc = run_search(&s, m, op, o, res, start_ms);
-    search_free(&s);
-    if (!rc && res->wrong_after == 0) {
-        for (size_t g = 0; g < m->gate_count; g++) {
-            int was = ca_model_gate_op(m, g);
-            float *z = m->logits + g * GATE_OP_COUNT;
-            if (op[g] != was) z[op[g]] = z[was] + 1.0f;
-        }
+    /* A circuit right on the repair rounds and wrong on another drew too few: search it again on
+     * twice as many, while time is left (one rollout needs no more). */
+    int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
+    for (int rounds = o->rounds, first = 1;; rounds *= 2, first = 0) {
+        rc = search_rounds(m, image, rounds, op, o, res, start_ms, first, &right);
+        if (rc || !right) break;
         rc = ca_exact_check(m, image, &exact);
         res->exact = !rc && exact.exact;
-        if (!rc && !exact.exact) snprintf(res->why, sizeof res->why, "right on the repair rounds; %.150s", exact.why);
+        if (rc || res->exact) break;
+        snprintf(res->why, sizeof res->why, "right on %d repair round%s; %.150s", rounds, rounds == 1 ? "" : "s",
+                 exact.why);
+        if (!more || rounds * 2 > CA_REPAIR_MAX_ROUNDS || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0) break;
     }
+    res->changes = 0;
+    if (res->exact) res->why[0] = '\0';
+    for (size_t g = 0; res->exact && g < m->gate_count; g++) res->changes += ca_model_gate_op(m, g) != original[g];
     if (!res->exact) memcpy(m->logits, saved, m->gate_count * GATE_OP_COUNT * sizeof(float));
     res->seconds = (ca_bench_now_ms() - start_ms) / 1000.0;
-    free(op), free(saved);
+    free(op), free(original), free(saved);
     return rc;
 }

@@ -6,9 +6,11 @@
  * logit first, and keeps a change that lowers the wrong cell bits of the repair rounds (training's
  * rounds CA_REPAIR_FIRST_ROUND.., which neither training nor the exact check draws; one round of
  * one sample where every round is the same rollout; at step T, and at every step from T to 10T
- * for a model trained to hold its pattern, as the exact check's `persists`), pass after pass, until none is wrong, a pass
- * keeps nothing, or the time is up. Then the exact check (ca_exact.h) decides: only an exact
- * circuit is kept. It fixes gap cases; a circuit at a minimum of single changes it cannot
+ * for a model trained to hold its pattern, as the exact check's `persists`), pass after pass,
+ * until none is wrong, a pass keeps nothing, or the time is up. Then the exact check (ca_exact.h)
+ * decides: only an exact circuit is kept; one right on the repair rounds and wrong elsewhere is
+ * searched again on twice the rounds, up to CA_REPAIR_MAX_ROUNDS. It fixes gap cases and some
+ * circuits hundreds of bits off; a circuit at a minimum of single changes it cannot
  * (docs/exact-circuits.md, section 8). A try rewrites the gate's op in the extracted circuit and
  * prunes it (a trained circuit keeps a tenth to a hundredth of its gates); a try whose pruned
  * circuit is the one running (a dead gate, or an op that prunes to the same) is of no use and
@@ -21,12 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CA_REPAIR_ROUNDS = 8 };
+/* Rounds searched at first where rounds differ, and at most: a circuit right on them and wrong on
+ * an unseen round is searched again on twice as many. */
+enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64 };
 #define CA_REPAIR_FIRST_ROUND 500000000ull
 
 typedef struct {
     double seconds; /* search time limit (> 0) */
-    int rounds;     /* repair rounds where rounds differ (>= 1; CA_REPAIR_ROUNDS by default) */
+    int rounds;     /* repair rounds to start with where rounds differ (1..CA_REPAIR_MAX_ROUNDS;
+                       CA_REPAIR_ROUNDS by default) */
     /* Called after every kept change and once a second while searching (may be NULL). */
     void (*progress)(void *user, size_t wrong, size_t tries, int changes, double seconds);
     void *user;
@@ -35,8 +40,9 @@ typedef struct {
 typedef struct {
     int exact;                /* the circuit now in the model is verified exact */
     int already_exact;        /* it was before the search (nothing changed) */
-    size_t wrong_before, wrong_after; /* wrong cell bits summed over the repair rounds */
-    int changes;              /* gates whose op the search changed (kept only when exact) */
+    size_t wrong_before, wrong_after; /* wrong cell bits summed over the first and the last
+                                         search's repair rounds */
+    int changes;              /* gates whose op the search changed, when exact */
     size_t tries;             /* single-gate changes tried */
     double seconds;           /* search time */
     char why[192];            /* when not exact: the check it fails, or that no change helped */
