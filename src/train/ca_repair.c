@@ -28,12 +28,16 @@ typedef struct {
     double *starts, *targets;  /* [rounds][C or loss channels][cells] */
     double *grid;              /* [C][cells] */
     int32_t *first, *instr;    /* model gate g's netlist gates: instr[first[g] .. first[g + 1]) */
+    /* Per extracted node (inputs, then gates), whether an output depends on it: a gate that no
+     * live gate reads, or reads only as an input its op ignores, changes nothing. */
+    uint8_t *live;
 } search;
 
 static void search_free(search *s)
 {
     hard_cpu_free(&s->engine);
     hard_netlist_free(&s->base), hard_netlist_free(&s->pruned);
+    free(s->live);
     free(s->starts), free(s->targets), free(s->grid), free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
 }
@@ -52,6 +56,24 @@ static int index_gates(search *s, const ca_model *m, const int32_t *model_gate, 
     for (int i = 0; i < n; i++) s->instr[next[model_gate[i]]++] = i;
     free(next);
     return DLCA_OK;
+}
+
+/* search.live of the extracted circuit's ops now: from the outputs back, a node is live when a
+ * live gate's op depends on it. */
+static void mark_live(search *s)
+{
+    const hard_netlist *net = &s->base;
+    uint8_t *live = s->live; /* [node]: inputs, then gates */
+    memset(live, 0, (size_t)(net->n_inputs + net->n_gates));
+    for (int ch = 0; ch < net->channels; ch++) live[net->outputs[ch]] = 1;
+    for (int g = net->n_gates - 1; g >= 0; g--) {
+        if (!live[net->n_inputs + g]) continue;
+        int op = net->gates[g].op; /* truth table: bit 3 (0,0), 2 (0,1), 1 (1,0), 0 (1,1) */
+        int reads_a = ((op >> 3 ^ op >> 1) & 1) | ((op >> 2 ^ op) & 1);
+        int reads_b = ((op >> 3 ^ op >> 2) & 1) | ((op >> 1 ^ op) & 1);
+        if (reads_a) live[net->gates[g].a] = 1;
+        if (reads_b) live[net->gates[g].b] = 1;
+    }
 }
 
 static int search_init(search *s, const ca_model *m, const double *image, int rounds)
@@ -76,7 +98,8 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     s->starts = malloc((size_t)s->rounds * grid * sizeof(double));
     s->targets = malloc((size_t)s->rounds * target * sizeof(double));
     s->grid = malloc(grid * sizeof(double));
-    if (!s->starts || !s->targets || !s->grid) {
+    s->live = malloc((size_t)(s->base.n_inputs + s->base.n_gates));
+    if (!s->starts || !s->targets || !s->grid || !s->live) {
         search_free(s);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
     }
@@ -86,6 +109,7 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
             return search_free(s), DLCA_ERR;
         ca_task_binarize(s->starts + (size_t)r * grid, grid);
     }
+    mark_live(s);
     return DLCA_OK;
 }
 
@@ -108,6 +132,14 @@ static size_t search_wrong(search *s, size_t bound)
         }
     }
     return sum;
+}
+
+/* Whether model gate `gate` can change a rollout: some netlist gate of it is live. */
+static int can_change(const search *s, size_t gate)
+{
+    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++)
+        if (s->live[s->base.n_inputs + s->instr[i]]) return 1;
+    return 0;
 }
 
 static void set_op(search *s, size_t gate, int op)
@@ -187,6 +219,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             hard_netlist next;
             int changed;
             res->tries++;
+            if (!can_change(s, g)) continue; /* dead: a try of no use */
             if (try_op(s, g, tries[i].op, &next, &changed)) {
                 rc = DLCA_ERR;
                 break;
@@ -196,6 +229,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                 op[g] = tries[i].op, wrong = w, kept = 1, res->changes++;
                 hard_netlist_free(&s->pruned);
                 s->pruned = next;
+                mark_live(s);
                 if (o->progress) o->progress(o->user, wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
             } else {
                 set_op(s, g, op[g]);

@@ -11,10 +11,10 @@
  * decides: only an exact circuit is kept; one right on the repair rounds and wrong elsewhere is
  * searched again on twice the rounds, up to CA_REPAIR_MAX_ROUNDS. It fixes gap cases and some
  * circuits hundreds of bits off; a circuit at a minimum of single changes it cannot
- * (docs/exact-circuits.md, section 8). A try rewrites the gate's op in the extracted circuit and
- * prunes it (a trained circuit keeps a tenth to a hundredth of its gates); a try whose pruned
- * circuit is the one running (a dead gate, or an op that prunes to the same) is of no use and
- * not run, the others run on the bit-packed CPU engine. Deterministic but for the time limit. */
+ * (docs/exact-circuits.md, section 8). A gate no output depends on is not tried; a try rewrites
+ * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
+ * hundredth of its gates), and runs that on the bit-packed CPU engine unless it prunes to the
+ * circuit already running. Deterministic but for the time limit. */
 #ifndef DLCA_CA_REPAIR_H
 #define DLCA_CA_REPAIR_H
 
