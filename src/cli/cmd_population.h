@@ -12,6 +12,9 @@
  * `dlca train` on a GPU when neither --population nor --tries is given. */
 enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX = 1 << 16 };
 enum { CMD_POPULATION_GPU_DEFAULT = 4, CMD_TRIES_GPU_DEFAULT = 4 };
+/* Seconds of the repair search (ca_repair.h) per inexact member of `dlca train` on a GPU when
+ * --repair is not given (README, "Exact circuits"). */
+#define CMD_REPAIR_GPU_DEFAULT 5.0
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
  * files go (checked and locked by dlca train), and the run's flags. */

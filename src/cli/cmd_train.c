@@ -30,7 +30,8 @@ typedef struct {
     ca_cache cache;
     long long every, check_every, population, tries;
     double max_memory; /* GiB */
-    double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none */
+    double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
+                          < 0: not given (CMD_REPAIR_GPU_DEFAULT on a GPU, else 0) */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
@@ -104,7 +105,8 @@ static void print_help(void)
            "                     repair does, on the circuit it writes (a population: on each\n"
            "                     member's, best first, side by side on the CPU's cores, until one\n"
            "                     is exact); a circuit made exact is written without training\n"
-           "                     state (default 0: no search)\n"
+           "                     state. Default on a GPU without --resume: %g; elsewhere 0, no\n"
+           "                     search\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -117,7 +119,7 @@ static void print_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           CMD_POPULATION_GPU_DEFAULT, CMD_TRIES_GPU_DEFAULT);
+           CMD_POPULATION_GPU_DEFAULT, CMD_TRIES_GPU_DEFAULT, CMD_REPAIR_GPU_DEFAULT);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -169,7 +171,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
     o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
-    o->check_every = 1, o->stop_exact = 1;
+    o->check_every = 1, o->stop_exact = 1, o->repair = -1.0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         int is_force = strcmp(argv[i], "--force") == 0, is_stop = strcmp(argv[i], "--stop-exact") == 0;
@@ -537,14 +539,16 @@ static int train(const train_options *o, const ca_options *seam)
         fprintf(stderr, "dlca train: up to %lld seeds, %lld side by side at a time until one is verified exact, the "
                         "default on a GPU (--population 1 trains the one of --seed alone, with checkpoints)\n",
                 population * tries, population);
+    train_options resolved = *o;
+    if (resolved.repair < 0.0) resolved.repair = gpu_default ? CMD_REPAIR_GPU_DEFAULT : 0.0;
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
-                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, o->repair,
+                                    (int)o->check_every, o->stop_exact, o->keep_final, o->force, resolved.repair,
                                     o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
-        rc = train_single(o, &r, &paths, &run, backend, &vk);
+        rc = train_single(&resolved, &r, &paths, &run, backend, &vk);
     }
     if (backend == CA_BACKEND_GPU) vk_context_free(&vk);
     run_free(&r);
