@@ -28,9 +28,35 @@ static int load(const char *name, ca_model *m, ca_target_image *t)
     return 0;
 }
 
+/* The breaks a test wants: the circuit inexact, and for some tests more. */
+typedef int (*break_wanted)(ca_model *m, const double *image);
+
+static int inexact(ca_model *m, const double *image)
+{
+    ca_exact_result r;
+    return ca_exact_check(m, image, &r) == DLCA_OK && !r.exact;
+}
+
+/* Inexact, with step T of the one rollout right: only a later step is wrong. */
+static int wrong_after_T(ca_model *m, const double *image)
+{
+    double at_T = -1.0;
+    return ca_exact_round_wrong(m, image, 0, &at_T) == DLCA_OK && at_T == 0.0 && inexact(m, image);
+}
+
+/* Right on the first repair round, wrong on one of the next seven. */
+static int wrong_after_first_round(ca_model *m, const double *image)
+{
+    double first = -1.0, later = 0.0;
+    if (ca_exact_round_wrong(m, image, CA_REPAIR_FIRST_ROUND, &first) != DLCA_OK || first != 0.0) return 0;
+    for (uint64_t k = 1; k < CA_REPAIR_ROUNDS && later == 0.0; k++)
+        if (ca_exact_round_wrong(m, image, CA_REPAIR_FIRST_ROUND + k, &later)) later = 0.0;
+    return later > 0.0;
+}
+
 /* Breaks the exact circuit `m`: the first update gate (from the last layer down) whose op, moved
- * to a near tie with another op, makes the circuit inexact. Returns that gate, or -1. */
-static long break_one_gate(ca_model *m, const double *image)
+ * to a near tie with another op, gives a break `wanted` accepts. Returns that gate, or -1. */
+static long break_gate_as(ca_model *m, const double *image, break_wanted wanted)
 {
     const ca_config *c = &m->config;
     for (int l = c->update_depth - 1; l >= 0; l--)
@@ -42,13 +68,14 @@ static long break_one_gate(ca_model *m, const double *image)
                 if (q == top) continue;
                 float was = z[q];
                 z[q] = z[top] + 0.25f;
-                ca_exact_result r;
-                if (ca_exact_check(m, image, &r) == DLCA_OK && !r.exact) return (long)gate;
+                if (wanted(m, image)) return (long)gate;
                 z[q] = was;
             }
         }
     return -1;
 }
+
+static long break_one_gate(ca_model *m, const double *image) { return break_gate_as(m, image, inexact); }
 
 static void test_repairs(const char *name)
 {
@@ -92,26 +119,7 @@ static void test_persistence(void)
     ca_target_image t;
     if (!load("image-persist.dlca", &m, &t)) return;
     double *image = ca_target_values(&t);
-    const ca_config *c = &m.config;
-    long broken = -1;
-    for (int l = c->update_depth - 1; l >= 0 && broken < 0; l--)
-        for (int g = 0; g < c->update_widths[l] && broken < 0; g++) {
-            size_t gate = m.update_gate_base[l] + (size_t)g;
-            float *z = m.logits + gate * GATE_OP_COUNT;
-            int top = ca_model_gate_op(&m, gate);
-            for (int q = 0; q < GATE_OP_COUNT && broken < 0; q++) {
-                if (q == top) continue;
-                float was = z[q];
-                z[q] = z[top] + 0.25f;
-                double at_T = -1.0;
-                ca_exact_result r;
-                if (ca_exact_round_wrong(&m, image, 0, &at_T) == DLCA_OK && at_T == 0.0 &&
-                    ca_exact_check(&m, image, &r) == DLCA_OK && !r.exact)
-                    broken = (long)gate;
-                else
-                    z[q] = was;
-            }
-        }
+    long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
         ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL};
@@ -134,26 +142,7 @@ static void test_more_rounds(void)
     ca_model m;
     ca_target_image t;
     if (!load("checkerboard.dlca", &m, &t)) return;
-    const ca_config *c = &m.config;
-    long broken = -1;
-    for (int l = c->update_depth - 1; l >= 0 && broken < 0; l--)
-        for (int g = 0; g < c->update_widths[l] && broken < 0; g++) {
-            size_t gate = m.update_gate_base[l] + (size_t)g;
-            float *z = m.logits + gate * GATE_OP_COUNT;
-            int top = ca_model_gate_op(&m, gate);
-            for (int q = 0; q < GATE_OP_COUNT && broken < 0; q++) {
-                if (q == top) continue;
-                float was = z[q];
-                z[q] = z[top] + 0.25f;
-                /* right on the first repair round, wrong on one of the next seven */
-                double first = -1.0, later = 0.0;
-                if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND, &first) == DLCA_OK && first == 0.0)
-                    for (uint64_t k = 1; k < CA_REPAIR_ROUNDS && later == 0.0; k++)
-                        if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &later)) later = 0.0;
-                if (later > 0.0) broken = (long)gate;
-                else z[q] = was;
-            }
-        }
+    long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
         ca_repair_options o = {30.0, 1, NULL, NULL};
