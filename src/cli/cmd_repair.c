@@ -75,7 +75,7 @@ static int parse_options(int argc, char **argv, repair_options *o, int *help)
     return DLCA_OK;
 }
 
-static void progress(void *user, size_t wrong, size_t tries, int changes, double seconds)
+void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, double seconds)
 {
     (void)user;
     fprintf(stderr, "repair: %zu wrong cell bits, %d gates changed, %zu tries, %.1f s\n", wrong, changes, tries, seconds);
@@ -102,7 +102,7 @@ int cmd_repair(int argc, char **argv)
     int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory for the target") : DLCA_OK;
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
-    ca_repair_options options = {o.seconds, o.rounds, progress, NULL};
+    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);

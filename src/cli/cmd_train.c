@@ -446,17 +446,11 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
     return DLCA_OK;
 }
 
-static void show_repair(void *user, size_t wrong, size_t tries, int changes, double seconds)
-{
-    (void)user;
-    fprintf(stderr, "repair: %zu wrong cell bits, %d gates changed, %zu tries, %.1f s\n", wrong, changes, tries, seconds);
-}
-
 /* --repair after a run that reached its budget with no verified-exact circuit: the search on the
  * circuit written (r->model holds it), which replaces it when made exact. */
 static int repair_written(const train_options *o, training_run *r, const char *out, train_log *log)
 {
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, show_repair, NULL};
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);

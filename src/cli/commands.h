@@ -5,6 +5,8 @@
 
 #include "ca_options.h"
 
+#include <stddef.h>
+
 int cmd_train(int argc, char **argv);
 
 /* cmd_train with the test seam of `seam` (ca_options.before_step; NULL: none). */
@@ -14,6 +16,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
+
+/* dlca repair's progress line on stderr (ca_repair_options.progress; user unused), which dlca
+ * train --repair prints too. */
+void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, double seconds);
 int cmd_bench(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
