@@ -4,7 +4,8 @@
  * exact circuit again by single-gate changes: for the synchronous checkerboard (8 rounds of two
  * random starts), the asynchronous one (fire masks per round) and the image (one rollout). Only
  * the gates the search changed differ from the broken model's ops, and the exact check, run here
- * again, agrees. A fresh model (every gate pass-through) cannot be repaired in the time given: the
+ * again, agrees. Two breaks of the gol circuit that lure the single changes into a minimum are
+ * repaired past it, by the breakout's weights. A fresh model (every gate pass-through) cannot be repaired in the time given: the
  * model comes back unchanged, bit for bit. The command writes only an exact circuit, refuses bad
  * flags in one line, and writes nothing (exit 1) when it finds none. */
 #include "ca_exact.h"
@@ -152,6 +153,51 @@ static void test_more_rounds(void)
               "repaired on more rounds than the one it started from (%s): %zu wrong bits on it, %d changes",
               rc ? err_message() : r.why, r.wrong_before, r.changes);
     }
+    ca_target_image_free(&t);
+    ca_model_free(&m);
+}
+
+/* The breakout: the shipped gol circuit with its output gate tied to FALSE and a gate of the layer
+ * before tied to another op. Single changes lure the search into a minimum (some change makes a
+ * few cells 1 before the output gate's own is tried), where a search of single changes alone
+ * stops; raising the weights of the bits wrong there walks on to an exact circuit. The first
+ * such pair of breaks (some are repaired without meeting a minimum) is the test. */
+static void test_breakout(void)
+{
+    ca_model m;
+    ca_target_image t;
+    if (!load("gol.dlca", &m, &t)) return;
+    const ca_config *c = &m.config;
+    size_t n = m.gate_count * GATE_OP_COUNT, out = m.update_gate_base[c->update_depth - 1];
+    float *saved = malloc(n * sizeof(float));
+    memcpy(saved, m.logits, n * sizeof(float));
+    int met = 0;
+    for (int h = 0; h < c->update_widths[c->update_depth - 2] && !met; h += 7)
+        for (int q = 3; q < GATE_OP_COUNT && !met; q += 3) {
+            size_t partner = m.update_gate_base[c->update_depth - 2] + (size_t)h;
+            memcpy(m.logits, saved, n * sizeof(float));
+            float *zo = m.logits + out * GATE_OP_COUNT, *zp = m.logits + partner * GATE_OP_COUNT;
+            int top_out = ca_model_gate_op(&m, out), top_partner = ca_model_gate_op(&m, partner);
+            if (top_out == GATE_FALSE || q == top_partner) continue;
+            zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
+            if (!inexact(&m, NULL)) continue;
+            ca_repair_options o = {60.0, CA_REPAIR_ROUNDS, NULL, NULL};
+            ca_repair_result r;
+            int rc = ca_repair(&m, NULL, &o, &r);
+            if (rc) {
+                CHECK(0, "gol: repair failed: %s", err_message());
+                break;
+            }
+            if (r.minima == 0) continue; /* repaired (or not) by single changes alone */
+            met = 1;
+            ca_exact_result e;
+            CHECK(r.exact && r.changes >= 2 && ca_exact_check(&m, NULL, &e) == DLCA_OK && e.exact,
+                  "gol: output gate and gate %d of the layer before broken, %zu wrong bits: exact past %d minima of "
+                  "single changes (%s), %d changes in %.1f s",
+                  h, r.wrong_before, r.minima, r.why, r.changes, r.seconds);
+        }
+    CHECK(met, "gol: a pair of breaks whose repair meets a minimum of single changes");
+    free(saved);
     ca_target_image_free(&t);
     ca_model_free(&m);
 }
@@ -306,6 +352,7 @@ int main(int argc, char **argv)
     test_repairs("image.dlca");
     test_persistence();
     test_more_rounds();
+    test_breakout();
     test_population();
     test_unrepairable();
     test_command();

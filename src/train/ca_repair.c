@@ -27,6 +27,15 @@ typedef struct {
     size_t cells;              /* one round's: batch * H * W */
     double *starts, *targets;  /* [rounds][C or loss channels][cells] */
     double *grid;              /* [C][cells] */
+    /* Per counted bit (round, step T..last_step, loss channel, cell) what its being wrong costs:
+     * 1 at first, raised by 1 for each bit wrong at a minimum of single changes (the breakout of
+     * run_search). */
+    uint32_t *weight;
+    size_t weights;
+    /* Per counted bit, whether the kept circuit has it wrong (wrong_now; wrong_kept of them,
+     * weighing weight_kept) and whether the last try that was counted through had (wrong_try). */
+    uint8_t *wrong_now, *wrong_try;
+    size_t wrong_kept, weight_kept;
     int32_t *first, *instr;    /* model gate g's netlist gates: instr[first[g] .. first[g + 1]) */
     /* Per extracted node (inputs, then gates), whether an output depends on it: a gate that no
      * live gate reads, or reads only as an input its op ignores, changes nothing. */
@@ -37,7 +46,7 @@ static void search_free(search *s)
 {
     hard_cpu_free(&s->engine);
     hard_netlist_free(&s->base), hard_netlist_free(&s->pruned);
-    free(s->live);
+    free(s->live), free(s->weight), free(s->wrong_now), free(s->wrong_try);
     free(s->starts), free(s->targets), free(s->grid), free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
 }
@@ -99,7 +108,10 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     s->targets = malloc((size_t)s->rounds * target * sizeof(double));
     s->grid = malloc(grid * sizeof(double));
     s->live = malloc((size_t)(s->base.n_inputs + s->base.n_gates));
-    if (!s->starts || !s->targets || !s->grid || !s->live) {
+    s->weights = (size_t)s->rounds * (size_t)(s->last_step - c->steps + 1) * target;
+    s->weight = malloc(s->weights * sizeof *s->weight);
+    s->wrong_now = calloc(s->weights, 1), s->wrong_try = calloc(s->weights, 1);
+    if (!s->starts || !s->targets || !s->grid || !s->live || !s->weight || !s->wrong_now || !s->wrong_try) {
         search_free(s);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
     }
@@ -109,29 +121,69 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
             return search_free(s), DLCA_ERR;
         ca_task_binarize(s->starts + (size_t)r * grid, grid);
     }
+    for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
     mark_live(s);
     return DLCA_OK;
 }
 
-/* Wrong bits of the circuit now in the engine, summed over the rounds; stops once the sum passes
- * `bound` (and returns bound + 1). */
-static size_t search_wrong(search *s, size_t bound)
+/* A try's cost: the weights of its wrong bits; how many they are; and against the kept circuit,
+ * the wrong bits it fixes (their count and weight) and the weight of those it breaks. Only
+ * `complete` costs (counted through, not stopped at the bound) have the last three and
+ * search.wrong_try. */
+typedef struct {
+    size_t cost, wrong, fixed, fixed_weight, broken_weight;
+    int complete;
+} try_cost;
+
+/* The cost of the circuit now in the engine, summed over the rounds; stops once it passes `bound`
+ * (cost bound + 1, not complete). */
+static try_cost search_cost(search *s, size_t bound)
 {
     const ca_config *c = s->config;
-    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells, sum = 0;
+    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
+    size_t still = 0, still_weight = 0;
+    try_cost k = {0};
+    const uint32_t *w = s->weight;
+    uint8_t *now = s->wrong_now, *mark = s->wrong_try;
+    memset(mark, 0, s->weights);
     for (int r = 0; r < s->rounds; r++) {
+        const double *goal = s->targets + (size_t)r * target;
         hard_cpu_pack(&s->engine, s->starts + (size_t)r * grid);
         hard_cpu_set_fire_stream(&s->engine, rng_fire_stream(c->seed, s->round[r]));
         hard_cpu_run(&s->engine, 0, c->steps);
         for (int t = c->steps;; t++) {
             hard_cpu_unpack(&s->engine, s->grid);
-            sum += ca_task_wrong_bits(s->grid, s->targets + (size_t)r * target, target);
-            if (sum > bound) return bound + 1;
+            for (size_t i = 0; i < target; i++)
+                if ((s->grid[i] > 0.5) != (goal[i] > 0.5)) {
+                    k.cost += w[i], k.wrong++, mark[i] = 1;
+                    if (now[i]) still++, still_weight += w[i];
+                    else k.broken_weight += w[i];
+                }
+            w += target, now += target, mark += target;
             if (t == s->last_step) break;
+            if (k.cost > bound) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
             hard_cpu_step(&s->engine, (uint32_t)t);
         }
+        if (k.cost > bound && r + 1 < s->rounds) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
     }
-    return sum;
+    k.fixed = s->wrong_kept - still, k.fixed_weight = s->weight_kept - still_weight, k.complete = 1;
+    return k;
+}
+
+/* The circuit in the engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
+static void keep_wrong(search *s, const try_cost *k)
+{
+    uint8_t *swap = s->wrong_now;
+    s->wrong_now = s->wrong_try, s->wrong_try = swap;
+    s->wrong_kept = k->wrong, s->weight_kept = k->cost;
+}
+
+/* At a minimum of single changes: each kept wrong bit weighs `raise` more. */
+static void raise_weights(search *s, size_t raise)
+{
+    for (size_t i = 0; i < s->weights; i++)
+        if (s->wrong_now[i]) s->weight[i] += (uint32_t)raise;
+    s->weight_kept += raise * s->wrong_kept;
 }
 
 /* Whether model gate `gate` can change a rollout: some netlist gate of it is live. */
@@ -182,29 +234,72 @@ static int by_gap(const void *a, const void *b)
     return x->gate != y->gate ? (x->gate < y->gate ? -1 : 1) : (x->op < y->op ? -1 : x->op > y->op);
 }
 
-/* Passes over every try, keeping each that lowers the wrong bits, until none is wrong, a pass
- * keeps nothing or the time is up; op[g] is each gate's op as kept. */
+/* The search's state: each gate's op as kept, the kept circuit's cost and wrong bits. */
+typedef struct {
+    search *s;
+    int *op;
+    const repair_try *tries;
+    size_t cost, wrong;
+    ca_repair_result *res;
+} walk;
+
+/* Try i: kept when it lowers the cost (*kept), *k its cost. */
+static int consider(walk *x, size_t i, int *kept, try_cost *k)
+{
+    search *s = x->s;
+    size_t g = (size_t)x->tries[i].gate;
+    hard_netlist next;
+    int changed;
+    *kept = 0, k->complete = 0;
+    if (!can_change(s, g)) return DLCA_OK; /* dead: a try of no use */
+    if (try_op(s, g, x->tries[i].op, &next, &changed)) return DLCA_ERR;
+    if (!changed) { /* prunes to the circuit running: of no use */
+        set_op(s, g, x->op[g]);
+        return DLCA_OK;
+    }
+    *k = search_cost(s, x->cost - 1);
+    if (k->cost < x->cost) {
+        x->op[g] = x->tries[i].op, x->cost = k->cost, x->wrong = k->wrong, *kept = 1, x->res->changes++;
+        if (x->wrong < x->res->wrong_fewest) x->res->wrong_fewest = x->wrong;
+        keep_wrong(s, k);
+        hard_netlist_free(&s->pruned);
+        s->pruned = next;
+        mark_live(s);
+        return DLCA_OK;
+    }
+    set_op(s, g, x->op[g]);
+    hard_netlist_free(&next);
+    return hard_cpu_set_netlist(&s->engine, &s->pruned);
+}
+
+/* Passes over every try (each gate to each of its 16 ops but the one it has), keeping each that
+ * lowers the cost, until none is wrong or the time is up. A pass that keeps nothing ends at a
+ * minimum of single changes; then the bits wrong there weigh more (the breakout method of local
+ * search for constraint problems), just enough that the mildest try of the pass that fixes some
+ * lowers the cost, and that try is kept: the search walks on through changes that fix the
+ * heavy bits at the price of others instead of stopping. (A try stopped at the bound tells too
+ * little; with none that tells enough, the weights of the wrong bits double.) Until the first
+ * minimum every weight is 1 and the cost the wrong bits. op[g] is each gate's op as kept. */
 static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
                       double start_ms)
 {
-    size_t count = m->gate_count * (GATE_OP_COUNT - 1), k = 0;
+    size_t count = m->gate_count * GATE_OP_COUNT;
     repair_try *tries = malloc(count * sizeof *tries);
     if (!tries) return err_set(DLCA_ERR_NOMEM, "out of memory for %zu repair tries", count);
-    for (size_t g = 0; g < m->gate_count; g++)
-        for (int q = 0; q < GATE_OP_COUNT; q++)
-            if (q != op[g]) {
-                const float *z = m->logits + g * GATE_OP_COUNT;
-                tries[k++] = (repair_try){(int32_t)g, q, z[op[g]] - z[q]};
-            }
+    for (size_t g = 0, k = 0; g < m->gate_count; g++)
+        for (int q = 0; q < GATE_OP_COUNT; q++) {
+            const float *z = m->logits + g * GATE_OP_COUNT;
+            tries[k++] = (repair_try){(int32_t)g, q, z[op[g]] - z[q]};
+        }
     qsort(tries, count, sizeof *tries, by_gap);
-    size_t wrong = res->wrong_after; /* this search's rounds, as search_rounds measured them */
+    walk x = {s, op, tries, s->weight_kept, s->wrong_kept, res};
     double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
-    int kept = 1, out_of_time = 0, rc = DLCA_OK;
-    while (!rc && wrong > 0 && kept && !out_of_time) {
-        kept = 0;
-        for (size_t i = 0; i < count && wrong > 0; i++) {
-            size_t g = (size_t)tries[i].gate;
-            if (tries[i].op == op[g]) continue;
+    int out_of_time = 0, rc = DLCA_OK;
+    while (!rc && x.wrong > 0 && !out_of_time) {
+        int kept_any = 0;
+        size_t mildest = count, need = 0; /* the try a minimum keeps, and the weight it needs */
+        for (size_t i = 0; i < count && x.wrong > 0 && !rc; i++) {
+            if (tries[i].op == op[tries[i].gate]) continue;
             if ((res->tries & 63) == 0) {
                 double now = ca_bench_now_ms();
                 if (now >= limit_ms) {
@@ -212,43 +307,44 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     break;
                 }
                 if (o->progress && now - last_note >= 1000.0) {
-                    o->progress(o->user, wrong, res->tries, res->changes, (now - start_ms) / 1000.0);
+                    o->progress(o->user, x.wrong, res->tries, res->changes, (now - start_ms) / 1000.0);
                     last_note = now;
                 }
             }
-            hard_netlist next;
-            int changed;
             res->tries++;
-            if (!can_change(s, g)) continue; /* dead: a try of no use */
-            if (try_op(s, g, tries[i].op, &next, &changed)) {
-                rc = DLCA_ERR;
-                break;
+            int kept;
+            try_cost k;
+            rc = consider(&x, i, &kept, &k);
+            if (kept) {
+                kept_any = 1;
+                if (o->progress) o->progress(o->user, x.wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
+            } else if (k.complete && k.fixed > 0) {
+                size_t n = (k.broken_weight - k.fixed_weight) / k.fixed + 1; /* broken >= fixed: not kept */
+                if (mildest == count || n < need) mildest = i, need = n;
             }
-            size_t w = changed ? search_wrong(s, wrong - 1) : wrong; /* unchanged: a try of no use */
-            if (w < wrong) {
-                op[g] = tries[i].op, wrong = w, kept = 1, res->changes++;
-                hard_netlist_free(&s->pruned);
-                s->pruned = next;
-                mark_live(s);
-                if (o->progress) o->progress(o->user, wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
-            } else {
-                set_op(s, g, op[g]);
-                if (changed) {
-                    hard_netlist_free(&next);
-                    if (hard_cpu_set_netlist(&s->engine, &s->pruned)) {
-                        rc = DLCA_ERR;
-                        break;
-                    }
-                }
-            }
+        }
+        if (rc || kept_any || x.wrong == 0 || out_of_time) continue;
+        res->minima++; /* a minimum: its wrong bits weigh more */
+        if (mildest < count) {
+            raise_weights(s, need);
+            x.cost = s->weight_kept;
+            int kept;
+            try_cost k;
+            rc = consider(&x, mildest, &kept, &k);
+            if (!rc && !kept) rc = err_set(DLCA_ERR, "repair: a minimum's mildest try was not kept (a bug)");
+        } else {
+            raise_weights(s, s->weight_kept / s->wrong_kept);
+            x.cost = s->weight_kept;
         }
     }
     free(tries);
     if (rc) return rc;
-    res->wrong_after = wrong;
-    if (wrong > 0)
-        snprintf(res->why, sizeof res->why, "%s with %zu wrong cell bits left on the repair rounds after %zu tries",
-                 out_of_time ? "out of time" : "no single-gate change lowers them", wrong, res->tries);
+    res->wrong_after = x.wrong;
+    if (x.wrong > 0)
+        snprintf(res->why, sizeof res->why,
+                 "out of time with %zu wrong cell bits on the repair rounds (fewest %zu) after %zu tries and %d "
+                 "minima of single changes",
+                 x.wrong, res->wrong_fewest, res->tries, res->minima);
     return DLCA_OK;
 }
 
@@ -271,9 +367,11 @@ static int search_rounds(ca_model *m, const double *image, int rounds, int *op, 
     search s;
     if (search_init(&s, m, image, rounds)) return DLCA_ERR;
     for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
-    size_t wrong = search_wrong(&s, (size_t)-2);
+    try_cost k = search_cost(&s, (size_t)-2);
+    keep_wrong(&s, &k);
+    size_t wrong = k.wrong;
     if (first) res->wrong_before = wrong;
-    res->wrong_after = wrong;
+    res->wrong_after = res->wrong_fewest = wrong;
     int rc = run_search(&s, m, op, o, res, start_ms);
     search_free(&s);
     *right = !rc && res->wrong_after == 0;

@@ -2,19 +2,21 @@
  *
  * A run can end with its soft circuit right (soft loss ~1e-6) and its snapped circuit a cell or two
  * wrong: a gate near a tie snapped to the wrong op. ca_repair tries changing one gate's op at a
- * time on the hard circuit: every gate to each of its 15 other ops, the ops nearest its winner by
- * logit first, and keeps a change that lowers the wrong cell bits of the repair rounds (training's
- * rounds CA_REPAIR_FIRST_ROUND.., which neither training nor the exact check draws; one round of
- * one sample where every round is the same rollout; at step T, and at every step from T to 10T
- * for a model trained to hold its pattern, as the exact check's `persists`), pass after pass,
- * until none is wrong, a pass keeps nothing, or the time is up. Then the exact check (ca_exact.h)
- * decides: only an exact circuit is kept; one right on the repair rounds and wrong elsewhere is
- * searched again on twice the rounds, up to CA_REPAIR_MAX_ROUNDS. It fixes gap cases and some
- * circuits hundreds of bits off; a circuit at a minimum of single changes it cannot
- * (docs/exact-circuits.md, section 8). A gate no output depends on is not tried; a try rewrites
+ * time on the hard circuit: every gate to each of its other ops, the ops nearest its winner by
+ * logit first, and keeps a change that lowers the cost of the repair rounds (training's rounds
+ * CA_REPAIR_FIRST_ROUND.., which neither training nor the exact check draws; one round of one
+ * sample where every round is the same rollout; at step T, and at every step from T to 10T for a
+ * model trained to hold its pattern, as the exact check's `persists`), pass after pass, until
+ * none is wrong or the time is up. The cost is the wrong cell bits, each weighted: every weight
+ * starts at 1, and at a minimum of single changes (a pass that keeps nothing) each bit wrong
+ * there weighs 1 more, so the search goes on through changes that fix those bits and break
+ * others (the breakout method). Then the exact check (ca_exact.h) decides: only an exact circuit
+ * is kept; one right on the repair rounds and wrong elsewhere is searched again on twice the
+ * rounds, up to CA_REPAIR_MAX_ROUNDS. A gate no output depends on is not tried; a try rewrites
  * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
  * hundredth of its gates), and runs that on the bit-packed CPU engine unless it prunes to the
- * circuit already running. Deterministic but for the time limit. */
+ * circuit already running. Deterministic but for the time limit (docs/exact-circuits.md,
+ * sections 8 and 10). */
 #ifndef DLCA_CA_REPAIR_H
 #define DLCA_CA_REPAIR_H
 
@@ -42,6 +44,8 @@ typedef struct {
     int already_exact;        /* it was before the search (nothing changed) */
     size_t wrong_before, wrong_after; /* wrong cell bits summed over the first and the last
                                          search's repair rounds */
+    size_t wrong_fewest;      /* the fewest the last search reached */
+    int minima;               /* minima of single changes the searches met (and walked on from) */
     int changes;              /* gates whose op the search changed, when exact */
     size_t tries;             /* single-gate changes tried */
     double seconds;           /* search time */
