@@ -7,6 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* e->read_slots and e->read_channels of program p (room for p->n_inputs and p->channels). */
+static void find_reads(hard_cpu *e, const hard_program *p)
+{
+    int *slot = e->read_slots, *channel = e->read_channels;
+    for (int i = 0; i < p->n_inputs; i++) slot[i] = 0;
+    uint32_t inputs = (uint32_t)p->n_inputs;
+    for (int i = 0; i < p->n_instr; i++) {
+        if (p->instr[i].a < inputs) slot[p->instr[i].a] = 1;
+        if (p->instr[i].b < inputs) slot[p->instr[i].b] = 1;
+    }
+    for (int ch = 0; ch < p->channels; ch++)
+        if (p->outputs[ch] < inputs) slot[p->outputs[ch]] = 1;
+    e->n_read_slots = e->n_read = 0;
+    for (int i = 0; i < p->n_inputs; i++) /* in place: the list never passes the flag it reads */
+        if (slot[i]) {
+            int ch = i / HARD_NEIGHBOURS;
+            if (e->n_read == 0 || channel[e->n_read - 1] != ch) channel[e->n_read++] = ch;
+            slot[e->n_read_slots++] = i;
+        }
+}
+
 int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double fire_rate)
 {
     memset(e, 0, sizeof *e);
@@ -31,7 +52,10 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     size_t slot_bytes = (size_t)e->program.n_slots * (size_t)e->block * sizeof(uint64_t);
     e->slots = aligned_alloc(64, slot_bytes); /* a multiple of 64: block is a multiple of 8 */
     if (e->slots) memset(e->slots, 0, slot_bytes), e->slot_bytes = slot_bytes;
-    if (!e->grid || !e->next || !e->left || !e->right || !e->slots) {
+    e->read_slots = malloc((size_t)e->program.n_inputs * sizeof *e->read_slots);
+    e->read_channels = malloc((size_t)e->channels * sizeof *e->read_channels);
+    if (e->read_slots && e->read_channels) find_reads(e, &e->program);
+    if (!e->grid || !e->next || !e->left || !e->right || !e->slots || !e->read_slots || !e->read_channels) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
     }
@@ -41,7 +65,7 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
 void hard_cpu_free(hard_cpu *e)
 {
     hard_program_free(&e->program);
-    free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots);
+    free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots), free(e->read_slots), free(e->read_channels);
     memset(e, 0, sizeof *e);
 }
 
@@ -64,6 +88,7 @@ int hard_cpu_set_netlist(hard_cpu *e, const hard_netlist *net)
     }
     hard_program_free(&e->program);
     e->program = program;
+    find_reads(e, &e->program);
     return DLCA_OK;
 }
 
@@ -131,25 +156,48 @@ static long long neighbour_row(const hard_cpu *e, size_t row, int dy)
     return (long long)(row - row % (size_t)h + (size_t)y);
 }
 
-/* Input slots 0 .. 9C-1 of lanes lane .. lane + n - 1 = words w .. w + n - 1 of row `row`:
- * whole runs of words, so the copies are plain loops rather than per-word index arithmetic. */
+/* The input slots the program reads (of 0 .. 9C-1: channel, then neighbour 3 (dy + 1) + dx + 1)
+ * for lanes lane .. lane + n - 1 = words w .. w + n - 1 of row `row`: a whole run of words each, so
+ * the copies are plain loops (on rows of several words). */
 static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
 {
     size_t block = (size_t)e->block;
-    for (int dy = -1; dy <= 1; dy++) {
-        long long from = neighbour_row(e, row, dy);
-        for (int ch = 0; ch < e->channels; ch++) {
-            uint64_t *s = e->slots + ((size_t)ch * HARD_NEIGHBOURS + (size_t)(dy + 1) * 3) * block + (size_t)lane;
-            if (from < 0) {
-                for (int i = 0; i < n; i++) s[i] = s[block + (size_t)i] = s[2 * block + (size_t)i] = 0;
-                continue;
-            }
-            size_t at = ((size_t)ch * e->rows + (size_t)from) * (size_t)e->words + (size_t)w;
-            /* a loop, not memcpy: on grids up to 64 cells wide a run is one word, and a library
-             * call per word was most of a narrow grid's step */
-            const uint64_t *left = e->left + at, *mid = e->grid + at, *right = e->right + at;
-            for (int i = 0; i < n; i++) s[i] = left[i], s[block + (size_t)i] = mid[i], s[2 * block + (size_t)i] = right[i];
+    long long from[3] = {neighbour_row(e, row, -1), (long long)row, neighbour_row(e, row, 1)};
+    for (int r = 0; r < e->n_read_slots; r++) {
+        int slot = e->read_slots[r], ch = slot / HARD_NEIGHBOURS, j = slot % HARD_NEIGHBOURS;
+        uint64_t *s = e->slots + (size_t)slot * block + (size_t)lane;
+        long long y = from[j / 3];
+        if (y < 0) {
+            for (int i = 0; i < n; i++) s[i] = 0;
+            continue;
         }
+        const uint64_t *src = (j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right) +
+                              ((size_t)ch * e->rows + (size_t)y) * (size_t)e->words + (size_t)w;
+        for (int i = 0; i < n; i++) s[i] = src[i];
+    }
+}
+
+/* The same for the n lanes of the block from grid word `first` on rows of one word (grids up to
+ * 64 cells wide, every preset's), where a run is one word and a copy per row and slot costs more
+ * than the word: each lane's word offset in a channel for dy = -1, 0, 1 is found once (-1
+ * outside a zero boundary), then each slot is one gather by them. */
+static void gather_block(hard_cpu *e, size_t first, int n)
+{
+    long long offset[3][HARD_CPU_BLOCK_MAX];
+    size_t words = (size_t)e->words, block = (size_t)e->block, plane = e->rows * words;
+    for (int i = 0; i < n; i++) {
+        size_t row = (first + (size_t)i) / words, w = (first + (size_t)i) % words;
+        for (int dy = -1; dy <= 1; dy++) {
+            long long y = neighbour_row(e, row, dy);
+            offset[dy + 1][i] = y < 0 ? -1 : (long long)((size_t)y * words + w);
+        }
+    }
+    for (int r = 0; r < e->n_read_slots; r++) {
+        int slot = e->read_slots[r], ch = slot / HARD_NEIGHBOURS, j = slot % HARD_NEIGHBOURS;
+        uint64_t *s = e->slots + (size_t)slot * block;
+        const uint64_t *src = (j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right) + (size_t)ch * plane;
+        const long long *at = offset[j / 3];
+        for (int i = 0; i < n; i++) s[i] = at[i] < 0 ? 0 : src[at[i]];
     }
 }
 
@@ -168,16 +216,17 @@ _Static_assert(HARD_CPU_BLOCK_MIN % 8 == 0 && HARD_CPU_BLOCK_MAX % 8 == 0, "a bl
 #define HARD_VECTOR_CLONES
 #endif
 
-/* Every instruction over `block` words: the switch picks the op's bitwise expression once per
- * instruction, and the loop under it has no branches. */
-HARD_VECTOR_CLONES static void run_program(const hard_program *p, uint64_t *slots, int block)
+/* Every instruction over the first `lanes` (a multiple of 4) of each slot's `block` words: the
+ * switch picks the op's bitwise expression once per instruction, and the loop under it has no
+ * branches. */
+HARD_VECTOR_CLONES static void run_program(const hard_program *p, uint64_t *slots, int block, int lanes)
 {
     hard_vec *s = (hard_vec *)slots;
-    const size_t vecs = (size_t)block / 4;
+    const size_t stride = (size_t)block / 4, vecs = (size_t)lanes / 4;
     for (int i = 0; i < p->n_instr; i++) {
         const hard_instr *in = &p->instr[i];
-        hard_vec *restrict d = s + (size_t)in->dst * vecs;
-        const hard_vec *a = s + (size_t)in->a * vecs, *b = s + (size_t)in->b * vecs;
+        hard_vec *restrict d = s + (size_t)in->dst * stride;
+        const hard_vec *a = s + (size_t)in->a * stride, *b = s + (size_t)in->b * stride;
 #define HARD_LOOP(expr)                  \
     for (size_t w = 0; w < vecs; w++) {  \
         hard_vec x = a[w], y = b[w];     \
@@ -217,17 +266,23 @@ uint64_t hard_cpu_fire_word(const hard_cpu *e, uint32_t t, size_t row, int word)
     return mask & valid_bits(e, word);
 }
 
-/* next = fired ? proposed : old for lanes lane .. lane + n - 1 = words w .. w + n - 1 of `row`,
- * with the bits past the row cleared. */
-static void scatter_run(hard_cpu *e, uint32_t t, size_t row, int w, int lane, int n)
+/* next = fired ? proposed : old for the n lanes of the block from grid word `first`, with the
+ * bits past each row cleared. A lane's word is at first + lane in every channel's plane. */
+static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
 {
-    uint64_t fire[HARD_CPU_BLOCK_MAX];
-    for (int i = 0; i < n; i++) fire[i] = hard_cpu_fire_word(e, t, row, w + i);
+    uint64_t fire[HARD_CPU_BLOCK_MAX], keep[HARD_CPU_BLOCK_MAX];
+    size_t words = (size_t)e->words, plane = e->rows * words, block = (size_t)e->block;
+    for (int i = 0; i < n; i++) {
+        size_t row = (first + (size_t)i) / words;
+        int w = (int)((first + (size_t)i) % words);
+        fire[i] = hard_cpu_fire_word(e, t, row, w);
+        keep[i] = ~fire[i] & valid_bits(e, w);
+    }
     for (int ch = 0; ch < e->channels; ch++) {
-        size_t at = ((size_t)ch * e->rows + row) * (size_t)e->words + (size_t)w;
-        const uint64_t *proposed = e->slots + (size_t)e->program.outputs[ch] * (size_t)e->block + (size_t)lane;
-        for (int i = 0; i < n; i++)
-            e->next[at + (size_t)i] = (proposed[i] & fire[i]) | (e->grid[at + (size_t)i] & ~fire[i] & valid_bits(e, w + i));
+        uint64_t *next = e->next + (size_t)ch * plane + first;
+        const uint64_t *old = e->grid + (size_t)ch * plane + first;
+        const uint64_t *proposed = e->slots + (size_t)e->program.outputs[ch] * block;
+        for (int i = 0; i < n; i++) next[i] = (proposed[i] & fire[i]) | (old[i] & keep[i]);
     }
 }
 
@@ -240,21 +295,21 @@ static int run_length(const hard_cpu *e, size_t first, int lane, int count)
 
 void hard_cpu_step(hard_cpu *e, uint32_t t)
 {
-    for (int ch = 0; ch < e->channels; ch++)
-        for (size_t row = 0; row < e->rows; row++)
-            shift_row(e, row_of(e, e->grid, ch, row), row_of(e, e->left, ch, row), row_of(e, e->right, ch, row));
+    for (int r = 0; r < e->n_read; r++)
+        for (size_t row = 0, ch = (size_t)e->read_channels[r]; row < e->rows; row++)
+            shift_row(e, row_of(e, e->grid, (int)ch, row), row_of(e, e->left, (int)ch, row), row_of(e, e->right, (int)ch, row));
     size_t total = e->rows * (size_t)e->words, block = (size_t)e->block, words = (size_t)e->words;
     for (size_t first = 0; first < total; first += block) {
         int n = total - first < block ? (int)(total - first) : (int)block;
-        for (int lane = 0, run; lane < n; lane += run) {
-            run = run_length(e, first, lane, n);
-            gather_run(e, (first + (size_t)lane) / words, (int)((first + (size_t)lane) % words), lane, run);
-        }
-        run_program(&e->program, e->slots, e->block);
-        for (int lane = 0, run; lane < n; lane += run) {
-            run = run_length(e, first, lane, n);
-            scatter_run(e, t, (first + (size_t)lane) / words, (int)((first + (size_t)lane) % words), lane, run);
-        }
+        if (words == 1)
+            gather_block(e, first, n);
+        else
+            for (int lane = 0, run; lane < n; lane += run) {
+                run = run_length(e, first, lane, n);
+                gather_run(e, (first + (size_t)lane) / words, (int)((first + (size_t)lane) % words), lane, run);
+            }
+        run_program(&e->program, e->slots, e->block, (n + 3) & ~3); /* the lanes in use, whole vectors */
+        scatter_block(e, t, first, n);
     }
     uint64_t *swap = e->grid;
     e->grid = e->next, e->next = swap;

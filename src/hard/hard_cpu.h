@@ -2,9 +2,10 @@
  *
  * Grid layout: [C][batch * height][words] uint64_t with words = ceil(width / 64); channel ch of
  * cell (b, y, x) is bit x % 64 of word (ch * batch*height + b*height + y) * words + x / 64.
- * Bits past `width` in a row's last word are always 0. A step computes, per channel, each row
- * shifted by one cell left and right (once per step), then runs the circuit's slot program over
- * blocks of words and applies the async fire mask: the same rng_fires bits as ca_cpu and ca_gpu
+ * Bits past `width` in a row's last word are always 0. A step computes, per channel the circuit
+ * reads, each row shifted by one cell left and right (once per step), then gathers the input
+ * slots it reads, runs the circuit's slot program over blocks of words and applies the async
+ * fire mask: the same rng_fires bits as ca_cpu and ca_gpu
  * for cell (b*H + y)*W + x, so a rollout equals the float engines' hard rollout bit for bit. */
 #ifndef DLCA_HARD_CPU_H
 #define DLCA_HARD_CPU_H
@@ -31,6 +32,11 @@ typedef struct {
     uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
     uint64_t *slots;        /* [n_slots][block] */
     size_t slot_bytes;      /* room in slots */
+    /* The input slots the program reads (an instruction's input, or an output passed through)
+     * and the channels they belong to: only those are gathered and those channels' rows shifted,
+     * since a pruned circuit reads a few of its 9C inputs. */
+    int *read_slots, n_read_slots;
+    int *read_channels, n_read;
 } hard_cpu;
 
 /* Words of `bits` bits needed for a row of `width` cells. */

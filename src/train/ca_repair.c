@@ -25,8 +25,10 @@ typedef struct {
     int last_step;             /* wrong bits count at every step from T to this one */
     uint64_t round[CA_REPAIR_MAX_ROUNDS];
     size_t cells;              /* one round's: batch * H * W */
-    double *starts, *targets;  /* [rounds][C or loss channels][cells] */
-    double *grid;              /* [C][cells] */
+    /* The rounds' starts and targets packed as the engine's grid ([C or loss channels][rows]
+     * [words], hard_cpu.h): a try copies its start in and compares words with the target. */
+    uint64_t *starts, *targets;
+    size_t plane;              /* words of one channel: rows * words */
     /* Per counted bit (round, step T..last_step, loss channel, cell) what its being wrong costs:
      * 1 at first, raised by 1 for each bit wrong at a minimum of single changes (the breakout of
      * run_search). */
@@ -47,7 +49,7 @@ static void search_free(search *s)
     hard_cpu_free(&s->engine);
     hard_netlist_free(&s->base), hard_netlist_free(&s->pruned);
     free(s->live), free(s->weight), free(s->wrong_now), free(s->wrong_try);
-    free(s->starts), free(s->targets), free(s->grid), free(s->first), free(s->instr);
+    free(s->starts), free(s->targets), free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
 }
 
@@ -104,23 +106,34 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     free(model_gate);
     if (rc) return search_free(s), rc;
     size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
-    s->starts = malloc((size_t)s->rounds * grid * sizeof(double));
-    s->targets = malloc((size_t)s->rounds * target * sizeof(double));
-    s->grid = malloc(grid * sizeof(double));
+    s->plane = s->engine.rows * (size_t)s->engine.words;
+    s->starts = malloc((size_t)s->rounds * (size_t)c->channels * s->plane * sizeof(uint64_t));
+    s->targets = calloc((size_t)s->rounds * (size_t)c->loss_channels * s->plane, sizeof(uint64_t));
+    double *start = malloc(grid * sizeof(double)), *goal = malloc(target * sizeof(double));
     s->live = malloc((size_t)(s->base.n_inputs + s->base.n_gates));
     s->weights = (size_t)s->rounds * (size_t)(s->last_step - c->steps + 1) * target;
     s->weight = malloc(s->weights * sizeof *s->weight);
     s->wrong_now = calloc(s->weights, 1), s->wrong_try = calloc(s->weights, 1);
-    if (!s->starts || !s->targets || !s->grid || !s->live || !s->weight || !s->wrong_now || !s->wrong_try) {
-        search_free(s);
+    if (!s->starts || !s->targets || !start || !goal || !s->live || !s->weight || !s->wrong_now || !s->wrong_try) {
+        free(start), free(goal), search_free(s);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
     }
-    for (int r = 0; r < s->rounds; r++) {
+    for (int r = 0; r < s->rounds && !rc; r++) {
         s->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
-        if (ca_round_inputs(c, shape, s->round[r], image, s->starts + (size_t)r * grid, s->targets + (size_t)r * target))
-            return search_free(s), DLCA_ERR;
-        ca_task_binarize(s->starts + (size_t)r * grid, grid);
+        rc = ca_round_inputs(c, shape, s->round[r], image, start, goal);
+        if (rc) break;
+        ca_task_binarize(start, grid);
+        hard_cpu_pack(&s->engine, start);
+        memcpy(s->starts + (size_t)r * (size_t)c->channels * s->plane, s->engine.grid,
+               (size_t)c->channels * s->plane * sizeof(uint64_t));
+        uint64_t *words = s->targets + (size_t)r * (size_t)c->loss_channels * s->plane;
+        for (size_t i = 0; i < target; i++) { /* cell i of channel ch: (row, x) */
+            size_t ch = i / s->cells, row = i % s->cells / (size_t)c->width, x = i % (size_t)c->width;
+            if (goal[i] > 0.5) words[ch * s->plane + row * (size_t)s->engine.words + x / 64] |= 1ull << (x % 64);
+        }
     }
+    free(start), free(goal);
+    if (rc) return search_free(s), DLCA_ERR;
     for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
     mark_live(s);
     return DLCA_OK;
@@ -140,21 +153,24 @@ typedef struct {
 static try_cost search_cost(search *s, size_t bound)
 {
     const ca_config *c = s->config;
-    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
+    hard_cpu *e = &s->engine;
+    size_t target = (size_t)c->loss_channels * s->cells, start_words = (size_t)c->channels * s->plane;
+    size_t loss_words = (size_t)c->loss_channels * s->plane, words = (size_t)e->words, width = (size_t)c->width;
     size_t still = 0, still_weight = 0;
     try_cost k = {0};
     const uint32_t *w = s->weight;
     uint8_t *now = s->wrong_now, *mark = s->wrong_try;
     memset(mark, 0, s->weights);
     for (int r = 0; r < s->rounds; r++) {
-        const double *goal = s->targets + (size_t)r * target;
-        hard_cpu_pack(&s->engine, s->starts + (size_t)r * grid);
-        hard_cpu_set_fire_stream(&s->engine, rng_fire_stream(c->seed, s->round[r]));
-        hard_cpu_run(&s->engine, 0, c->steps);
+        const uint64_t *goal = s->targets + (size_t)r * loss_words;
+        memcpy(e->grid, s->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
+        hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, s->round[r]));
+        hard_cpu_run(e, 0, c->steps);
         for (int t = c->steps;; t++) {
-            hard_cpu_unpack(&s->engine, s->grid);
-            for (size_t i = 0; i < target; i++)
-                if ((s->grid[i] > 0.5) != (goal[i] > 0.5)) {
+            for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, row, word of the row */
+                for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
+                    size_t row = at % s->plane / words, x = at % words * 64 + (size_t)__builtin_ctzll(diff);
+                    size_t i = at / s->plane * s->cells + row * width + x;
                     k.cost += w[i], k.wrong++, mark[i] = 1;
                     if (now[i]) still++, still_weight += w[i];
                     else k.broken_weight += w[i];
@@ -162,7 +178,7 @@ static try_cost search_cost(search *s, size_t bound)
             w += target, now += target, mark += target;
             if (t == s->last_step) break;
             if (k.cost > bound) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
-            hard_cpu_step(&s->engine, (uint32_t)t);
+            hard_cpu_step(e, (uint32_t)t);
         }
         if (k.cost > bound && r + 1 < s->rounds) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
     }
