@@ -76,10 +76,11 @@ static int parse_options(int argc, char **argv, repair_options *o, int *help)
     return DLCA_OK;
 }
 
-void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, double seconds)
+void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, int minima, double seconds)
 {
     (void)user;
-    fprintf(stderr, "repair: %zu wrong cell bits, %d gates changed, %zu tries, %.1f s\n", wrong, changes, tries, seconds);
+    fprintf(stderr, "repair: %zu wrong cell bits, %d change%s kept, %d minim%s, %zu tries, %.1f s\n", wrong, changes,
+            changes == 1 ? "" : "s", minima, minima == 1 ? "um" : "a", tries, seconds);
 }
 
 int cmd_repair(int argc, char **argv)

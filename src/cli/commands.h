@@ -19,7 +19,7 @@ int cmd_repair(int argc, char **argv);
 
 /* dlca repair's progress line on stderr (ca_repair_options.progress; user unused), which dlca
  * train --repair prints too. */
-void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, double seconds);
+void cmd_repair_progress(void *user, size_t wrong, size_t tries, int changes, int minima, double seconds);
 int cmd_bench(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

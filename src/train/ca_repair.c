@@ -323,7 +323,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     break;
                 }
                 if (o->progress && now - last_note >= 1000.0) {
-                    o->progress(o->user, x.wrong, res->tries, res->changes, (now - start_ms) / 1000.0);
+                    o->progress(o->user, x.wrong, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
                     last_note = now;
                 }
             }
@@ -333,7 +333,8 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             rc = consider(&x, i, &kept, &k);
             if (kept) {
                 kept_any = 1;
-                if (o->progress) o->progress(o->user, x.wrong, res->tries, res->changes, (ca_bench_now_ms() - start_ms) / 1000.0);
+                if (o->progress)
+                    o->progress(o->user, x.wrong, res->tries, res->changes, res->minima, (ca_bench_now_ms() - start_ms) / 1000.0);
             } else if (k.complete && k.fixed > 0) {
                 size_t n = (k.broken_weight - k.fixed_weight) / k.fixed + 1; /* broken >= fixed: not kept */
                 if (mildest == count || n < need) mildest = i, need = n;
@@ -359,8 +360,8 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
     if (x.wrong > 0)
         snprintf(res->why, sizeof res->why,
                  "out of time with %zu wrong cell bits on the repair rounds (fewest %zu) after %zu tries and %d "
-                 "minima of single changes",
-                 x.wrong, res->wrong_fewest, res->tries, res->minima);
+                 "minim%s of single changes",
+                 x.wrong, res->wrong_fewest, res->tries, res->minima, res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
 

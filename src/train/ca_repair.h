@@ -34,8 +34,9 @@ typedef struct {
     double seconds; /* search time limit (> 0) */
     int rounds;     /* repair rounds to start with where rounds differ (1..CA_REPAIR_MAX_ROUNDS;
                        CA_REPAIR_ROUNDS by default) */
-    /* Called after every kept change and once a second while searching (may be NULL). */
-    void (*progress)(void *user, size_t wrong, size_t tries, int changes, double seconds);
+    /* Called after every kept change and once a second while searching (may be NULL): the wrong
+     * bits now, tries so far, changes kept (a gate may change more than once) and minima met. */
+    void (*progress)(void *user, size_t wrong, size_t tries, int changes, int minima, double seconds);
     void *user;
 } ca_repair_options;
 
