@@ -194,12 +194,18 @@ static void keep_wrong(search *s, const try_cost *k)
     s->wrong_kept = k->wrong, s->weight_kept = k->cost;
 }
 
-/* At a minimum of single changes: each kept wrong bit weighs `raise` more. */
+/* At a minimum of single changes: each kept wrong bit weighs `raise` more, up to CA_REPAIR_WEIGHT_MAX
+ * (a long search must not wrap a weight round to a small one). */
+#define CA_REPAIR_WEIGHT_MAX (UINT32_MAX / 2)
 static void raise_weights(search *s, size_t raise)
 {
+    s->weight_kept = 0;
     for (size_t i = 0; i < s->weights; i++)
-        if (s->wrong_now[i]) s->weight[i] += (uint32_t)raise;
-    s->weight_kept += raise * s->wrong_kept;
+        if (s->wrong_now[i]) {
+            size_t w = s->weight[i] + raise;
+            s->weight[i] = (uint32_t)(w < CA_REPAIR_WEIGHT_MAX ? w : CA_REPAIR_WEIGHT_MAX);
+            s->weight_kept += s->weight[i];
+        }
 }
 
 /* Whether model gate `gate` can change a rollout: some netlist gate of it is live. */
@@ -294,7 +300,7 @@ static int consider(walk *x, size_t i, int *kept, try_cost *k)
  * search for constraint problems), just enough that the mildest try of the pass that fixes some
  * lowers the cost, and that try is kept: the search walks on through changes that fix the
  * heavy bits at the price of others instead of stopping. (A try stopped at the bound tells too
- * little; with none that tells enough, the weights of the wrong bits double.) Until the first
+ * little; with none that tells enough, the wrong bits' weights rise by their mean.) Until the first
  * minimum every weight is 1 and the cost the wrong bits. op[g] is each gate's op as kept. */
 static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
                       double start_ms)
@@ -348,8 +354,9 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             int kept;
             try_cost k;
             rc = consider(&x, mildest, &kept, &k);
-            if (!rc && !kept) rc = err_set(DLCA_ERR, "repair: a minimum's mildest try was not kept (a bug)");
-        } else {
+            if (!rc && !kept && need < CA_REPAIR_WEIGHT_MAX / 2) /* capped weights may not suffice */
+                rc = err_set(DLCA_ERR, "repair: a minimum's mildest try was not kept (a bug)");
+        } else { /* their mean: about doubles them */
             raise_weights(s, s->weight_kept / s->wrong_kept);
             x.cost = s->weight_kept;
         }
