@@ -400,7 +400,7 @@ int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *st
         for (size_t n = 1 + (size_t)p.n_inputs; n < folded_count; n++) s->dead += !live[n];
         rc = prune_compact(out, &p, out_refs, in->channels, live);
     }
-    if (!rc) {
+    if (!rc && stats) { /* only when asked: the repair prunes once a try */
         hard_netlist_count(in, &s->before);
         hard_netlist_count(out, &s->after);
         s->depth_before = hard_netlist_depth(in);
