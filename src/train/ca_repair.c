@@ -195,17 +195,20 @@ static void keep_wrong(search *s, const try_cost *k)
 }
 
 /* At a minimum of single changes: each kept wrong bit weighs `raise` more, up to CA_REPAIR_WEIGHT_MAX
- * (a long search must not wrap a weight round to a small one). */
+ * (a long search must not wrap a weight round to a small one). Returns whether one stopped there. */
 #define CA_REPAIR_WEIGHT_MAX (UINT32_MAX / 2)
-static void raise_weights(search *s, size_t raise)
+static int raise_weights(search *s, size_t raise)
 {
+    int capped = 0;
     s->weight_kept = 0;
     for (size_t i = 0; i < s->weights; i++)
         if (s->wrong_now[i]) {
             size_t w = s->weight[i] + raise;
+            capped |= w > CA_REPAIR_WEIGHT_MAX;
             s->weight[i] = (uint32_t)(w < CA_REPAIR_WEIGHT_MAX ? w : CA_REPAIR_WEIGHT_MAX);
             s->weight_kept += s->weight[i];
         }
+    return capped;
 }
 
 /* Whether model gate `gate` can change a rollout: some netlist gate of it is live. */
@@ -349,12 +352,11 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
         if (rc || kept_any || x.wrong == 0 || out_of_time) continue;
         res->minima++; /* a minimum: its wrong bits weigh more */
         if (mildest < count) {
-            raise_weights(s, need);
+            int capped = raise_weights(s, need), kept;
             x.cost = s->weight_kept;
-            int kept;
             try_cost k;
             rc = consider(&x, mildest, &kept, &k);
-            if (!rc && !kept && need < CA_REPAIR_WEIGHT_MAX / 2) /* capped weights may not suffice */
+            if (!rc && !kept && !capped) /* capped weights may not suffice: the next pass raises them */
                 rc = err_set(DLCA_ERR, "repair: a minimum's mildest try was not kept (a bug)");
         } else { /* their mean: about doubles them */
             raise_weights(s, s->weight_kept / s->wrong_kept);
