@@ -30,7 +30,7 @@ typedef struct {
     uint64_t *starts, *targets;
     size_t plane;              /* words of one channel: rows * words */
     /* Per counted bit (round, step T..last_step, loss channel, cell) what its being wrong costs:
-     * 1 at first, raised by 1 for each bit wrong at a minimum of single changes (the breakout of
+     * 1 at first, raised for the bits wrong at a minimum of single changes (the breakout of
      * run_search). */
     uint32_t *weight;
     size_t weights;
@@ -108,7 +108,7 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
     s->plane = s->engine.rows * (size_t)s->engine.words;
     s->starts = malloc((size_t)s->rounds * (size_t)c->channels * s->plane * sizeof(uint64_t));
-    s->targets = calloc((size_t)s->rounds * (size_t)c->loss_channels * s->plane, sizeof(uint64_t));
+    s->targets = malloc((size_t)s->rounds * (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
     double *start = malloc(grid * sizeof(double)), *goal = malloc(target * sizeof(double));
     s->live = malloc((size_t)(s->base.n_inputs + s->base.n_gates));
     s->weights = (size_t)s->rounds * (size_t)(s->last_step - c->steps + 1) * target;
@@ -126,11 +126,10 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
         hard_cpu_pack(&s->engine, start);
         memcpy(s->starts + (size_t)r * (size_t)c->channels * s->plane, s->engine.grid,
                (size_t)c->channels * s->plane * sizeof(uint64_t));
-        uint64_t *words = s->targets + (size_t)r * (size_t)c->loss_channels * s->plane;
-        for (size_t i = 0; i < target; i++) { /* cell i of channel ch: (row, x) */
-            size_t ch = i / s->cells, row = i % s->cells / (size_t)c->width, x = i % (size_t)c->width;
-            if (goal[i] > 0.5) words[ch * s->plane + row * (size_t)s->engine.words + x / 64] |= 1ull << (x % 64);
-        }
+        memcpy(start, goal, target * sizeof(double)); /* the target as the first channels of a grid */
+        hard_cpu_pack(&s->engine, start);
+        memcpy(s->targets + (size_t)r * (size_t)c->loss_channels * s->plane, s->engine.grid,
+               (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
     }
     free(start), free(goal);
     if (rc) return search_free(s), DLCA_ERR;
@@ -259,12 +258,12 @@ static int by_gap(const void *a, const void *b)
     return x->gate != y->gate ? (x->gate < y->gate ? -1 : 1) : (x->op < y->op ? -1 : x->op > y->op);
 }
 
-/* The search's state: each gate's op as kept, the kept circuit's cost and wrong bits. */
+/* The search's state: each gate's op as kept (the kept circuit's cost and wrong bits are
+ * search.weight_kept and wrong_kept). */
 typedef struct {
     search *s;
     int *op;
     const repair_try *tries;
-    size_t cost, wrong;
     ca_repair_result *res;
 } walk;
 
@@ -282,11 +281,11 @@ static int consider(walk *x, size_t i, int *kept, try_cost *k)
         set_op(s, g, x->op[g]);
         return DLCA_OK;
     }
-    *k = search_cost(s, x->cost - 1);
-    if (k->cost < x->cost) {
-        x->op[g] = x->tries[i].op, x->cost = k->cost, x->wrong = k->wrong, *kept = 1, x->res->changes++;
-        if (x->wrong < x->res->wrong_fewest) x->res->wrong_fewest = x->wrong;
+    *k = search_cost(s, s->weight_kept - 1);
+    if (k->cost < s->weight_kept) {
+        x->op[g] = x->tries[i].op, *kept = 1, x->res->changes++;
         keep_wrong(s, k);
+        if (s->wrong_kept < x->res->wrong_fewest) x->res->wrong_fewest = s->wrong_kept;
         hard_netlist_free(&s->pruned);
         s->pruned = next;
         mark_live(s);
@@ -317,13 +316,13 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             tries[k++] = (repair_try){(int32_t)g, q, z[op[g]] - z[q]};
         }
     qsort(tries, count, sizeof *tries, by_gap);
-    walk x = {s, op, tries, s->weight_kept, s->wrong_kept, res};
+    walk x = {s, op, tries, res};
     double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
     int out_of_time = 0, rc = DLCA_OK;
-    while (!rc && x.wrong > 0 && !out_of_time) {
+    while (!rc && s->wrong_kept > 0 && !out_of_time) {
         int kept_any = 0;
         size_t mildest = count, need = 0; /* the try a minimum keeps, and the weight it needs */
-        for (size_t i = 0; i < count && x.wrong > 0 && !rc; i++) {
+        for (size_t i = 0; i < count && s->wrong_kept > 0 && !rc; i++) {
             if (tries[i].op == op[tries[i].gate]) continue;
             if ((res->tries & 63) == 0) {
                 double now = ca_bench_now_ms();
@@ -332,7 +331,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     break;
                 }
                 if (o->progress && now - last_note >= 1000.0) {
-                    o->progress(o->user, x.wrong, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
+                    o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
                     last_note = now;
                 }
             }
@@ -343,34 +342,32 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             if (kept) {
                 kept_any = 1;
                 if (o->progress)
-                    o->progress(o->user, x.wrong, res->tries, res->changes, res->minima, (ca_bench_now_ms() - start_ms) / 1000.0);
+                    o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (ca_bench_now_ms() - start_ms) / 1000.0);
             } else if (k.complete && k.fixed > 0) {
                 size_t n = (k.broken_weight - k.fixed_weight) / k.fixed + 1; /* broken >= fixed: not kept */
                 if (mildest == count || n < need) mildest = i, need = n;
             }
         }
-        if (rc || kept_any || x.wrong == 0 || out_of_time) continue;
+        if (rc || kept_any || s->wrong_kept == 0 || out_of_time) continue;
         res->minima++; /* a minimum: its wrong bits weigh more */
         if (mildest < count) {
             int capped = raise_weights(s, need), kept;
-            x.cost = s->weight_kept;
             try_cost k;
             rc = consider(&x, mildest, &kept, &k);
             if (!rc && !kept && !capped) /* capped weights may not suffice: the next pass raises them */
                 rc = err_set(DLCA_ERR, "repair: a minimum's mildest try was not kept (a bug)");
         } else { /* their mean: about doubles them */
             raise_weights(s, s->weight_kept / s->wrong_kept);
-            x.cost = s->weight_kept;
         }
     }
     free(tries);
     if (rc) return rc;
-    res->wrong_after = x.wrong;
-    if (x.wrong > 0)
+    res->wrong_after = s->wrong_kept;
+    if (s->wrong_kept > 0)
         snprintf(res->why, sizeof res->why,
                  "out of time with %zu wrong cell bits on the repair rounds (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 x.wrong, res->wrong_fewest, res->tries, res->minima, res->minima == 1 ? "um" : "a");
+                 s->wrong_kept, res->wrong_fewest, res->tries, res->minima, res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
 
