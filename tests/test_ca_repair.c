@@ -5,8 +5,8 @@
  * random starts), the asynchronous one (fire masks per round) and the image (one rollout). Only
  * the gates the search changed differ from the broken model's ops, and the exact check, run here
  * again, agrees. Two breaks of the gol circuit that lure the single changes into a minimum are
- * repaired past it, by the breakout's weights. A fresh model (every gate pass-through) cannot be repaired in the time given: the
- * model comes back unchanged, bit for bit. The command writes only an exact circuit, refuses bad
+ * repaired past it, by the breakout's weights. A fresh model (every gate pass-through) cannot be
+ * repaired in the time given: the model comes back unchanged, bit for bit. The command writes only an exact circuit, refuses bad
  * flags in one line, and writes nothing (exit 1) when it finds none. */
 #include "ca_exact.h"
 #include "ca_file.h"

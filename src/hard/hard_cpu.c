@@ -156,6 +156,12 @@ static long long neighbour_row(const hard_cpu *e, size_t row, int dy)
     return (long long)(row - row % (size_t)h + (size_t)y);
 }
 
+/* The shifted grid that neighbour j (3 (dy + 1) + dx + 1) of a cell reads: left, the grid, right. */
+static const uint64_t *neighbour_source(const hard_cpu *e, int j)
+{
+    return j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right;
+}
+
 /* The input slots the program reads (of 0 .. 9C-1: channel, then neighbour 3 (dy + 1) + dx + 1)
  * for lanes lane .. lane + n - 1 = words w .. w + n - 1 of row `row`: a whole run of words each, so
  * the copies are plain loops (on rows of several words). */
@@ -171,8 +177,7 @@ static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
             for (int i = 0; i < n; i++) s[i] = 0;
             continue;
         }
-        const uint64_t *src = (j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right) +
-                              ((size_t)ch * e->rows + (size_t)y) * (size_t)e->words + (size_t)w;
+        const uint64_t *src = neighbour_source(e, j) + ((size_t)ch * e->rows + (size_t)y) * (size_t)e->words + (size_t)w;
         for (int i = 0; i < n; i++) s[i] = src[i];
     }
 }
@@ -195,7 +200,7 @@ static void gather_block(hard_cpu *e, size_t first, int n)
     for (int r = 0; r < e->n_read_slots; r++) {
         int slot = e->read_slots[r], ch = slot / HARD_NEIGHBOURS, j = slot % HARD_NEIGHBOURS;
         uint64_t *s = e->slots + (size_t)slot * block;
-        const uint64_t *src = (j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right) + (size_t)ch * plane;
+        const uint64_t *src = neighbour_source(e, j) + (size_t)ch * plane;
         const long long *at = offset[j / 3];
         for (int i = 0; i < n; i++) s[i] = at[i] < 0 ? 0 : src[at[i]];
     }

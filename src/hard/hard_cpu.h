@@ -5,8 +5,8 @@
  * Bits past `width` in a row's last word are always 0. A step computes, per channel the circuit
  * reads, each row shifted by one cell left and right (once per step), then gathers the input
  * slots it reads, runs the circuit's slot program over blocks of words and applies the async
- * fire mask: the same rng_fires bits as ca_cpu and ca_gpu
- * for cell (b*H + y)*W + x, so a rollout equals the float engines' hard rollout bit for bit. */
+ * fire mask: the same rng_fires bits as ca_cpu and ca_gpu for cell (b*H + y)*W + x, so a rollout
+ * equals the float engines' hard rollout bit for bit. */
 #ifndef DLCA_HARD_CPU_H
 #define DLCA_HARD_CPU_H
 
