@@ -5,7 +5,7 @@
  * random starts), the asynchronous one (fire masks per round) and the image (one rollout). Only
  * the gates the search changed differ from the broken model's ops, and the exact check, run here
  * again, agrees. Two breaks of the gol circuit that lure the single changes into a minimum are
- * repaired past it, by the breakout's weights. A fresh model (every gate pass-through) cannot be
+ * repaired past it, by the breakout's weights, and on three threads by the same walk. A fresh model (every gate pass-through) cannot be
  * repaired in the time given: the model comes back unchanged, bit for bit. The command writes only an exact circuit, refuses bad
  * flags in one line, and writes nothing (exit 1) when it finds none. */
 #include "ca_exact.h"
@@ -84,7 +84,7 @@ static void test_repairs(const char *name)
     ca_target_image t;
     if (!load(name, &m, &t)) return;
     double *image = t.bits ? ca_target_values(&t) : NULL;
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
     ca_repair_result r;
     CHECK(ca_repair(&m, image, &o, &r) == DLCA_OK && r.exact && r.already_exact && r.tries == 0,
           "%s: an exact circuit is left alone", name);
@@ -123,7 +123,7 @@ static void test_persistence(void)
     long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL};
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
         ca_repair_result r;
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
@@ -146,7 +146,7 @@ static void test_more_rounds(void)
     long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, 1, NULL, NULL};
+        ca_repair_options o = {30.0, 1, NULL, NULL, 1};
         ca_repair_result r;
         int rc = ca_repair(&m, NULL, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1,
@@ -181,7 +181,7 @@ static void test_breakout(void)
             if (top_out == GATE_FALSE || q == top_partner) continue;
             zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
             if (!inexact(&m, NULL)) continue;
-            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL};
+            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
             ca_repair_result r;
             int rc = ca_repair(&m, NULL, &o, &r);
             if (rc) {
@@ -195,6 +195,20 @@ static void test_breakout(void)
                   "gol: output gate and gate %d of the layer before broken, %zu wrong bits: exact past %d minima of "
                   "single changes (%s), %d changes in %.1f s",
                   h, r.wrong_before, r.minima, r.why, r.changes, r.seconds);
+            /* The same search on three threads walks the same way to the same circuit. */
+            float *one = malloc(n * sizeof(float));
+            memcpy(one, m.logits, n * sizeof(float));
+            memcpy(m.logits, saved, n * sizeof(float));
+            zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
+            ca_repair_result r3;
+            o.threads = 3;
+            rc = ca_repair(&m, NULL, &o, &r3);
+            CHECK(rc == DLCA_OK && r3.exact && r3.tries == r.tries && r3.minima == r.minima &&
+                      r3.changes == r.changes && memcmp(one, m.logits, n * sizeof(float)) == 0,
+                  "gol: on three threads the same search: %zu tries, %d minima, %d changes (one thread: %zu, %d, %d; "
+                  "%s)",
+                  r3.tries, r3.minima, r3.changes, r.tries, r.minima, r.changes, rc ? err_message() : r3.why);
+            free(one);
         }
     CHECK(met, "gol: a pair of breaks whose repair meets a minimum of single changes");
     free(saved);
@@ -263,13 +277,17 @@ static void test_unrepairable(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *before = malloc(n * sizeof(float));
     memcpy(before, m.logits, n * sizeof(float));
-    ca_repair_options o = {0.3, 2, NULL, NULL};
+    ca_repair_options o = {0.3, 2, NULL, NULL, 1};
     ca_repair_result r;
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL}, {1.0, 0, NULL, NULL}, {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL}};
-    for (int i = 0; i < 3; i++)
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1},
+                               {1.0, 0, NULL, NULL, 1},
+                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1},
+                               {1.0, 2, NULL, NULL, -1},
+                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1}};
+    for (int i = 0; i < 5; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);
     ca_model_free(&m);

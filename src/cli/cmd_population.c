@@ -5,6 +5,7 @@
 #include "atomic_file.h"
 #include "ca_memory.h"
 #include "ca_backend.h"
+#include "ca_fast_pool.h"
 #include "error.h"
 #include "train_log.h"
 
@@ -47,11 +48,11 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
 
 int cmd_population_repair(ca_population *p, double seconds, int first, int *repaired)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cores < 1 ? 1 : cores > p->count ? p->count : (int)cores, inexact = 0;
+    int threads = ca_fast_default_threads(), inexact = 0;
     for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact;
-    fprintf(stderr, "repairing %d inexact member%s: up to %g s each, %d side by side\n", inexact, inexact == 1 ? "" : "s",
-            seconds, threads);
+    int side = inexact < threads ? inexact : threads, each = side > 0 && threads > side ? threads / side : 1;
+    fprintf(stderr, "repairing %d inexact member%s: up to %g s each, %d side by side on %d thread%s each\n", inexact,
+            inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s");
     if (ca_population_repair(p, seconds, threads, first, repaired)) return DLCA_ERR;
     for (int i = 0; i < p->count; i++) {
         const ca_member *m = &p->members[i];

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "atomic_file.h"
+#include "ca_fast_pool.h"
 #include "ca_file.h"
 #include "ca_repair.h"
 #include "ca_target.h"
@@ -15,7 +16,7 @@
 
 static void print_help(void)
 {
-    printf("usage: dlca repair MODEL --out FILE [--seconds S] [--rounds R] [--force]\n"
+    printf("usage: dlca repair MODEL --out FILE [--seconds S] [--rounds R] [--threads N] [--force]\n"
            "\n"
            "A run can end with its soft circuit right and its snapped circuit a cell or two wrong (a\n"
            "gate near a tie snapped to the wrong op). This tries changing one gate's op at a time,\n"
@@ -34,23 +35,26 @@ static void print_help(void)
            "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
            "               doubled, up to %d, while a circuit right on them is wrong on an\n"
            "               unseen round; one rollout where every round is the same, as image\n"
-           "               and lizard)\n",
-           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS);
+           "               and lizard)\n"
+           "  --threads N  threads trying changes at once, 1..%d (default: the online cores); the\n"
+           "               search and its result are the same on any number, only faster\n",
+           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_MAX_THREADS);
 }
 
 typedef struct {
     const char *model, *out;
     double seconds;
-    int rounds, force;
+    int rounds, threads, force;
 } repair_options;
 
 static int parse_options(int argc, char **argv, repair_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
-    o->seconds = 60.0, o->rounds = CA_REPAIR_ROUNDS;
+    o->seconds = 60.0, o->rounds = CA_REPAIR_ROUNDS, o->threads = ca_fast_default_threads();
+    if (o->threads > CA_REPAIR_MAX_THREADS) o->threads = CA_REPAIR_MAX_THREADS;
     for (int i = 1; i < argc; i++) {
         const char *value;
-        long long rounds;
+        long long number;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         if (strcmp(argv[i], "--force") == 0) {
             o->force = 1;
@@ -60,9 +64,13 @@ static int parse_options(int argc, char **argv, repair_options *o, int *help)
             if (cli_value(argc, argv, &i, &value) || cli_double("--seconds", value, 0.001, 86400.0, &o->seconds))
                 return DLCA_ERR;
         } else if (strcmp(argv[i], "--rounds") == 0) {
-            if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_MAX_ROUNDS, &rounds))
+            if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_MAX_ROUNDS, &number))
                 return DLCA_ERR;
-            o->rounds = (int)rounds;
+            o->rounds = (int)number;
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            if (cli_value(argc, argv, &i, &value) || cli_int("--threads", value, 1, CA_REPAIR_MAX_THREADS, &number))
+                return DLCA_ERR;
+            o->threads = (int)number;
         } else if (strncmp(argv[i], "-", 1) == 0 && argv[i][1] != '\0') {
             return err_set(DLCA_ERR, "unknown option '%s' (see dlca repair --help)", argv[i]);
         } else if (o->model) {
@@ -104,7 +112,7 @@ int cmd_repair(int argc, char **argv)
     int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory for the target") : DLCA_OK;
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
-    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL};
+    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);

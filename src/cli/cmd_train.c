@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_config_text.h"
+#include "ca_fast_pool.h"
 #include "ca_file.h"
 #include "ca_memory.h"
 #include "ca_repair.h"
@@ -450,7 +451,7 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
  * circuit written (r->model holds it), which replaces it when made exact. */
 static int repair_written(const train_options *o, training_run *r, const char *out, train_log *log)
 {
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL};
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, ca_fast_default_threads()};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);

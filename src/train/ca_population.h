@@ -96,8 +96,9 @@ int ca_population_best(const ca_population *population);
 int ca_population_exact_count(const ca_population *population);
 
 /* After ca_population_train: the search of ca_repair on the output circuit of every member that
- * is not verified exact, `seconds` each, best-ranked members first, on up to `threads` threads
- * side by side (each member its own search). With `first` it stops starting searches once one
+ * is not verified exact, `seconds` each, best-ranked members first, on `threads` threads: one
+ * search a thread side by side while members outnumber them, else each search on threads /
+ * members of them (ca_repair_options.threads). With `first` it stops starting searches once one
  * member is repaired (the searches under way finish). A repaired member's out is exact and its
  * model holds the repaired logits; the others are left as they were. *repaired counts them. */
 int ca_population_repair(ca_population *population, double seconds, int threads, int first, int *repaired);

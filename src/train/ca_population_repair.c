@@ -14,6 +14,7 @@ typedef struct {
     ca_population *population;
     int *order, count, next;
     double seconds;
+    int search_threads; /* each search's (ca_repair_options.threads) */
     int first, repaired, failed;
     char error[256]; /* the first search that could not run */
     pthread_mutex_t lock;
@@ -29,7 +30,7 @@ static void *repair_worker(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
         ca_member *m = &w->population->members[i];
-        ca_repair_options options = {w->seconds, CA_REPAIR_ROUNDS, NULL, NULL};
+        ca_repair_options options = {w->seconds, CA_REPAIR_ROUNDS, NULL, NULL, w->search_threads};
         int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
         pthread_mutex_lock(&w->lock);
         if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());
@@ -66,6 +67,8 @@ int ca_population_repair(ca_population *p, double seconds, int threads, int firs
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     if (prepare(p, &w)) return free(w.order), DLCA_ERR;
+    w.search_threads = w.count > 0 && threads > w.count ? threads / w.count : 1;
+    if (w.search_threads > CA_REPAIR_MAX_THREADS) w.search_threads = CA_REPAIR_MAX_THREADS;
     if (threads > w.count) threads = w.count;
     pthread_t *ids = calloc((size_t)(threads > 0 ? threads : 1), sizeof *ids);
     if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", threads);

@@ -2,6 +2,7 @@
 #include "ca_repair.h"
 
 #include "ca_bench.h"
+#include "ca_fast_pool.h"
 #include "ca_eval.h"
 #include "ca_exact.h"
 #include "ca_task.h"
@@ -10,17 +11,32 @@
 #include "hard_cpu.h"
 #include "rng.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The circuit as extracted (every model gate's netlist gates, whose ops a try rewrites) and
- * pruned (what the engine runs: a tenth to a hundredth of the gates of a trained circuit), the
- * rounds' starts and targets, and where each model gate's netlist gates are. */
+/* One thread's room for tries: its copy of the extracted circuit (every model gate's netlist
+ * gates, whose ops a try rewrites, the kept ops elsewhere), an engine, and per counted bit whether
+ * the last try counted through had it wrong. Lane 0 is the calling thread's, and its circuit is
+ * the kept one between tries. */
+typedef struct {
+    hard_netlist base;
+    hard_cpu engine;
+    uint8_t *wrong_try;
+    int rc;
+    char error[256];
+} lane;
+
+/* The circuit as kept (extracted in the lanes, and pruned: what an engine runs, a tenth to a
+ * hundredth of the gates of a trained circuit), the rounds' starts and targets, and where each
+ * model gate's netlist gates are. */
 typedef struct {
     const ca_config *config;
-    hard_netlist base, pruned;
-    hard_cpu engine;
+    hard_netlist pruned;
+    lane *lanes;
+    int n_lanes;
+    ca_fast_pool *pool;
     int rounds;
     int last_step;             /* wrong bits count at every step from T to this one */
     uint64_t round[CA_REPAIR_MAX_ROUNDS];
@@ -35,8 +51,8 @@ typedef struct {
     uint32_t *weight;
     size_t weights;
     /* Per counted bit, whether the kept circuit has it wrong (wrong_now; wrong_kept of them,
-     * weighing weight_kept) and whether the last try that was counted through had (wrong_try). */
-    uint8_t *wrong_now, *wrong_try;
+     * weighing weight_kept). */
+    uint8_t *wrong_now;
     size_t wrong_kept, weight_kept;
     int32_t *first, *instr;    /* model gate g's netlist gates: instr[first[g] .. first[g + 1]) */
     /* Per extracted node (inputs, then gates), whether an output depends on it: a gate that no
@@ -46,11 +62,36 @@ typedef struct {
 
 static void search_free(search *s)
 {
-    hard_cpu_free(&s->engine);
-    hard_netlist_free(&s->base), hard_netlist_free(&s->pruned);
-    free(s->live), free(s->weight), free(s->wrong_now), free(s->wrong_try);
+    for (int i = 0; s->lanes && i < s->n_lanes; i++) {
+        hard_cpu_free(&s->lanes[i].engine);
+        hard_netlist_free(&s->lanes[i].base);
+        free(s->lanes[i].wrong_try);
+    }
+    ca_fast_pool_destroy(s->pool);
+    hard_netlist_free(&s->pruned);
+    free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
     free(s->starts), free(s->targets), free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
+}
+
+/* Lanes 1.. as copies of lane 0 (its circuit and engine), each with its wrong-bit marks. */
+static int copy_lanes(search *s, ca_shape shape, double fire_rate)
+{
+    const hard_netlist *net = &s->lanes[0].base;
+    for (int i = 0; i < s->n_lanes; i++) {
+        lane *l = &s->lanes[i];
+        l->wrong_try = calloc(s->weights, 1);
+        if (!l->wrong_try) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wrong bits");
+        if (i == 0) continue;
+        l->base = *net;
+        l->base.gates = malloc((size_t)net->n_gates * sizeof *net->gates);
+        l->base.outputs = malloc((size_t)net->channels * sizeof *net->outputs);
+        if (!l->base.gates || !l->base.outputs) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's lanes");
+        memcpy(l->base.gates, net->gates, (size_t)net->n_gates * sizeof *net->gates);
+        memcpy(l->base.outputs, net->outputs, (size_t)net->channels * sizeof *net->outputs);
+        if (hard_cpu_init(&l->engine, &s->pruned, shape, fire_rate)) return DLCA_ERR;
+    }
+    return DLCA_OK;
 }
 
 /* Groups the netlist gates by model gate (a counting sort of the extraction's map). */
@@ -69,11 +110,11 @@ static int index_gates(search *s, const ca_model *m, const int32_t *model_gate, 
     return DLCA_OK;
 }
 
-/* search.live of the extracted circuit's ops now: from the outputs back, a node is live when a
+/* search.live of the kept circuit's ops (lane 0's): from the outputs back, a node is live when a
  * live gate's op depends on it. */
 static void mark_live(search *s)
 {
-    const hard_netlist *net = &s->base;
+    const hard_netlist *net = &s->lanes[0].base;
     uint8_t *live = s->live; /* [node]: inputs, then gates */
     memset(live, 0, (size_t)(net->n_inputs + net->n_gates));
     for (int ch = 0; ch < net->channels; ch++) live[net->outputs[ch]] = 1;
@@ -87,7 +128,7 @@ static void mark_live(search *s)
     }
 }
 
-static int search_init(search *s, const ca_model *m, const double *image, int rounds)
+static int search_init(search *s, const ca_model *m, const double *image, int rounds, int threads)
 {
     const ca_config *c = &m->config;
     memset(s, 0, sizeof *s);
@@ -98,23 +139,27 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     s->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
     ca_shape shape = {same ? 1 : c->batch, c->height, c->width, c->boundary};
     s->cells = ca_shape_cells(shape);
+    s->n_lanes = threads;
+    s->lanes = calloc((size_t)threads, sizeof *s->lanes);
+    if (!s->lanes) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d threads", threads);
+    lane *l0 = &s->lanes[0];
     int32_t *model_gate = NULL;
-    if (hard_circuit_extract_mapped(&s->base, m, &model_gate)) return DLCA_ERR;
-    int rc = hard_circuit_prune(&s->pruned, &s->base, NULL);
-    if (!rc) rc = hard_cpu_init(&s->engine, &s->pruned, shape, c->fire_rate);
-    if (!rc) rc = index_gates(s, m, model_gate, s->base.n_gates);
+    if (hard_circuit_extract_mapped(&l0->base, m, &model_gate)) return search_free(s), DLCA_ERR;
+    int rc = hard_circuit_prune(&s->pruned, &l0->base, NULL);
+    if (!rc) rc = hard_cpu_init(&l0->engine, &s->pruned, shape, c->fire_rate);
+    if (!rc) rc = index_gates(s, m, model_gate, l0->base.n_gates);
     free(model_gate);
     if (rc) return search_free(s), rc;
     size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
-    s->plane = s->engine.rows * (size_t)s->engine.words;
+    s->plane = l0->engine.rows * (size_t)l0->engine.words;
     s->starts = malloc((size_t)s->rounds * (size_t)c->channels * s->plane * sizeof(uint64_t));
     s->targets = malloc((size_t)s->rounds * (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
     double *start = malloc(grid * sizeof(double)), *goal = malloc(target * sizeof(double));
-    s->live = malloc((size_t)(s->base.n_inputs + s->base.n_gates));
+    s->live = malloc((size_t)(l0->base.n_inputs + l0->base.n_gates));
     s->weights = (size_t)s->rounds * (size_t)(s->last_step - c->steps + 1) * target;
     s->weight = malloc(s->weights * sizeof *s->weight);
-    s->wrong_now = calloc(s->weights, 1), s->wrong_try = calloc(s->weights, 1);
-    if (!s->starts || !s->targets || !start || !goal || !s->live || !s->weight || !s->wrong_now || !s->wrong_try) {
+    s->wrong_now = calloc(s->weights, 1);
+    if (!s->starts || !s->targets || !start || !goal || !s->live || !s->weight || !s->wrong_now) {
         free(start), free(goal), search_free(s);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
     }
@@ -123,15 +168,17 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
         rc = ca_round_inputs(c, shape, s->round[r], image, start, goal);
         if (rc) break;
         ca_task_binarize(start, grid);
-        hard_cpu_pack(&s->engine, start);
-        memcpy(s->starts + (size_t)r * (size_t)c->channels * s->plane, s->engine.grid,
+        hard_cpu_pack(&l0->engine, start);
+        memcpy(s->starts + (size_t)r * (size_t)c->channels * s->plane, l0->engine.grid,
                (size_t)c->channels * s->plane * sizeof(uint64_t));
         memcpy(start, goal, target * sizeof(double)); /* the target as the first channels of a grid */
-        hard_cpu_pack(&s->engine, start);
-        memcpy(s->targets + (size_t)r * (size_t)c->loss_channels * s->plane, s->engine.grid,
+        hard_cpu_pack(&l0->engine, start);
+        memcpy(s->targets + (size_t)r * (size_t)c->loss_channels * s->plane, l0->engine.grid,
                (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
     }
     free(start), free(goal);
+    if (!rc) rc = copy_lanes(s, shape, c->fire_rate);
+    if (!rc && threads > 1) rc = ca_fast_pool_create(&s->pool, threads);
     if (rc) return search_free(s), DLCA_ERR;
     for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
     mark_live(s);
@@ -140,25 +187,26 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
 
 /* A try's cost: the weights of its wrong bits; how many they are; and against the kept circuit,
  * the wrong bits it fixes (their count and weight) and the weight of those it breaks. Only
- * `complete` costs (counted through, not stopped at the bound) have the last three and
- * search.wrong_try. */
+ * `complete` costs (counted through, not stopped at the bound) have the last three and the lane's
+ * wrong_try. */
 typedef struct {
     size_t cost, wrong, fixed, fixed_weight, broken_weight;
     int complete;
 } try_cost;
 
-/* The cost of the circuit now in the engine, summed over the rounds; stops once it passes `bound`
- * (cost bound + 1, not complete). */
-static try_cost search_cost(search *s, size_t bound)
+/* The cost of the circuit now in lane l's engine, summed over the rounds; stops once it passes
+ * `bound` (cost bound + 1, not complete). Reads only what tries share, so lanes run it at once. */
+static try_cost search_cost(const search *s, lane *l, size_t bound)
 {
     const ca_config *c = s->config;
-    hard_cpu *e = &s->engine;
+    hard_cpu *e = &l->engine;
     size_t target = (size_t)c->loss_channels * s->cells, start_words = (size_t)c->channels * s->plane;
     size_t loss_words = (size_t)c->loss_channels * s->plane, words = (size_t)e->words, width = (size_t)c->width;
     size_t still = 0, still_weight = 0;
     try_cost k = {0};
     const uint32_t *w = s->weight;
-    uint8_t *now = s->wrong_now, *mark = s->wrong_try;
+    const uint8_t *now = s->wrong_now;
+    uint8_t *mark = l->wrong_try;
     memset(mark, 0, s->weights);
     for (int r = 0; r < s->rounds; r++) {
         const uint64_t *goal = s->targets + (size_t)r * loss_words;
@@ -185,11 +233,11 @@ static try_cost search_cost(search *s, size_t bound)
     return k;
 }
 
-/* The circuit in the engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
-static void keep_wrong(search *s, const try_cost *k)
+/* The circuit in lane l's engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
+static void keep_wrong(search *s, lane *l, const try_cost *k)
 {
     uint8_t *swap = s->wrong_now;
-    s->wrong_now = s->wrong_try, s->wrong_try = swap;
+    s->wrong_now = l->wrong_try, l->wrong_try = swap;
     s->wrong_kept = k->wrong, s->weight_kept = k->cost;
 }
 
@@ -214,13 +262,13 @@ static int raise_weights(search *s, size_t raise)
 static int can_change(const search *s, size_t gate)
 {
     for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++)
-        if (s->live[s->base.n_inputs + s->instr[i]]) return 1;
+        if (s->live[s->lanes[0].base.n_inputs + s->instr[i]]) return 1;
     return 0;
 }
 
-static void set_op(search *s, size_t gate, int op)
+static void set_op(const search *s, hard_netlist *base, size_t gate, int op)
 {
-    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) s->base.gates[s->instr[i]].op = op;
+    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) base->gates[s->instr[i]].op = op;
 }
 
 static int same_netlist(const hard_netlist *a, const hard_netlist *b)
@@ -229,19 +277,19 @@ static int same_netlist(const hard_netlist *a, const hard_netlist *b)
            memcmp(a->outputs, b->outputs, (size_t)a->channels * sizeof *a->outputs) == 0;
 }
 
-/* Gate `gate` to op `op` (its ops in the extracted circuit rewritten, then pruned): *changed 0
- * when the pruned circuit is the one running (the gate is dead, or its new op prunes to the
- * same), else the engine runs the new one, which *next holds. */
-static int try_op(search *s, size_t gate, int op, hard_netlist *next, int *changed)
+/* Gate `gate` to op `op` in lane l (its ops in the lane's extracted circuit rewritten, then
+ * pruned): *changed 0 when the pruned circuit is the one kept (the gate is dead, or its new op
+ * prunes to the same), else the lane's engine runs the new one, which *next holds. */
+static int try_op(const search *s, lane *l, size_t gate, int op, hard_netlist *next, int *changed)
 {
-    set_op(s, gate, op);
-    if (hard_circuit_prune(next, &s->base, NULL)) return DLCA_ERR;
+    set_op(s, &l->base, gate, op);
+    if (hard_circuit_prune(next, &l->base, NULL)) return DLCA_ERR;
     *changed = !same_netlist(next, &s->pruned);
     if (!*changed) {
         hard_netlist_free(next);
         return DLCA_OK;
     }
-    if (hard_cpu_set_netlist(&s->engine, next)) return hard_netlist_free(next), DLCA_ERR;
+    if (hard_cpu_set_netlist(&l->engine, next)) return hard_netlist_free(next), DLCA_ERR;
     return DLCA_OK;
 }
 
@@ -267,33 +315,87 @@ typedef struct {
     ca_repair_result *res;
 } walk;
 
-/* Try i: kept when it lowers the cost (*kept), *k its cost. */
+/* Try i's cost in lane l, stopped past `bound`; *ran 0 for a try of no use (a dead gate, or an
+ * op that prunes to the kept circuit). The lane's circuit is the kept one again after. */
+static int cost_try(const walk *x, lane *l, size_t i, size_t bound, int *ran, try_cost *k)
+{
+    const search *s = x->s;
+    size_t g = (size_t)x->tries[i].gate;
+    *ran = 0, k->complete = 0;
+    if (!can_change(s, g)) return DLCA_OK;
+    hard_netlist next;
+    int changed, rc = try_op(s, l, g, x->tries[i].op, &next, &changed);
+    set_op(s, &l->base, g, x->op[g]);
+    if (rc || !changed) return rc;
+    *k = search_cost(s, l, bound), *ran = 1;
+    hard_netlist_free(&next);
+    return DLCA_OK;
+}
+
+/* Try i on the calling thread (lane 0): kept when it lowers the cost (*kept), *k its cost. A kept
+ * op goes into every lane's circuit. */
 static int consider(walk *x, size_t i, int *kept, try_cost *k)
 {
     search *s = x->s;
+    lane *l0 = &s->lanes[0];
     size_t g = (size_t)x->tries[i].gate;
+    int op = x->tries[i].op;
     hard_netlist next;
     int changed;
     *kept = 0, k->complete = 0;
     if (!can_change(s, g)) return DLCA_OK; /* dead: a try of no use */
-    if (try_op(s, g, x->tries[i].op, &next, &changed)) return DLCA_ERR;
+    if (try_op(s, l0, g, op, &next, &changed)) return set_op(s, &l0->base, g, x->op[g]), DLCA_ERR;
     if (!changed) { /* prunes to the circuit running: of no use */
-        set_op(s, g, x->op[g]);
+        set_op(s, &l0->base, g, x->op[g]);
         return DLCA_OK;
     }
-    *k = search_cost(s, s->weight_kept - 1);
-    if (k->cost < s->weight_kept) {
-        x->op[g] = x->tries[i].op, *kept = 1, x->res->changes++;
-        keep_wrong(s, k);
-        if (s->wrong_kept < x->res->wrong_fewest) x->res->wrong_fewest = s->wrong_kept;
-        hard_netlist_free(&s->pruned);
-        s->pruned = next;
-        mark_live(s);
+    *k = search_cost(s, l0, s->weight_kept - 1);
+    if (k->cost >= s->weight_kept) {
+        set_op(s, &l0->base, g, x->op[g]);
+        hard_netlist_free(&next);
         return DLCA_OK;
     }
-    set_op(s, g, x->op[g]);
-    hard_netlist_free(&next);
-    return hard_cpu_set_netlist(&s->engine, &s->pruned);
+    x->op[g] = op, *kept = 1, x->res->changes++;
+    for (int j = 1; j < s->n_lanes; j++) set_op(s, &s->lanes[j].base, g, op);
+    keep_wrong(s, l0, k);
+    if (s->wrong_kept < x->res->wrong_fewest) x->res->wrong_fewest = s->wrong_kept;
+    hard_netlist_free(&s->pruned);
+    s->pruned = next;
+    mark_live(s);
+    return DLCA_OK;
+}
+
+/* Tries costed at once, one lane a thread, against the same kept circuit: every try's cost is
+ * what it would be alone, so the search walks as it would on one thread. */
+typedef struct {
+    const walk *x;
+    size_t *index; /* [n]: the tries */
+    try_cost *cost;
+    int *ran;
+    int n;
+    size_t bound;
+    atomic_int next;
+} batch;
+
+static void batch_job(void *context, int thread, int threads)
+{
+    (void)threads;
+    batch *b = context;
+    lane *l = &b->x->s->lanes[thread];
+    for (int j; !l->rc && (j = atomic_fetch_add(&b->next, 1)) < b->n;)
+        if ((l->rc = cost_try(b->x, l, b->index[j], b->bound, &b->ran[j], &b->cost[j])))
+            snprintf(l->error, sizeof l->error, "%s", err_message());
+}
+
+static int run_batch(search *s, batch *b)
+{
+    b->bound = s->weight_kept - 1;
+    atomic_store(&b->next, 0);
+    if (s->pool) ca_fast_pool_run(s->pool, batch_job, b);
+    else batch_job(b, 0, 1);
+    for (int j = 0; j < s->n_lanes; j++)
+        if (s->lanes[j].rc) return err_set(s->lanes[j].rc, "%s", s->lanes[j].error);
+    return DLCA_OK;
 }
 
 /* Passes over every try (each gate to each of its 16 ops but the one it has), keeping each that
@@ -303,13 +405,23 @@ static int consider(walk *x, size_t i, int *kept, try_cost *k)
  * lowers the cost, and that try is kept: the search walks on through changes that fix the
  * heavy bits at the price of others instead of stopping. (A try stopped at the bound tells too
  * little; with none that tells enough, the wrong bits' weights rise by their mean.) Until the first
- * minimum every weight is 1 and the cost the wrong bits. op[g] is each gate's op as kept. */
+ * minimum every weight is 1 and the cost the wrong bits. op[g] is each gate's op as kept.
+ * The tries of a pass are costed BATCH_PER_THREAD a thread at once, and the first in order that
+ * lowers the cost is kept (tried again on lane 0), the pass going on after it: the walk is the
+ * one-thread walk, whatever the threads. */
+enum { BATCH_PER_THREAD = 8 };
 static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
                       double start_ms)
 {
     size_t count = m->gate_count * GATE_OP_COUNT;
+    int room = s->n_lanes > 1 ? BATCH_PER_THREAD * s->n_lanes : 1;
     repair_try *tries = malloc(count * sizeof *tries);
-    if (!tries) return err_set(DLCA_ERR_NOMEM, "out of memory for %zu repair tries", count);
+    batch b = {.index = malloc((size_t)room * sizeof(size_t)), .cost = malloc((size_t)room * sizeof(try_cost)),
+               .ran = malloc((size_t)room * sizeof(int))};
+    if (!tries || !b.index || !b.cost || !b.ran) {
+        free(tries), free(b.index), free(b.cost), free(b.ran);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for %zu repair tries", count);
+    }
     for (size_t g = 0, k = 0; g < m->gate_count; g++)
         for (int q = 0; q < GATE_OP_COUNT; q++) {
             const float *z = m->logits + g * GATE_OP_COUNT;
@@ -317,35 +429,44 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
         }
     qsort(tries, count, sizeof *tries, by_gap);
     walk x = {s, op, tries, res};
+    b.x = &x;
     double last_note = start_ms, limit_ms = start_ms + o->seconds * 1000.0;
     int out_of_time = 0, rc = DLCA_OK;
     while (!rc && s->wrong_kept > 0 && !out_of_time) {
         int kept_any = 0;
         size_t mildest = count, need = 0; /* the try a minimum keeps, and the weight it needs */
-        for (size_t i = 0; i < count && s->wrong_kept > 0 && !rc; i++) {
-            if (tries[i].op == op[tries[i].gate]) continue;
-            if ((res->tries & 63) == 0) {
-                double now = ca_bench_now_ms();
-                if (now >= limit_ms) {
-                    out_of_time = 1;
+        for (size_t i = 0; i < count && s->wrong_kept > 0 && !rc;) {
+            double now = ca_bench_now_ms();
+            if (now >= limit_ms) {
+                out_of_time = 1;
+                break;
+            }
+            if (o->progress && now - last_note >= 1000.0) {
+                o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
+                last_note = now;
+            }
+            b.n = 0;
+            for (; i < count && b.n < room; i++)
+                if (tries[i].op != op[tries[i].gate]) b.index[b.n++] = i;
+            if ((rc = run_batch(s, &b))) break;
+            for (int j = 0; j < b.n; j++) {
+                const try_cost *k = &b.cost[j];
+                res->tries++;
+                if (b.ran[j] && k->cost < s->weight_kept) { /* the first that lowers it: kept */
+                    int kept;
+                    try_cost again;
+                    rc = consider(&x, b.index[j], &kept, &again);
+                    if (!rc && !kept) rc = err_set(DLCA_ERR, "repair: a try costed lower was not kept (a bug)");
+                    kept_any = 1, i = b.index[j] + 1;
+                    if (!rc && o->progress)
+                        o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima,
+                                    (ca_bench_now_ms() - start_ms) / 1000.0);
                     break;
                 }
-                if (o->progress && now - last_note >= 1000.0) {
-                    o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
-                    last_note = now;
+                if (b.ran[j] && k->complete && k->fixed > 0) {
+                    size_t n = (k->broken_weight - k->fixed_weight) / k->fixed + 1; /* broken >= fixed: not kept */
+                    if (mildest == count || n < need) mildest = b.index[j], need = n;
                 }
-            }
-            res->tries++;
-            int kept;
-            try_cost k;
-            rc = consider(&x, i, &kept, &k);
-            if (kept) {
-                kept_any = 1;
-                if (o->progress)
-                    o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (ca_bench_now_ms() - start_ms) / 1000.0);
-            } else if (k.complete && k.fixed > 0) {
-                size_t n = (k.broken_weight - k.fixed_weight) / k.fixed + 1; /* broken >= fixed: not kept */
-                if (mildest == count || n < need) mildest = i, need = n;
             }
         }
         if (rc || kept_any || s->wrong_kept == 0 || out_of_time) continue;
@@ -360,7 +481,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
             raise_weights(s, s->weight_kept / s->wrong_kept);
         }
     }
-    free(tries);
+    free(tries), free(b.index), free(b.cost), free(b.ran);
     if (rc) return rc;
     res->wrong_after = s->wrong_kept;
     if (s->wrong_kept > 0)
@@ -388,10 +509,10 @@ static int search_rounds(ca_model *m, const double *image, int rounds, int *op, 
                          ca_repair_result *res, double start_ms, int first, int *right)
 {
     search s;
-    if (search_init(&s, m, image, rounds)) return DLCA_ERR;
+    if (search_init(&s, m, image, rounds, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
     for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
-    try_cost k = search_cost(&s, (size_t)-2);
-    keep_wrong(&s, &k);
+    try_cost k = search_cost(&s, &s.lanes[0], (size_t)-2);
+    keep_wrong(&s, &s.lanes[0], &k);
     size_t wrong = k.wrong;
     if (first) res->wrong_before = wrong;
     res->wrong_after = res->wrong_fewest = wrong;
@@ -405,9 +526,10 @@ static int search_rounds(ca_model *m, const double *image, int rounds, int *op, 
 int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_repair_result *res)
 {
     memset(res, 0, sizeof *res);
-    if (!(o->seconds > 0.0) || o->rounds < 1 || o->rounds > CA_REPAIR_MAX_ROUNDS)
-        return err_set(DLCA_ERR, "repair: %g seconds and %d rounds (want > 0 and 1..%d)", o->seconds, o->rounds,
-                       CA_REPAIR_MAX_ROUNDS);
+    if (!(o->seconds > 0.0) || o->rounds < 1 || o->rounds > CA_REPAIR_MAX_ROUNDS || o->threads < 0 ||
+        o->threads > CA_REPAIR_MAX_THREADS)
+        return err_set(DLCA_ERR, "repair: %g seconds, %d rounds and %d threads (want > 0, 1..%d and 0..%d)", o->seconds,
+                       o->rounds, o->threads, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_MAX_THREADS);
     double start_ms = ca_bench_now_ms();
     ca_exact_result exact;
     if (ca_exact_check(m, image, &exact)) return DLCA_ERR;

@@ -15,8 +15,8 @@
  * rounds, up to CA_REPAIR_MAX_ROUNDS. A gate no output depends on is not tried; a try rewrites
  * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
  * hundredth of its gates), and runs that on the bit-packed CPU engine unless it prunes to the
- * circuit already running. Deterministic but for the time limit (docs/exact-circuits.md,
- * sections 8 and 10). */
+ * circuit already running. Deterministic but for the time limit, and the same on any number of
+ * threads (docs/exact-circuits.md, sections 8, 10 and 11). */
 #ifndef DLCA_CA_REPAIR_H
 #define DLCA_CA_REPAIR_H
 
@@ -28,6 +28,8 @@
 /* Rounds searched at first where rounds differ, and at most: a circuit right on them and wrong on
  * an unseen round is searched again on twice as many. */
 enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64 };
+/* Threads one search may cost its tries on, at most. */
+enum { CA_REPAIR_MAX_THREADS = 256 };
 #define CA_REPAIR_FIRST_ROUND 500000000ull
 
 typedef struct {
@@ -38,6 +40,11 @@ typedef struct {
      * bits now, tries so far, changes kept (a gate may change more than once) and minima met. */
     void (*progress)(void *user, size_t wrong, size_t tries, int changes, int minima, double seconds);
     void *user;
+    /* Threads costing tries at once (0 or 1: the calling thread alone; up to
+       CA_REPAIR_MAX_THREADS). The search is the same on any number: a pass's tries are costed
+       in batches against the same kept circuit and the first in order that lowers the cost is
+       kept, as one thread would. */
+    int threads;
 } ca_repair_options;
 
 typedef struct {
