@@ -237,12 +237,12 @@ static void test_population(void)
     p.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
     p.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
     int repaired = -1;
-    int rc = ca_population_repair(&p, 30.0, 1, 1, &repaired);
+    int rc = ca_population_repair(&p, 30.0, 1, 0, 1, &repaired);
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
           "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
     CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
     CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
-    rc = ca_population_repair(&p, 0.3, 2, 0, &repaired);
+    rc = ca_population_repair(&p, 0.3, 2, 0, 0, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
               !p.members[1].out.exact,
           "the fresh member is searched, not repaired (%s)", p.members[1].repair.why);
@@ -260,7 +260,7 @@ static void test_population(void)
     } else {
         CHECK(0, "load %s: %s", path, err_message());
     }
-    CHECK(ca_population_repair(&p, 0.0, 1, 0, &repaired) == DLCA_ERR, "0 seconds refused");
+    CHECK(ca_population_repair(&p, 0.0, 1, 0, 0, &repaired) == DLCA_ERR, "0 seconds refused");
     ca_population_free(&p);
     ca_model_free(&shipped);
     ca_target_image_free(&t);

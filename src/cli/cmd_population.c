@@ -46,14 +46,16 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
     fflush(stderr);
 }
 
-int cmd_population_repair(ca_population *p, double seconds, int first, int *repaired)
+int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int *repaired)
 {
     int threads = ca_fast_default_threads(), inexact = 0;
     for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact;
-    int side = inexact < threads ? inexact : threads, each = side > 0 && threads > side ? threads / side : 1;
+    int each = search_threads ? search_threads : inexact > 0 && threads > inexact ? threads / inexact : 1;
+    int side = threads > each ? threads / each : 1;
+    if (side > inexact) side = inexact;
     fprintf(stderr, "repairing %d inexact member%s: up to %g s each, %d side by side on %d thread%s each\n", inexact,
             inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s");
-    if (ca_population_repair(p, seconds, threads, first, repaired)) return DLCA_ERR;
+    if (ca_population_repair(p, seconds, threads, search_threads, first, repaired)) return DLCA_ERR;
     for (int i = 0; i < p->count; i++) {
         const ca_member *m = &p->members[i];
         const ca_repair_result *r = &m->repair;
@@ -201,7 +203,7 @@ static int run_try(const cmd_population_args *a, int try, member_line *lines, ch
     rc = ca_population_train(&p, &run);
     int repaired = 0, interrupted = a->interrupt && *a->interrupt;
     if (!rc && a->repair > 0.0 && !interrupted && ca_population_exact_count(&p) == 0)
-        rc = cmd_population_repair(&p, a->repair, 1, &repaired);
+        rc = cmd_population_repair(&p, a->repair, a->repair_threads, 1, &repaired);
     if (!rc) rc = settle_try(a, &p, first_line, lines, keep, written);
     for (int i = 0; i < p.count; i++) *seconds = p.members[i].seconds > *seconds ? p.members[i].seconds : *seconds;
     *exact = ca_population_exact_count(&p) > 0;

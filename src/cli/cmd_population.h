@@ -31,6 +31,7 @@ typedef struct {
     long long every;
     int check_every, stop_exact, keep_final, force;
     double repair;     /* seconds of dlca repair's search per inexact member after a try; 0: none */
+    int repair_threads; /* threads a search (0: the cores divided among the inexact members) */
     double max_memory; /* GiB */
     volatile sig_atomic_t *interrupt;
 } cmd_population_args;
@@ -53,9 +54,10 @@ typedef struct {
 
 void cmd_population_show(void *context, const ca_population *population, uint64_t step, double seconds);
 
-/* ca_population_repair on every core (`seconds` a member; with `first`, until one is repaired),
- * a line on stderr for each member searched. *repaired counts the members made exact. */
-int cmd_population_repair(ca_population *population, double seconds, int first, int *repaired);
+/* ca_population_repair on every core (`seconds` a member, on `search_threads` threads each, 0:
+ * the cores divided among the inexact members; with `first`, until one is repaired), a line on
+ * stderr for each member searched. *repaired counts the members made exact. */
+int cmd_population_repair(ca_population *population, double seconds, int search_threads, int first, int *repaired);
 
 /* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);

@@ -34,6 +34,7 @@ typedef struct {
     long long every, check_every;
     double max_memory;
     double repair; /* seconds of the repair search per inexact seed; 0: none */
+    long long repair_threads; /* threads a search; 0: the cores divided among the inexact seeds */
     ca_config_assignments flags; /* config keys given as flags, applied on each preset */
     volatile sig_atomic_t *interrupt; /* cli_stop.h: stop after the step under way */
 } sweep_options;
@@ -85,6 +86,9 @@ static void print_help(void)
            "                     seeds side by side on the CPU's cores; a seed made exact counts\n"
            "                     as exact at the steps it trained (its exact seed marked 'r'), and\n"
            "                     the search's time is in the wall time (default 0: none)\n"
+           "  --repair-threads N threads each search tries changes on (default: the cores divided\n"
+           "                     among the inexact seeds, one each while they outnumber the cores;\n"
+           "                     N each: cores / N searches side by side, the others after)\n"
            "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
            "  --keep-exact DIR   write each verified-exact circuit to DIR as <preset>-seed<S>.dlca\n"
            "                     (the state before its exact step's update, as dlca train writes\n"
@@ -164,6 +168,8 @@ static int parse_flag(sweep_options *o, const char *flag, const char *v)
         return cli_int(flag, v, 1, 1000000000, &o->check_every);
     } else if (strcmp(flag, "--repair") == 0) {
         return cli_double(flag, v, 0.0, 86400.0, &o->repair);
+    } else if (strcmp(flag, "--repair-threads") == 0) {
+        return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
     } else if (strcmp(flag, "--seed") == 0) {
         return err_set(DLCA_ERR, "--seed: a sweep takes --seeds A-B");
     } else if (ca_config_key_find(flag + 2)) {
@@ -370,7 +376,8 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
         rc = ca_population_train(&p, &how);
     }
     int repaired = 0, interrupted = o->interrupt && *o->interrupt;
-    if (!rc && o->repair > 0.0 && !interrupted) rc = cmd_population_repair(&p, o->repair, 0, &repaired);
+    if (!rc && o->repair > 0.0 && !interrupted)
+        rc = cmd_population_repair(&p, o->repair, (int)o->repair_threads, 0, &repaired);
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
     if (!rc && interrupted) {
         result->interrupted = 1;

@@ -33,6 +33,7 @@ typedef struct {
     double max_memory; /* GiB */
     double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
                           < 0: not given (CMD_REPAIR_GPU_DEFAULT on a GPU, else 0) */
+    long long repair_threads; /* threads a search; 0: not given (the cores, shared in a population) */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
@@ -108,6 +109,9 @@ static void print_help(void)
            "                     is exact); a circuit made exact is written without training\n"
            "                     state. Default on a GPU without --resume: %g; elsewhere 0, no\n"
            "                     search\n"
+           "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
+           "                     among a population's inexact members; N each runs cores / N\n"
+           "                     searches side by side); the search is the same on any number\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -163,6 +167,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--tries") == 0) return cli_int(flag, v, 1, CMD_TRIES_MAX, &o->tries);
     else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (strcmp(flag, "--repair") == 0) return cli_double(flag, v, 0.0, 86400.0, &o->repair);
+    else if (strcmp(flag, "--repair-threads") == 0) return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -194,7 +199,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
     if (o->resume && (configures || o->config || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
-                                 "--repair, --force and --max-memory may be given with it");
+                                 "--repair, --repair-threads, --force and --max-memory may be given with it");
     if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");
@@ -451,7 +456,9 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
  * circuit written (r->model holds it), which replaces it when made exact. */
 static int repair_written(const train_options *o, training_run *r, const char *out, train_log *log)
 {
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, ca_fast_default_threads()};
+    int threads = o->repair_threads ? (int)o->repair_threads : ca_fast_default_threads();
+    if (threads > CA_REPAIR_MAX_THREADS) threads = CA_REPAIR_MAX_THREADS;
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);
@@ -540,7 +547,7 @@ static int train(const train_options *o, const ca_options *seam)
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, resolved.repair,
-                                    o->max_memory, o->stop};
+                                    (int)o->repair_threads, o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(&resolved, &r, &paths, &run, backend, &vk);

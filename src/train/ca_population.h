@@ -96,12 +96,14 @@ int ca_population_best(const ca_population *population);
 int ca_population_exact_count(const ca_population *population);
 
 /* After ca_population_train: the search of ca_repair on the output circuit of every member that
- * is not verified exact, `seconds` each, best-ranked members first, on `threads` threads: one
- * search a thread side by side while members outnumber them, else each search on threads /
- * members of them (ca_repair_options.threads). With `first` it stops starting searches once one
+ * is not verified exact, `seconds` each, best-ranked members first, on `threads` threads: each
+ * search on `search_threads` of them (ca_repair_options.threads), threads / search_threads
+ * searches side by side; search_threads 0: threads / members, at least 1 (one search a thread
+ * while members outnumber threads). With `first` it stops starting searches once one
  * member is repaired (the searches under way finish). A repaired member's out is exact and its
  * model holds the repaired logits; the others are left as they were. *repaired counts them. */
-int ca_population_repair(ca_population *population, double seconds, int threads, int first, int *repaired);
+int ca_population_repair(ca_population *population, double seconds, int threads, int search_threads, int first,
+                         int *repaired);
 
 /* Writes member i's output circuit as a model file (atomically), with its training state and the
  * target picture `target` (NULL: none); a repaired member's without training state (its logits

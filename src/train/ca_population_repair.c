@@ -57,18 +57,22 @@ static int prepare(ca_population *p, repair_work *w)
     return DLCA_OK;
 }
 
-int ca_population_repair(ca_population *p, double seconds, int threads, int first, int *repaired)
+int ca_population_repair(ca_population *p, double seconds, int threads, int search_threads, int first,
+                         int *repaired)
 {
     *repaired = 0;
-    if (!(seconds > 0.0) || threads < 1) return err_set(DLCA_ERR, "repair: %g seconds on %d threads", seconds, threads);
+    if (!(seconds > 0.0) || threads < 1 || search_threads < 0 || search_threads > CA_REPAIR_MAX_THREADS)
+        return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search (want > 0, >= 1 and 0..%d)", seconds,
+                       threads, search_threads, CA_REPAIR_MAX_THREADS);
     repair_work w;
     memset(&w, 0, sizeof w);
     w.population = p, w.seconds = seconds, w.first = first;
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     if (prepare(p, &w)) return free(w.order), DLCA_ERR;
-    w.search_threads = w.count > 0 && threads > w.count ? threads / w.count : 1;
+    w.search_threads = search_threads ? search_threads : w.count > 0 && threads > w.count ? threads / w.count : 1;
     if (w.search_threads > CA_REPAIR_MAX_THREADS) w.search_threads = CA_REPAIR_MAX_THREADS;
+    threads = threads > w.search_threads ? threads / w.search_threads : 1; /* searches side by side */
     if (threads > w.count) threads = w.count;
     pthread_t *ids = calloc((size_t)(threads > 0 ? threads : 1), sizeof *ids);
     if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", threads);

@@ -406,15 +406,17 @@ static int run_batch(search *s, batch *b)
  * heavy bits at the price of others instead of stopping. (A try stopped at the bound tells too
  * little; with none that tells enough, the wrong bits' weights rise by their mean.) Until the first
  * minimum every weight is 1 and the cost the wrong bits. op[g] is each gate's op as kept.
- * The tries of a pass are costed BATCH_PER_THREAD a thread at once, and the first in order that
- * lowers the cost is kept (tried again on lane 0), the pass going on after it: the walk is the
- * one-thread walk, whatever the threads. */
-enum { BATCH_PER_THREAD = 8 };
+ * On several threads a pass's tries are costed in batches, and the first in order that lowers the
+ * cost is kept (tried again on lane 0), the pass going on after it: the walk is the one-thread
+ * walk, whatever the threads. A batch is a try a thread after a kept one (the rest of a batch is
+ * lost when one is kept) and doubles with each batch that keeps none, up to BATCH_PER_THREAD a
+ * thread (a pass that keeps nothing, most of a search, spends little on the threads' meeting). */
+enum { BATCH_PER_THREAD = 64 };
 static int run_search(search *s, const ca_model *m, int *op, const ca_repair_options *o, ca_repair_result *res,
                       double start_ms)
 {
     size_t count = m->gate_count * GATE_OP_COUNT;
-    int room = s->n_lanes > 1 ? BATCH_PER_THREAD * s->n_lanes : 1;
+    int room = s->n_lanes > 1 ? BATCH_PER_THREAD * s->n_lanes : 1, size = s->n_lanes;
     repair_try *tries = malloc(count * sizeof *tries);
     batch b = {.index = malloc((size_t)room * sizeof(size_t)), .cost = malloc((size_t)room * sizeof(try_cost)),
                .ran = malloc((size_t)room * sizeof(int))};
@@ -445,8 +447,9 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                 o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
                 last_note = now;
             }
+            int kept_now = 0;
             b.n = 0;
-            for (; i < count && b.n < room; i++)
+            for (; i < count && b.n < size; i++)
                 if (tries[i].op != op[tries[i].gate]) b.index[b.n++] = i;
             if ((rc = run_batch(s, &b))) break;
             for (int j = 0; j < b.n; j++) {
@@ -457,7 +460,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     try_cost again;
                     rc = consider(&x, b.index[j], &kept, &again);
                     if (!rc && !kept) rc = err_set(DLCA_ERR, "repair: a try costed lower was not kept (a bug)");
-                    kept_any = 1, i = b.index[j] + 1;
+                    kept_any = kept_now = 1, i = b.index[j] + 1;
                     if (!rc && o->progress)
                         o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima,
                                     (ca_bench_now_ms() - start_ms) / 1000.0);
@@ -468,6 +471,7 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
                     if (mildest == count || n < need) mildest = b.index[j], need = n;
                 }
             }
+            size = kept_now ? s->n_lanes : size * 2 < room ? size * 2 : room;
         }
         if (rc || kept_any || s->wrong_kept == 0 || out_of_time) continue;
         res->minima++; /* a minimum: its wrong bits weigh more */
