@@ -7,7 +7,10 @@
 #  - tools/sweep_lanes.sh runs its list's rows on two lanes (the CPU twice) and prints their
 #    Markdown rows in the list's order and each row's exact seeds as its sweep's summary says; a
 #    row a deadline stops is written as interrupted and the next skipped; a failing row is exit 1,
-#    a bad list line exit 2.
+#    a bad list line exit 2;
+#  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... and
+#    counts the runs whose circuit passes dlca eval as its lines say; a dlca train that fails is
+#    exit 1, bad usage exit 2.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1 build=$2
@@ -70,6 +73,20 @@ lanes "$work/broken.txt" "$work/broken" > /dev/null 2> "$work/broken.err"
 status=$?
 [ "$status" = 2 ] && grep -q "broken.txt:1: not 'name | preset | flags'" "$work/broken.err"
 check $? "sweep_lanes.sh: a bad list line is exit 2 ($status) naming the line: $(cat "$work/broken.err")"
+
+defaults() { bash "$src/tools/default_runs.sh" "$build" "$@"; }
+defaults gol 2 -- --device cpu $small > "$work/defaults.txt" 2> "$work/defaults.err"
+check $? "default_runs.sh exits 0: $(tail -2 "$work/defaults.err")"
+runs=$(grep -c '^run [01]: --seed \(1\|17\) ' "$work/defaults.txt")
+passing=$(grep -cE 'eval: ([0-9]+) of \1 checks? passed$' "$work/defaults.txt")
+[ "$runs" = 2 ] && grep -qx "gol: $passing of 2 runs wrote a circuit that passes every dlca eval check;.*" "$work/defaults.txt"
+check $? "default_runs.sh: two runs, seeds 1 and 17, and a summary counting the $passing whose eval passed: $(cat "$work/defaults.txt")"
+defaults gol 1 -- --device cpu --bogus > /dev/null 2> "$work/defaults.err"
+status=$?
+[ "$status" = 1 ] && grep -q "dlca train exit 2" "$work/defaults.err"
+check $? "default_runs.sh: a dlca train that fails is exit 1 ($status), naming it: $(cat "$work/defaults.err")"
+defaults gol 0 > /dev/null 2>&1
+check $([ $? = 2 ] && echo 0 || echo 1) "default_runs.sh: RUNS 0 is bad usage (exit 2)"
 
 [ "$fail" = 0 ] && echo "check_tools: all passed"
 exit "$fail"

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# default_runs.sh BUILD_DIR PRESET [RUNS] [-- FLAGS...]
+#
+# The default `dlca train` as a user meets it, measured over RUNS runs (default 16): run k trains
+# `dlca train --preset PRESET --seed 16k+1 FLAGS` (the default on a GPU tries seeds S to S+15, so
+# the runs share no seed), then `dlca eval` checks what it wrote. Prints a line a run (its base
+# seed, exit status, wall seconds, the populations it tried, the seed it wrote and whether that is
+# verified exact or repaired, eval's verdict) and then the summary:
+#   PRESET: N of RUNS runs wrote a circuit that passes every dlca eval check; wall s median M,
+#   per passing circuit W
+# The runs' files go in a temporary folder, removed at the end. Exit 0 when every run ran (passing
+# or not), 1 when a dlca command failed other than by an inexact result, 2 on bad usage.
+# Example: tools/default_runs.sh build checkerboard 16
+set -uo pipefail
+die() { echo "default_runs: $*" >&2; exit 2; }
+[ $# -ge 2 ] || die "usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS] [-- FLAGS...]"
+build=$1 preset=$2 runs=16
+shift 2
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then runs=$1; shift; fi
+[ $# -gt 0 ] && [ "$1" = "--" ] && shift
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS: '$runs' is not a positive whole number"
+dlca=$build/dlca
+[ -x "$dlca" ] || die "$dlca: no dlca program there (build first)"
+work=$(mktemp -d) || die "no temporary folder"
+trap 'rm -rf "$work"' EXIT
+
+failed=0 passed=0
+walls=()
+for ((k = 0; k < runs; k++)); do
+    seed=$((16 * k + 1))
+    out=$work/run$k.dlca
+    t0=$(date +%s.%N)
+    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$work/run$k.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    walls+=("$wall")
+    wrote=$(grep -m1 '^wrote ' "$work/run$k.err" | sed -n 's/^wrote [^ ]* (\([^)]*\)).*/\1/p')
+    tries=$(grep -o 'try [0-9]*/[0-9]*' "$work/run$k.err" | tail -n 1)
+    repaired=$(grep -c 'verified exact by changing' "$work/run$k.err")
+    verdict="not written"
+    if [ -f "$out" ]; then
+        "$dlca" eval "$out" --device cpu > "$work/eval$k.txt" 2>&1
+        erc=$?
+        verdict=$(grep -E '^[0-9]+ of [0-9]+ checks? passed' "$work/eval$k.txt" | tail -n 1)
+        [ -n "$verdict" ] || verdict="eval exit $erc"
+        if [ $erc -eq 0 ]; then
+            passed=$((passed + 1))
+        fi
+    fi
+    # exit 1 is an inexact result; anything else is a failure of the command
+    if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+        failed=1
+        echo "run $k (--seed $seed): dlca train exit $rc: $(tail -n 1 "$work/run$k.err")" >&2
+    fi
+    echo "run $k: --seed $seed  exit $rc  ${wall} s  ${tries:-try 1/1}  wrote ${wrote:-its run}  repaired $repaired  eval: $verdict"
+done
+median=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+total=$(printf '%s\n' "${walls[@]}" | awk '{ s += $1 } END { printf "%.1f", s }')
+per_all=$(awk -v w="$total" -v n="$passed" 'BEGIN { if (n) printf "%.2f", w / n; else print "inf" }')
+echo "$preset: $passed of $runs runs wrote a circuit that passes every dlca eval check; wall s median $median," \
+     "all runs $total, per passing circuit $per_all"
+exit $failed
