@@ -28,6 +28,24 @@ static void find_reads(hard_cpu *e, const hard_program *p)
         }
 }
 
+static long long neighbour_row(const hard_cpu *e, size_t row, int dy);
+
+/* e->neighbour_row and neighbour_mask for rows of one word. */
+static int find_neighbour_rows(hard_cpu *e)
+{
+    for (int k = 0; k < 2; k++) {
+        e->neighbour_row[k] = malloc(e->rows * sizeof(uint32_t));
+        e->neighbour_mask[k] = malloc(e->rows * sizeof(uint64_t));
+        if (!e->neighbour_row[k] || !e->neighbour_mask[k]) return DLCA_ERR_NOMEM;
+        for (size_t row = 0; row < e->rows; row++) {
+            long long y = neighbour_row(e, row, 2 * k - 1);
+            e->neighbour_row[k][row] = y < 0 ? 0 : (uint32_t)y;
+            e->neighbour_mask[k][row] = y < 0 ? 0 : ~0ULL;
+        }
+    }
+    return DLCA_OK;
+}
+
 int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double fire_rate)
 {
     memset(e, 0, sizeof *e);
@@ -55,7 +73,8 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->read_slots = malloc((size_t)e->program.n_inputs * sizeof *e->read_slots);
     e->read_channels = malloc((size_t)e->channels * sizeof *e->read_channels);
     if (e->read_slots && e->read_channels) find_reads(e, &e->program);
-    if (!e->grid || !e->next || !e->left || !e->right || !e->slots || !e->read_slots || !e->read_channels) {
+    int rows_ok = e->words != 1 || (e->rows <= UINT32_MAX && find_neighbour_rows(e) == DLCA_OK);
+    if (!e->grid || !e->next || !e->left || !e->right || !e->slots || !e->read_slots || !e->read_channels || !rows_ok) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
     }
@@ -66,6 +85,7 @@ void hard_cpu_free(hard_cpu *e)
 {
     hard_program_free(&e->program);
     free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots), free(e->read_slots), free(e->read_channels);
+    for (int k = 0; k < 2; k++) free(e->neighbour_row[k]), free(e->neighbour_mask[k]);
     memset(e, 0, sizeof *e);
 }
 
@@ -184,25 +204,22 @@ static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
 
 /* The same for the n lanes of the block from grid word `first` on rows of one word (grids up to
  * 64 cells wide, every preset's), where a run is one word and a copy per row and slot costs more
- * than the word: each lane's word offset in a channel for dy = -1, 0, 1 is found once (-1
- * outside a zero boundary), then each slot is one gather by them. */
+ * than the word: a slot of the row's own neighbours (dy = 0) is one copy, the others a load by
+ * the row above or below (e->neighbour_row) under its mask (0 outside a zero boundary). */
 static void gather_block(hard_cpu *e, size_t first, int n)
 {
-    long long offset[3][HARD_CPU_BLOCK_MAX];
-    size_t words = (size_t)e->words, block = (size_t)e->block, plane = e->rows * words;
-    for (int i = 0; i < n; i++) {
-        size_t row = (first + (size_t)i) / words, w = (first + (size_t)i) % words;
-        for (int dy = -1; dy <= 1; dy++) {
-            long long y = neighbour_row(e, row, dy);
-            offset[dy + 1][i] = y < 0 ? -1 : (long long)((size_t)y * words + w);
-        }
-    }
+    size_t block = (size_t)e->block, plane = e->rows;
     for (int r = 0; r < e->n_read_slots; r++) {
         int slot = e->read_slots[r], ch = slot / HARD_NEIGHBOURS, j = slot % HARD_NEIGHBOURS;
-        uint64_t *s = e->slots + (size_t)slot * block;
+        uint64_t *restrict s = e->slots + (size_t)slot * block;
         const uint64_t *src = neighbour_source(e, j) + (size_t)ch * plane;
-        const long long *at = offset[j / 3];
-        for (int i = 0; i < n; i++) s[i] = at[i] < 0 ? 0 : src[at[i]];
+        if (j / 3 == 1) {
+            memcpy(s, src + first, (size_t)n * sizeof *s);
+            continue;
+        }
+        const uint32_t *from = e->neighbour_row[j / 3 / 2] + first;
+        const uint64_t *mask = e->neighbour_mask[j / 3 / 2] + first;
+        for (int i = 0; i < n; i++) s[i] = src[from[i]] & mask[i];
     }
 }
 
@@ -298,11 +315,32 @@ static int run_length(const hard_cpu *e, size_t first, int lane, int count)
     return n < count - lane ? n : count - lane;
 }
 
+/* shift_row for every row of channel ch, on rows of one word: a loop of shifts with no calls. */
+static void shift_one_word_rows(const hard_cpu *e, int ch)
+{
+    const uint64_t *g = row_of(e, e->grid, ch, 0);
+    uint64_t *restrict left = row_of(e, e->left, ch, 0), *restrict right = row_of(e, e->right, ch, 0);
+    int last_bit = e->shape.width - 1;
+    if (e->shape.boundary == CA_BOUNDARY_PERIODIC)
+        for (size_t row = 0; row < e->rows; row++) {
+            uint64_t x = g[row];
+            left[row] = x << 1 | (x >> last_bit & 1), right[row] = x >> 1 | (x & 1) << last_bit;
+        }
+    else
+        for (size_t row = 0; row < e->rows; row++) left[row] = g[row] << 1, right[row] = g[row] >> 1;
+}
+
 void hard_cpu_step(hard_cpu *e, uint32_t t)
 {
-    for (int r = 0; r < e->n_read; r++)
-        for (size_t row = 0, ch = (size_t)e->read_channels[r]; row < e->rows; row++)
-            shift_row(e, row_of(e, e->grid, (int)ch, row), row_of(e, e->left, (int)ch, row), row_of(e, e->right, (int)ch, row));
+    for (int r = 0; r < e->n_read; r++) {
+        int ch = e->read_channels[r];
+        if (e->words == 1) {
+            shift_one_word_rows(e, ch);
+            continue;
+        }
+        for (size_t row = 0; row < e->rows; row++)
+            shift_row(e, row_of(e, e->grid, ch, row), row_of(e, e->left, ch, row), row_of(e, e->right, ch, row));
+    }
     size_t total = e->rows * (size_t)e->words, block = (size_t)e->block, words = (size_t)e->words;
     for (size_t first = 0; first < total; first += block) {
         int n = total - first < block ? (int)(total - first) : (int)block;

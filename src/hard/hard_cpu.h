@@ -37,6 +37,11 @@ typedef struct {
      * since a pruned circuit reads a few of its 9C inputs. */
     int *read_slots, n_read_slots;
     int *read_channels, n_read;
+    /* On rows of one word (grids up to 64 cells wide): the rows above and below each row ([0] and
+     * [1]: row index, and a mask of all ones, or 0 and 0 outside a zero boundary), so that a
+     * gather is a load by index, found once for the engine's shape. */
+    uint32_t *neighbour_row[2];
+    uint64_t *neighbour_mask[2];
 } hard_cpu;
 
 /* Words of `bits` bits needed for a row of `width` cells. */
