@@ -1,7 +1,8 @@
 /* test_hard_cpu: the bit-packed hard engine against the float engine's hard rollout (ca_cpu
  * with hard coefficients from a binary start), bit for bit after every step: both boundaries,
  * sync and async, 1- and 2-bit perception, 1 to 3 channels, widths below, at and above 64 and
- * not multiples of it, heights down to 1. */
+ * not multiples of it, heights down to 1, and grids of up to 32 cells wide whose rows are
+ * stacked several a word (the last word of a sample full or not, samples of one word). */
 #include "check.h"
 #include "hard_cpu.h"
 #include "hard_fixtures.h"
@@ -103,6 +104,12 @@ int main(void)
         {1, 2, 2, 6, 1, 2, 0},    /* one column */
         {1, 2, 1, 9, 200, 1, 8},  /* 36 words in blocks of 8: blocks cross rows, the last is partial */
         {2, 2, 1, 30, 300, 2, 0}, /* 300 words: more than one block of the engine's own size */
+        {1, 2, 1, 20, 20, 1, 0},  /* 3 rows stacked a word: 7 words, the last holding 2 */
+        {2, 2, 2, 16, 16, 2, 0},  /* 4 rows a word, the height a multiple of 4 */
+        {1, 3, 1, 7, 21, 3, 8},   /* 3 rows a word, the last holding 1; 3 samples in blocks of 8 */
+        {1, 2, 1, 1, 32, 2, 0},   /* 2 rows a word, samples of one row: 1 word each */
+        {1, 2, 1, 9, 7, 2, 0},    /* 9 rows a word, 9 high: one full word a sample */
+        {2, 2, 1, 5, 33, 2, 0},   /* 33 wide: one row a word again */
     };
     uint64_t seed = 100;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)

@@ -23,7 +23,7 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Random bits straight into the packed grid, keeping the bits past each row 0. */
+/* Random bits straight into the packed grid, keeping the bits that are no cell 0. */
 static void random_start(hard_cpu *e, uint64_t seed)
 {
     rng_state rng;
@@ -32,7 +32,8 @@ static void random_start(hard_cpu *e, uint64_t seed)
     for (size_t r = 0; r < rows; r++)
         for (int w = 0; w < e->words; w++) {
             int used = e->shape.width - 64 * w;
-            e->grid[r * (size_t)e->words + (size_t)w] = rng_next(&rng) & (used >= 64 ? ~0ULL : (1ULL << used) - 1);
+            uint64_t cells = e->words == 1 ? e->valid[r % e->rows] : used >= 64 ? ~0ULL : (1ULL << used) - 1;
+            e->grid[r * (size_t)e->words + (size_t)w] = rng_next(&rng) & cells;
         }
 }
 

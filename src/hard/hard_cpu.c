@@ -28,20 +28,38 @@ static void find_reads(hard_cpu *e, const hard_program *p)
         }
 }
 
-static long long neighbour_row(const hard_cpu *e, size_t row, int dy);
+/* Mask of n low bits (n in 0..64). */
+static uint64_t low_bits(int n) { return n >= 64 ? ~0ULL : (1ULL << n) - 1; }
 
-/* e->neighbour_row and neighbour_mask for rows of one word. */
-static int find_neighbour_rows(hard_cpu *e)
+/* e->vertical, valid, first_bits and last_bits, for rows of one word. */
+static int find_vertical(hard_cpu *e)
 {
-    for (int k = 0; k < 2; k++) {
-        e->neighbour_row[k] = malloc(e->rows * sizeof(uint32_t));
-        e->neighbour_mask[k] = malloc(e->rows * sizeof(uint64_t));
-        if (!e->neighbour_row[k] || !e->neighbour_mask[k]) return DLCA_ERR_NOMEM;
-        for (size_t row = 0; row < e->rows; row++) {
-            long long y = neighbour_row(e, row, 2 * k - 1);
-            e->neighbour_row[k][row] = y < 0 ? 0 : (uint32_t)y;
-            e->neighbour_mask[k][row] = y < 0 ? 0 : ~0ULL;
-        }
+    int k = e->stack, width = e->shape.width, h = e->shape.height, hs = e->sample_words;
+    int periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC;
+    uint64_t row_bits = low_bits(width);
+    e->first_bits = 0;
+    for (int r = 0; r < k; r++) e->first_bits |= 1ULL << (r * width);
+    e->last_bits = e->first_bits << (width - 1);
+    e->valid = malloc(e->rows * sizeof *e->valid);
+    for (int d = 0; d < 2; d++) e->vertical[d] = malloc(e->rows * sizeof *e->vertical[d]);
+    if (!e->valid || !e->vertical[0] || !e->vertical[1]) return DLCA_ERR_NOMEM;
+    for (size_t w = 0; w < e->rows; w++) {
+        size_t b = w / (size_t)hs, sample = b * (size_t)hs;
+        int i = (int)(w % (size_t)hs), in_word = h - i * k < k ? h - i * k : k; /* its rows */
+        e->valid[w] = low_bits(in_word * width);
+        /* above: row r - 1 of the word for r >= 1, and for its first row the row before it */
+        hard_cpu_vertical up = {(uint32_t)w, 0, 0, 0, low_bits(k * width) & ~row_bits};
+        if (i > 0) up.other = (uint32_t)(w - 1), up.from = (uint8_t)((k - 1) * width), up.mask = row_bits;
+        else if (periodic)
+            up.other = (uint32_t)(sample + (size_t)((h - 1) / k)), up.from = (uint8_t)((h - 1) % k * width),
+            up.mask = row_bits;
+        /* below: row r + 1 of the word for its rows but the last, whose row below comes from the
+         * next word (or across the boundary) */
+        hard_cpu_vertical down = {(uint32_t)w, 0, (uint8_t)((in_word - 1) * width), 0, low_bits((in_word - 1) * width)};
+        if (i + 1 < hs) down.other = (uint32_t)(w + 1), down.mask = row_bits;
+        else if (periodic) down.other = (uint32_t)sample, down.mask = row_bits;
+        if (k == 1) up.same = down.same = 0; /* (low_bits(0)) a word has one row: nothing moves within */
+        e->vertical[0][w] = up, e->vertical[1][w] = down;
     }
     return DLCA_OK;
 }
@@ -57,7 +75,9 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->shape = shape;
     e->channels = net->channels;
     e->words = hard_row_words(shape.width, 64);
-    e->rows = (size_t)shape.batch * (size_t)shape.height;
+    e->stack = shape.width <= 32 ? 64 / shape.width : 1;
+    e->sample_words = (shape.height + e->stack - 1) / e->stack;
+    e->rows = (size_t)shape.batch * (size_t)e->sample_words;
     e->fire_threshold = rng_fire_threshold(fire_rate);
     size_t n = (size_t)e->channels * e->rows * (size_t)e->words;
     e->grid = calloc(n, sizeof(uint64_t));
@@ -73,7 +93,7 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->read_slots = malloc((size_t)e->program.n_inputs * sizeof *e->read_slots);
     e->read_channels = malloc((size_t)e->channels * sizeof *e->read_channels);
     if (e->read_slots && e->read_channels) find_reads(e, &e->program);
-    int rows_ok = e->words != 1 || (e->rows <= UINT32_MAX && find_neighbour_rows(e) == DLCA_OK);
+    int rows_ok = e->words != 1 || (e->rows <= UINT32_MAX && find_vertical(e) == DLCA_OK);
     if (!e->grid || !e->next || !e->left || !e->right || !e->slots || !e->read_slots || !e->read_channels || !rows_ok) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
@@ -85,7 +105,7 @@ void hard_cpu_free(hard_cpu *e)
 {
     hard_program_free(&e->program);
     free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots), free(e->read_slots), free(e->read_channels);
-    for (int k = 0; k < 2; k++) free(e->neighbour_row[k]), free(e->neighbour_mask[k]);
+    free(e->valid), free(e->vertical[0]), free(e->vertical[1]);
     memset(e, 0, sizeof *e);
 }
 
@@ -119,30 +139,42 @@ static uint64_t *row_of(const hard_cpu *e, uint64_t *base, int ch, size_t row)
     return base + ((size_t)ch * e->rows + row) * (size_t)e->words;
 }
 
+/* The word row and first bit of grid row `row` (b H + y). */
+static size_t word_row(const hard_cpu *e, size_t row, int *bit)
+{
+    size_t h = (size_t)e->shape.height, y = row % h;
+    *bit = (int)(y % (size_t)e->stack) * e->shape.width;
+    return row / h * (size_t)e->sample_words + y / (size_t)e->stack;
+}
+
 void hard_cpu_pack(hard_cpu *e, const double *grid)
 {
-    size_t cells = e->rows * (size_t)e->shape.width;
+    size_t rows = (size_t)e->shape.batch * (size_t)e->shape.height, cells = rows * (size_t)e->shape.width;
+    size_t n = (size_t)e->channels * e->rows * (size_t)e->words;
+    memset(e->grid, 0, n * sizeof(uint64_t));
     for (int ch = 0; ch < e->channels; ch++)
-        for (size_t row = 0; row < e->rows; row++) {
-            uint64_t *words = row_of(e, e->grid, ch, row);
+        for (size_t row = 0; row < rows; row++) {
+            int at;
+            uint64_t *words = row_of(e, e->grid, ch, word_row(e, row, &at));
             const double *values = grid + (size_t)ch * cells + row * (size_t)e->shape.width;
             for (int w = 0; w < e->words; w++) { /* each word built in a register, then stored once */
-                int first = 64 * w, n = e->shape.width - first < 64 ? e->shape.width - first : 64;
+                int first = 64 * w, n_bits = e->shape.width - first < 64 ? e->shape.width - first : 64;
                 uint64_t bits = 0;
-                for (int i = 0; i < n; i++) bits |= (uint64_t)(values[first + i] > 0.5) << i;
-                words[w] = bits;
+                for (int i = 0; i < n_bits; i++) bits |= (uint64_t)(values[first + i] > 0.5) << i;
+                words[w] |= bits << at;
             }
         }
 }
 
 void hard_cpu_unpack(const hard_cpu *e, double *grid)
 {
-    size_t cells = e->rows * (size_t)e->shape.width;
+    size_t rows = (size_t)e->shape.batch * (size_t)e->shape.height, cells = rows * (size_t)e->shape.width;
     for (int ch = 0; ch < e->channels; ch++)
-        for (size_t row = 0; row < e->rows; row++) {
-            const uint64_t *words = row_of(e, e->grid, ch, row);
+        for (size_t row = 0; row < rows; row++) {
+            int at;
+            const uint64_t *words = row_of(e, e->grid, ch, word_row(e, row, &at));
             double *values = grid + (size_t)ch * cells + row * (size_t)e->shape.width;
-            for (int x = 0; x < e->shape.width; x++) values[x] = (double)(words[x / 64] >> (x % 64) & 1);
+            for (int x = 0; x < e->shape.width; x++) values[x] = (double)(words[x / 64] >> (x % 64 + at) & 1);
         }
 }
 
@@ -204,11 +236,12 @@ static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
 
 /* The same for the n lanes of the block from grid word `first` on rows of one word (grids up to
  * 64 cells wide, every preset's), where a run is one word and a copy per row and slot costs more
- * than the word: a slot of the row's own neighbours (dy = 0) is one copy, the others a load by
- * the row above or below (e->neighbour_row) under its mask (0 outside a zero boundary). */
+ * than the word: a slot of the rows' own neighbours (dy = 0) is one copy, the others the word's
+ * own rows moved by one and the row from another word (e->vertical). */
 static void gather_block(hard_cpu *e, size_t first, int n)
 {
     size_t block = (size_t)e->block, plane = e->rows;
+    int width = e->shape.width & 63; /* a stacked row's bits (with k = 1, `same` is 0) */
     for (int r = 0; r < e->n_read_slots; r++) {
         int slot = e->read_slots[r], ch = slot / HARD_NEIGHBOURS, j = slot % HARD_NEIGHBOURS;
         uint64_t *restrict s = e->slots + (size_t)slot * block;
@@ -217,9 +250,14 @@ static void gather_block(hard_cpu *e, size_t first, int n)
             memcpy(s, src + first, (size_t)n * sizeof *s);
             continue;
         }
-        const uint32_t *from = e->neighbour_row[j / 3 / 2] + first;
-        const uint64_t *mask = e->neighbour_mask[j / 3 / 2] + first;
-        for (int i = 0; i < n; i++) s[i] = src[from[i]] & mask[i];
+        const hard_cpu_vertical *v = e->vertical[j / 3 / 2] + first;
+        const uint64_t *x = src + first;
+        if (j / 3 == 0)
+            for (int i = 0; i < n; i++)
+                s[i] = (x[i] << width & v[i].same) | (src[v[i].other] >> v[i].from & v[i].mask) << v[i].to;
+        else
+            for (int i = 0; i < n; i++)
+                s[i] = (x[i] >> width & v[i].same) | (src[v[i].other] >> v[i].from & v[i].mask) << v[i].to;
     }
 }
 
@@ -288,8 +326,21 @@ uint64_t hard_cpu_fire_word(const hard_cpu *e, uint32_t t, size_t row, int word)
     return mask & valid_bits(e, word);
 }
 
+/* The fire mask of word `w` of word row `row` (on stacked rows, each row's bits at its place). */
+static uint64_t fire_mask(const hard_cpu *e, uint32_t t, size_t row, int w)
+{
+    if (e->stack == 1) return hard_cpu_fire_word(e, t, row, w);
+    if (e->fire_threshold >= 1u << 24) return e->valid[row];
+    size_t hs = (size_t)e->sample_words, first = row / hs * (size_t)e->shape.height + row % hs * (size_t)e->stack;
+    uint64_t mask = 0;
+    for (int r = 0; r < e->stack && (row % hs) * (size_t)e->stack + (size_t)r < (size_t)e->shape.height; r++)
+        mask |= hard_cpu_fire_word(e, t, first + (size_t)r, 0) << (r * e->shape.width);
+    return mask;
+}
+
 /* next = fired ? proposed : old for the n lanes of the block from grid word `first`, with the
- * bits past each row cleared. A lane's word is at first + lane in every channel's plane. */
+ * bits past each row (and past a word's stacked rows) cleared. A lane's word is at first + lane in
+ * every channel's plane. */
 static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
 {
     uint64_t fire[HARD_CPU_BLOCK_MAX], keep[HARD_CPU_BLOCK_MAX];
@@ -297,8 +348,8 @@ static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
     for (int i = 0; i < n; i++) {
         size_t row = (first + (size_t)i) / words;
         int w = (int)((first + (size_t)i) % words);
-        fire[i] = hard_cpu_fire_word(e, t, row, w);
-        keep[i] = ~fire[i] & valid_bits(e, w);
+        fire[i] = fire_mask(e, t, row, w);
+        keep[i] = ~fire[i] & (words == 1 ? e->valid[row] : valid_bits(e, w));
     }
     for (int ch = 0; ch < e->channels; ch++) {
         uint64_t *next = e->next + (size_t)ch * plane + first;
@@ -315,19 +366,22 @@ static int run_length(const hard_cpu *e, size_t first, int lane, int count)
     return n < count - lane ? n : count - lane;
 }
 
-/* shift_row for every row of channel ch, on rows of one word: a loop of shifts with no calls. */
+/* shift_row for every row of channel ch, on rows of one word: a loop of shifts with no calls, each
+ * stacked row's first and last bit taking the wrapped cell or 0, not its neighbour row's. */
 static void shift_one_word_rows(const hard_cpu *e, int ch)
 {
     const uint64_t *g = row_of(e, e->grid, ch, 0);
     uint64_t *restrict left = row_of(e, e->left, ch, 0), *restrict right = row_of(e, e->right, ch, 0);
     int last_bit = e->shape.width - 1;
+    uint64_t first = e->first_bits, last = e->last_bits;
     if (e->shape.boundary == CA_BOUNDARY_PERIODIC)
         for (size_t row = 0; row < e->rows; row++) {
             uint64_t x = g[row];
-            left[row] = x << 1 | (x >> last_bit & 1), right[row] = x >> 1 | (x & 1) << last_bit;
+            left[row] = (x << 1 & ~first) | (x >> last_bit & first);
+            right[row] = (x >> 1 & ~last) | (x << last_bit & last);
         }
     else
-        for (size_t row = 0; row < e->rows; row++) left[row] = g[row] << 1, right[row] = g[row] >> 1;
+        for (size_t row = 0; row < e->rows; row++) left[row] = g[row] << 1 & ~first, right[row] = g[row] >> 1 & ~last;
 }
 
 void hard_cpu_step(hard_cpu *e, uint32_t t)

@@ -1,8 +1,11 @@
 /* hard_cpu.h: the bit-packed hard engine: a pruned circuit run on 64 cells per uint64_t.
  *
- * Grid layout: [C][batch * height][words] uint64_t with words = ceil(width / 64); channel ch of
- * cell (b, y, x) is bit x % 64 of word (ch * batch*height + b*height + y) * words + x / 64.
- * Bits past `width` in a row's last word are always 0. A step computes, per channel the circuit
+ * Grid layout: [C][rows][words] uint64_t with words = ceil(width / 64). Over 32 cells wide a row
+ * is a grid row (rows = batch * height): channel ch of cell (b, y, x) is bit x % 64 of word
+ * (ch * rows + b*height + y) * words + x / 64. Up to 32 wide a word stacks k = 64 / width grid
+ * rows of one sample (rows = batch * ceil(height / k)): cell (b, y, x) is bit (y % k) width + x of
+ * word ch * rows + b ceil(height / k) + y / k (hard_cpu_cell maps back). Bits that are no cell are
+ * always 0. A step computes, per channel the circuit
  * reads, each row shifted by one cell left and right (once per step), then gathers the input
  * slots it reads, runs the circuit's slot program over blocks of words and applies the async
  * fire mask: the same rng_fires bits as ca_cpu and ca_gpu for cell (b*H + y)*W + x, so a rollout
@@ -20,13 +23,27 @@
  * (n_slots * block words) stay within HARD_CPU_SLOT_BYTES, about half a core's L2. */
 enum { HARD_CPU_BLOCK_MIN = 32, HARD_CPU_BLOCK_MAX = 256, HARD_CPU_SLOT_BYTES = 512 * 1024 };
 
+/* On grids up to 32 cells wide a word holds `stack` = 64 / width rows of a sample, row y of the
+ * sample in word y / stack at bits (y % stack) width ..: a 20-cell row alone would leave 44 of
+ * 64 bits idle in every gather, gate and output. For each word (a "row" of the engine, `rows` of
+ * them) the rows above and below its rows: the word's own bits moved by one row (`same` of them)
+ * and one row of another word (`other`, bits from `from` on, under `mask`) put at bit `to`; mask
+ * 0 outside a zero boundary. */
+typedef struct {
+    uint32_t other;
+    uint8_t from, to;
+    uint64_t mask, same;
+} hard_cpu_vertical;
+
 typedef struct {
     hard_program program;
     ca_shape shape;
-    int channels, words; /* words: 64-bit words per row */
+    int channels, words; /* words: 64-bit words per row (1 where rows are stacked) */
+    int stack;           /* grid rows a word holds: 64 / width up to 32 cells wide, else 1 */
+    int sample_words;    /* word rows of one sample: height / stack, rounded up */
     int block;           /* words per program pass; may be lowered to a multiple of 8 (tests do, to
                           * cross block boundaries on small grids) */
-    size_t rows;         /* batch * height */
+    size_t rows;         /* word rows: batch * sample_words (batch * height unless stacked) */
     uint32_t fire_stream, fire_threshold;
     uint64_t *grid, *next;  /* [C][rows][words] */
     uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
@@ -37,12 +54,25 @@ typedef struct {
      * since a pruned circuit reads a few of its 9C inputs. */
     int *read_slots, n_read_slots;
     int *read_channels, n_read;
-    /* On rows of one word (grids up to 64 cells wide): the rows above and below each row ([0] and
-     * [1]: row index, and a mask of all ones, or 0 and 0 outside a zero boundary), so that a
-     * gather is a load by index, found once for the engine's shape. */
-    uint32_t *neighbour_row[2];
-    uint64_t *neighbour_mask[2];
+    /* On rows of one word (grids up to 64 cells wide), found once for the engine's shape: each
+     * word row's rows above ([0]) and below ([1]), the bits that are cells (`valid`), and the
+     * first and last bit of every stacked row (`first_bits`, `last_bits`) that a shift along
+     * the rows must not carry across. */
+    hard_cpu_vertical *vertical[2];
+    uint64_t *valid;
+    uint64_t first_bits, last_bits;
 } hard_cpu;
+
+/* The cell (b H W + y W + x, within one channel) of bit `bit` of word `at` of a channel's
+ * [rows][words] plane. */
+static inline size_t hard_cpu_cell(const hard_cpu *e, size_t at, int bit)
+{
+    size_t row = at / (size_t)e->words, w = at % (size_t)e->words, width = (size_t)e->shape.width;
+    if (e->stack == 1) return row * width + w * 64 + (size_t)bit;
+    size_t b = row / (size_t)e->sample_words;
+    size_t y = row % (size_t)e->sample_words * (size_t)e->stack + (size_t)bit / width;
+    return (b * (size_t)e->shape.height + y) * width + (size_t)bit % width;
+}
 
 /* Words of `bits` bits needed for a row of `width` cells. */
 static inline int hard_row_words(int width, int bits) { return (width + bits - 1) / bits; }
@@ -70,8 +100,8 @@ void hard_cpu_step(hard_cpu *engine, uint32_t t);
 /* Steps first_step, first_step + 1, ..., first_step + steps - 1. */
 void hard_cpu_run(hard_cpu *engine, uint32_t first_step, int steps);
 
-/* The 64-cell fire mask of `word` of row `row` at step t: bit i set when cell x = 64 word + i
- * fires (always for a synchronous engine; bits past the row are 0). */
+/* The 64-cell fire mask of `word` of grid row `row` (b H + y, whether stacked or not) at step t:
+ * bit i set when cell x = 64 word + i fires (always for a synchronous engine; bits past the row are 0). */
 uint64_t hard_cpu_fire_word(const hard_cpu *engine, uint32_t t, size_t row, int word);
 
 #endif

@@ -201,7 +201,7 @@ static try_cost search_cost(const search *s, lane *l, size_t bound)
     const ca_config *c = s->config;
     hard_cpu *e = &l->engine;
     size_t target = (size_t)c->loss_channels * s->cells, start_words = (size_t)c->channels * s->plane;
-    size_t loss_words = (size_t)c->loss_channels * s->plane, words = (size_t)e->words, width = (size_t)c->width;
+    size_t loss_words = (size_t)c->loss_channels * s->plane;
     size_t still = 0, still_weight = 0;
     try_cost k = {0};
     const uint32_t *w = s->weight;
@@ -214,10 +214,9 @@ static try_cost search_cost(const search *s, lane *l, size_t bound)
         hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, s->round[r]));
         hard_cpu_run(e, 0, c->steps);
         for (int t = c->steps;; t++) {
-            for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, row, word of the row */
+            for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
                 for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
-                    size_t row = at % s->plane / words, x = at % words * 64 + (size_t)__builtin_ctzll(diff);
-                    size_t i = at / s->plane * s->cells + row * width + x;
+                    size_t i = at / s->plane * s->cells + hard_cpu_cell(e, at % s->plane, __builtin_ctzll(diff));
                     k.cost += w[i], k.wrong++, mark[i] = 1;
                     if (now[i]) still++, still_weight += w[i];
                     else k.broken_weight += w[i];
