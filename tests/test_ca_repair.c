@@ -266,6 +266,22 @@ static void test_population(void)
     ca_target_image_free(&t);
 }
 
+/* How a population's searches share the threads: one a search while they outnumber the threads,
+ * else the threads divided among them; a fixed number each runs threads / that side by side. */
+static void test_repair_plan(void)
+{
+    static const int cases[][5] = {/* searches, threads, search_threads -> side, each */
+                                   {4, 16, 0, 4, 4},  {16, 16, 0, 16, 1}, {20, 16, 0, 16, 1}, {3, 16, 0, 3, 5},
+                                   {16, 16, 16, 1, 16}, {5, 16, 4, 4, 4},  {2, 16, 4, 2, 4},   {3, 2, 0, 2, 1},
+                                   {1, 1, 8, 1, 8}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int side = -1, each = -1;
+        ca_population_repair_plan(cases[i][0], cases[i][1], cases[i][2], &side, &each);
+        CHECK(side == cases[i][3] && each == cases[i][4], "%d searches on %d threads, %d each asked: %d x %d (want %d x %d)",
+              cases[i][0], cases[i][1], cases[i][2], side, each, cases[i][3], cases[i][4]);
+    }
+}
+
 static void test_unrepairable(void)
 {
     ca_config c;
@@ -372,6 +388,7 @@ int main(int argc, char **argv)
     test_more_rounds();
     test_breakout();
     test_population();
+    test_repair_plan();
     test_unrepairable();
     test_command();
     test_train();

@@ -48,11 +48,9 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
 
 int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int *repaired)
 {
-    int threads = ca_fast_default_threads(), inexact = 0;
-    for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact;
-    int each = search_threads ? search_threads : inexact > 0 && threads > inexact ? threads / inexact : 1;
-    int side = threads > each ? threads / each : 1;
-    if (side > inexact) side = inexact;
+    int threads = ca_fast_default_threads(), inexact = 0, side, each;
+    for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact && !p->members[i].repaired;
+    ca_population_repair_plan(inexact, threads, search_threads, &side, &each);
     fprintf(stderr, "repairing %d inexact member%s: up to %g s each, %d side by side on %d thread%s each\n", inexact,
             inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s");
     if (ca_population_repair(p, seconds, threads, search_threads, first, repaired)) return DLCA_ERR;

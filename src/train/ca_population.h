@@ -105,6 +105,10 @@ int ca_population_exact_count(const ca_population *population);
 int ca_population_repair(ca_population *population, double seconds, int threads, int search_threads, int first,
                          int *repaired);
 
+/* How ca_population_repair lays `searches` searches on `threads` threads: *side searches side by
+ * side, on *each threads apiece (search_threads as there). */
+void ca_population_repair_plan(int searches, int threads, int search_threads, int *side, int *each);
+
 /* Writes member i's output circuit as a model file (atomically), with its training state and the
  * target picture `target` (NULL: none); a repaired member's without training state (its logits
  * are the search's, not a step of its run), as dlca repair writes. */

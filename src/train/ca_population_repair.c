@@ -57,6 +57,14 @@ static int prepare(ca_population *p, repair_work *w)
     return DLCA_OK;
 }
 
+void ca_population_repair_plan(int searches, int threads, int search_threads, int *side, int *each)
+{
+    *each = search_threads ? search_threads : searches > 0 && threads > searches ? threads / searches : 1;
+    if (*each > CA_REPAIR_MAX_THREADS) *each = CA_REPAIR_MAX_THREADS;
+    *side = threads > *each ? threads / *each : 1;
+    if (*side > searches) *side = searches;
+}
+
 int ca_population_repair(ca_population *p, double seconds, int threads, int search_threads, int first,
                          int *repaired)
 {
@@ -70,15 +78,13 @@ int ca_population_repair(ca_population *p, double seconds, int threads, int sear
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     if (prepare(p, &w)) return free(w.order), DLCA_ERR;
-    w.search_threads = search_threads ? search_threads : w.count > 0 && threads > w.count ? threads / w.count : 1;
-    if (w.search_threads > CA_REPAIR_MAX_THREADS) w.search_threads = CA_REPAIR_MAX_THREADS;
-    threads = threads > w.search_threads ? threads / w.search_threads : 1; /* searches side by side */
-    if (threads > w.count) threads = w.count;
-    pthread_t *ids = calloc((size_t)(threads > 0 ? threads : 1), sizeof *ids);
-    if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", threads);
+    int side;
+    ca_population_repair_plan(w.count, threads, search_threads, &side, &w.search_threads);
+    pthread_t *ids = calloc((size_t)(side > 0 ? side : 1), sizeof *ids);
+    if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", side);
     pthread_mutex_init(&w.lock, NULL);
     int started = 0;
-    while (started < threads && pthread_create(&ids[started], NULL, repair_worker, &w) == 0) started++;
+    while (started < side && pthread_create(&ids[started], NULL, repair_worker, &w) == 0) started++;
     if (started == 0 && w.count > 0) repair_worker(&w); /* no thread to be had: search here */
     for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
     pthread_mutex_destroy(&w.lock);

@@ -2,9 +2,9 @@
 #include "ca_repair.h"
 
 #include "ca_bench.h"
-#include "ca_fast_pool.h"
 #include "ca_eval.h"
 #include "ca_exact.h"
+#include "ca_fast_pool.h"
 #include "ca_task.h"
 #include "ca_train.h"
 #include "error.h"
