@@ -6,8 +6,8 @@
  * the gates the search changed differ from the broken model's ops, and the exact check, run here
  * again, agrees. Two breaks of the gol circuit that lure the single changes into a minimum are
  * repaired past it, by the breakout's weights, and on three threads by the same walk. A fresh model (every gate pass-through) cannot be
- * repaired in the time given: the model comes back unchanged, bit for bit. The command writes only an exact circuit, refuses bad
- * flags in one line, and writes nothing (exit 1) when it finds none. */
+ * repaired in the time given: the model comes back unchanged, bit for bit. The command writes only an exact circuit (the
+ * same on three threads as on one), refuses bad flags in one line, and writes nothing (exit 1) when it finds none. */
 #include "ca_exact.h"
 #include "ca_file.h"
 #include "ca_population.h"
@@ -362,6 +362,24 @@ static void test_command(void)
     CHECK(fixture_run(NULL, 0, "repair broken.dlca --out fixed.dlca --seconds 60") == 0 && fixture_exists("fixed.dlca"),
           "dlca repair writes the repaired model");
     CHECK(fixture_run(NULL, 0, "eval fixed.dlca --device cpu") == 0, "dlca eval passes the repaired model");
+    /* on three threads: the same search, so the same logits */
+    ca_model one, three;
+    ca_train_state s1, s3;
+    CHECK(fixture_run(NULL, 0, "repair broken.dlca --out fixed3.dlca --seconds 60 --threads 3") == 0,
+          "dlca repair --threads 3 writes the repaired model");
+    if (fixture_model("fixed.dlca", &one, &s1) == 0) {
+        if (fixture_model("fixed3.dlca", &three, &s3) == 0) {
+            CHECK(one.gate_count == three.gate_count &&
+                      memcmp(one.logits, three.logits, one.gate_count * GATE_OP_COUNT * sizeof(float)) == 0,
+                  "--threads 3 writes the logits one thread writes");
+            ca_model_free(&three), ca_train_state_free(&s3);
+        } else {
+            CHECK(0, "fixed3.dlca loads");
+        }
+        ca_model_free(&one), ca_train_state_free(&s1);
+    } else {
+        CHECK(0, "fixed.dlca loads");
+    }
     CHECK(fixture_run(NULL, 0, "repair fixed.dlca --out again.dlca") == 0 && fixture_exists("again.dlca"),
           "an exact model is written unchanged");
     CHECK(fixture_run(NULL, 0, "train --preset checkerboard --grid 8x8 --T 4 --steps 1 --device cpu --out fresh.dlca") == 0,
@@ -372,6 +390,9 @@ static void test_command(void)
     fixture_refused("--out", "repair broken.dlca");
     fixture_refused("--seconds", "repair broken.dlca --out x.dlca --seconds 0");
     fixture_refused("--rounds", "repair broken.dlca --out x.dlca --rounds 65");
+    fixture_refused("--threads", "repair broken.dlca --out x.dlca --threads 0");
+    fixture_refused("--repair-threads", "train --preset checkerboard --device cpu --repair-threads 0 --out x.dlca");
+    fixture_refused("--repair-threads", "sweep --preset checkerboard --seeds 1-2 --device cpu --repair-threads 300");
     fixture_refused("exists", "repair broken.dlca --out fixed.dlca");
     fixture_refused("itself", "repair broken.dlca --out broken.dlca --force");
     fixture_refused("missing.dlca", "repair missing.dlca --out x.dlca");
