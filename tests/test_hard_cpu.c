@@ -94,6 +94,43 @@ static void test_fire_words(void)
     ca_model_free(&model);
 }
 
+/* hard_cpu_set_cells paints one grid row's cells in every channel, stacked (20 wide: 3 rows a
+ * word) or not (70 wide), and clears them again. */
+static void test_set_cells(void)
+{
+    const int widths[] = {20, 70};
+    for (int k = 0; k < 2; k++) {
+        ca_model model;
+        hard_netlist net;
+        hard_cpu engine;
+        ca_shape shape = {2, 5, widths[k], CA_BOUNDARY_ZERO};
+        size_t cells = ca_shape_cells(shape), n = 2 * cells;
+        double *grid = calloc(n, sizeof(double));
+        if (!grid || hard_test_model(&model, 2, 2, 1, CA_BOUNDARY_ZERO, 1.0, 5, widths[k], 1, 9) ||
+            hard_circuit_build(&net, &model, NULL) || hard_cpu_init(&engine, &net, shape, 1.0)) {
+            CHECK(0, "set cells: set-up: %s", err_message());
+            free(grid);
+            return;
+        }
+        hard_cpu_pack(&engine, grid);
+        hard_cpu_set_cells(&engine, 8, 3, widths[k] - 1, 1); /* sample 1, y 3 */
+        hard_cpu_unpack(&engine, grid);
+        int wrong = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t cell = i % cells, row = cell / (size_t)widths[k], x = cell % (size_t)widths[k];
+            wrong += (grid[i] > 0.5) != (row == 8 && x >= 3 && x + 1 < (size_t)widths[k]);
+        }
+        hard_cpu_set_cells(&engine, 8, 0, widths[k], 0);
+        hard_cpu_unpack(&engine, grid);
+        for (size_t i = 0; i < n; i++) wrong += grid[i] > 0.5;
+        CHECK(wrong == 0, "set cells, %d wide: %d cells wrong", widths[k], wrong);
+        hard_cpu_free(&engine);
+        hard_netlist_free(&net);
+        ca_model_free(&model);
+        free(grid);
+    }
+}
+
 int main(void)
 {
     const shape_case shapes[] = {
@@ -118,5 +155,6 @@ int main(void)
                 for (int mode = 0; mode < 3; mode++)
                     test_case(shapes[i], (ca_boundary)boundary, async ? 0.6 : 1.0, (hard_ops_mode)mode, seed++);
     test_fire_words();
+    test_set_cells();
     return test_finish("test_hard_cpu");
 }

@@ -114,17 +114,10 @@ int view_sim_step(view_sim *sim)
     return DLCA_OK;
 }
 
-/* The bit-packed version of ca_runner_paint. */
+/* The bit-packed version of ca_runner_paint (the view's one sample: grid row y is row y). */
 static void paint_bits(hard_cpu *e, int x0, int y0, int x1, int y1, int set)
 {
-    for (int ch = 0; ch < e->channels; ch++)
-        for (int y = y0; y < y1; y++) {
-            uint64_t *row = e->grid + ((size_t)ch * e->rows + (size_t)y) * (size_t)e->words;
-            for (int x = x0; x < x1; x++) {
-                uint64_t bit = 1ULL << (x % 64);
-                row[x / 64] = set ? row[x / 64] | bit : row[x / 64] & ~bit;
-            }
-        }
+    for (int y = y0; y < y1; y++) hard_cpu_set_cells(e, (size_t)y, x0, x1, set);
 }
 
 void view_sim_paint(view_sim *sim, int x, int y, int width, int height, double value)

@@ -166,6 +166,19 @@ void hard_cpu_pack(hard_cpu *e, const double *grid)
         }
 }
 
+void hard_cpu_set_cells(hard_cpu *e, size_t row, int x0, int x1, int value)
+{
+    int at;
+    size_t word = word_row(e, row, &at);
+    for (int ch = 0; ch < e->channels; ch++) {
+        uint64_t *words = row_of(e, e->grid, ch, word);
+        for (int x = x0; x < x1; x++) {
+            uint64_t bit = 1ULL << (x % 64 + at);
+            words[x / 64] = value ? words[x / 64] | bit : words[x / 64] & ~bit;
+        }
+    }
+}
+
 void hard_cpu_unpack(const hard_cpu *e, double *grid)
 {
     size_t rows = (size_t)e->shape.batch * (size_t)e->shape.height, cells = rows * (size_t)e->shape.width;

@@ -90,6 +90,10 @@ int hard_cpu_set_netlist(hard_cpu *engine, const hard_netlist *net);
 /* Fire-mask stream (async only), as ca_cpu_set_fire_stream. */
 void hard_cpu_set_fire_stream(hard_cpu *engine, uint32_t stream);
 
+/* Sets (value 1) or clears (0) cells x0 .. x1 - 1 of grid row `row` (b H + y) in every channel,
+ * in place: painting a running grid. */
+void hard_cpu_set_cells(hard_cpu *engine, size_t row, int x0, int x1, int value);
+
 /* Grid from / to the float engines' layout [C][cells] doubles (> 0.5 counts as 1). */
 void hard_cpu_pack(hard_cpu *engine, const double *grid);
 void hard_cpu_unpack(const hard_cpu *engine, double *grid);
