@@ -113,14 +113,14 @@ static void test_set_cells(void)
             return;
         }
         hard_cpu_pack(&engine, grid);
-        hard_cpu_set_cells(&engine, 8, 3, widths[k] - 1, 1); /* sample 1, y 3 */
+        hard_cpu_set_cells(&engine, 9, 3, widths[k] - 1, 1); /* sample 1, y 4: the second row of its word */
         hard_cpu_unpack(&engine, grid);
         int wrong = 0;
         for (size_t i = 0; i < n; i++) {
             size_t cell = i % cells, row = cell / (size_t)widths[k], x = cell % (size_t)widths[k];
-            wrong += (grid[i] > 0.5) != (row == 8 && x >= 3 && x + 1 < (size_t)widths[k]);
+            wrong += (grid[i] > 0.5) != (row == 9 && x >= 3 && x + 1 < (size_t)widths[k]);
         }
-        hard_cpu_set_cells(&engine, 8, 0, widths[k], 0);
+        hard_cpu_set_cells(&engine, 9, 0, widths[k], 0);
         hard_cpu_unpack(&engine, grid);
         for (size_t i = 0; i < n; i++) wrong += grid[i] > 0.5;
         CHECK(wrong == 0, "set cells, %d wide: %d cells wrong", widths[k], wrong);
