@@ -47,7 +47,8 @@ static int find_vertical(hard_cpu *e)
         size_t b = w / (size_t)hs, sample = b * (size_t)hs;
         int i = (int)(w % (size_t)hs), in_word = h - i * k < k ? h - i * k : k; /* its rows */
         e->valid[w] = low_bits(in_word * width);
-        /* above: row r - 1 of the word for r >= 1, and for its first row the row before it */
+        /* above: row r - 1 of the word for r >= 1, and for its first row the row before it (`same`
+         * is 0 where a word holds one row, here and below) */
         hard_cpu_vertical up = {(uint32_t)w, 0, 0, 0, low_bits(k * width) & ~row_bits};
         if (i > 0) up.other = (uint32_t)(w - 1), up.from = (uint8_t)((k - 1) * width), up.mask = row_bits;
         else if (periodic)
@@ -58,7 +59,6 @@ static int find_vertical(hard_cpu *e)
         hard_cpu_vertical down = {(uint32_t)w, 0, (uint8_t)((in_word - 1) * width), 0, low_bits((in_word - 1) * width)};
         if (i + 1 < hs) down.other = (uint32_t)(w + 1), down.mask = row_bits;
         else if (periodic) down.other = (uint32_t)sample, down.mask = row_bits;
-        if (k == 1) up.same = down.same = 0; /* (low_bits(0)) a word has one row: nothing moves within */
         e->vertical[0][w] = up, e->vertical[1][w] = down;
     }
     return DLCA_OK;
@@ -192,11 +192,7 @@ void hard_cpu_unpack(const hard_cpu *e, double *grid)
 }
 
 /* Mask of the bits of `word` that are cells of the row. */
-static uint64_t valid_bits(const hard_cpu *e, int word)
-{
-    int used = e->shape.width - 64 * word;
-    return used >= 64 ? ~0ULL : (1ULL << used) - 1;
-}
+static uint64_t valid_bits(const hard_cpu *e, int word) { return low_bits(e->shape.width - 64 * word); }
 
 /* left: bit x = cell x-1; right: bit x = cell x+1; the wrap-around cells on a periodic
  * boundary, 0 on a zero boundary. Bits past the row hold junk that the output mask drops. */
