@@ -314,21 +314,29 @@ typedef struct {
     ca_repair_result *res;
 } walk;
 
-/* Try i's cost in lane l, stopped past `bound`; *ran 0 for a try of no use (a dead gate, or an
- * op that prunes to the kept circuit). The lane's circuit is the kept one again after. */
-static int cost_try(const walk *x, lane *l, size_t i, size_t bound, int *ran, try_cost *k)
+/* Gate g to op `op` in lane l, costed and stopped past `bound`: *ran 0 for a try of no use (a
+ * dead gate, or an op that prunes to the kept circuit), else *k its cost and *next (the caller's
+ * to keep or free) the pruned circuit the lane's engine ran. The lane's circuit is the kept one
+ * again after. */
+static int cost_op(const walk *x, lane *l, size_t g, int op, size_t bound, hard_netlist *next, int *ran, try_cost *k)
 {
     const search *s = x->s;
-    size_t g = (size_t)x->tries[i].gate;
     *ran = 0, k->complete = 0;
     if (!can_change(s, g)) return DLCA_OK;
-    hard_netlist next;
-    int changed, rc = try_op(s, l, g, x->tries[i].op, &next, &changed);
+    int changed, rc = try_op(s, l, g, op, next, &changed);
     set_op(s, &l->base, g, x->op[g]);
     if (rc || !changed) return rc;
     *k = search_cost(s, l, bound), *ran = 1;
-    hard_netlist_free(&next);
     return DLCA_OK;
+}
+
+/* Try i's cost in lane l, as cost_op. */
+static int cost_try(const walk *x, lane *l, size_t i, size_t bound, int *ran, try_cost *k)
+{
+    hard_netlist next;
+    int rc = cost_op(x, l, (size_t)x->tries[i].gate, x->tries[i].op, bound, &next, ran, k);
+    if (*ran) hard_netlist_free(&next);
+    return rc;
 }
 
 /* Try i on the calling thread (lane 0): kept when it lowers the cost (*kept), *k its cost. A kept
@@ -336,27 +344,19 @@ static int cost_try(const walk *x, lane *l, size_t i, size_t bound, int *ran, tr
 static int consider(walk *x, size_t i, int *kept, try_cost *k)
 {
     search *s = x->s;
-    lane *l0 = &s->lanes[0];
     size_t g = (size_t)x->tries[i].gate;
-    int op = x->tries[i].op;
+    int op = x->tries[i].op, ran;
     hard_netlist next;
-    int changed;
-    *kept = 0, k->complete = 0;
-    if (!can_change(s, g)) return DLCA_OK; /* dead: a try of no use */
-    if (try_op(s, l0, g, op, &next, &changed)) return set_op(s, &l0->base, g, x->op[g]), DLCA_ERR;
-    if (!changed) { /* prunes to the circuit running: of no use */
-        set_op(s, &l0->base, g, x->op[g]);
-        return DLCA_OK;
-    }
-    *k = search_cost(s, l0, s->weight_kept - 1);
+    *kept = 0;
+    int rc = cost_op(x, &s->lanes[0], g, op, s->weight_kept - 1, &next, &ran, k);
+    if (rc || !ran) return rc;
     if (k->cost >= s->weight_kept) {
-        set_op(s, &l0->base, g, x->op[g]);
         hard_netlist_free(&next);
         return DLCA_OK;
     }
     x->op[g] = op, *kept = 1, x->res->changes++;
-    for (int j = 1; j < s->n_lanes; j++) set_op(s, &s->lanes[j].base, g, op);
-    keep_wrong(s, l0, k);
+    for (int j = 0; j < s->n_lanes; j++) set_op(s, &s->lanes[j].base, g, op);
+    keep_wrong(s, &s->lanes[0], k);
     if (s->wrong_kept < x->res->wrong_fewest) x->res->wrong_fewest = s->wrong_kept;
     hard_netlist_free(&s->pruned);
     s->pruned = next;
