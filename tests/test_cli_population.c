@@ -3,9 +3,15 @@
  * run's bit for bit; on Vulkan (every member in one submission a step) its losses are the CPU
  * single runs' within the CPU-vs-Vulkan test's 1e-3, and the single Vulkan run's within 1e-6.
  * --out is the member the table marks. --tries trains populations of the next seeds in turn, and
- * --out is the best of them all. Bad calls are refused in one line. */
+ * --out is the best of them all. Bad calls are refused in one line. The default run of each
+ * preset, and the cores it counts. */
+#define _GNU_SOURCE /* sched_setaffinity */
+#include "ca_fast_pool.h"
 #include "cli_fixtures.h"
+#include "cmd_population.h"
 #include "vk_test.h"
+
+#include <sched.h>
 
 enum { MEMBERS = 3, FIRST_SEED = 5, STEPS = 8 };
 
@@ -171,6 +177,43 @@ static void test_cpu_default(void)
           member_rows(), err);
 }
 
+/* Without flags a GPU run tries 4 seeds at a time, up to 16, and searches 5 s a member with the
+ * cores shared; the lizard 50 s a member on every core, one at a time (so also with its network
+ * changed). "Every core" is those this process may run on: pinned to one, one thread. */
+static void test_default_run(void)
+{
+    static const char *const shared[] = {"gol", "checkerboard", "checkerboard-async", "image"};
+    ca_config c;
+    for (int i = 0; i < 4; i++) {
+        ca_config_preset(&c, shared[i]);
+        cmd_default_run d = cmd_population_default_run(&c);
+        CHECK(d.population == 4 && d.tries == 4 && d.repair == 5.0 && d.repair_threads == 0,
+              "%s: 4 x 4 seeds, 5 s searches sharing the cores (%d x %d, %g s, %d threads)", shared[i], d.population,
+              d.tries, d.repair, d.repair_threads);
+    }
+    ca_config_preset(&c, "lizard");
+    c.update_widths[0] = 512;
+    cmd_default_run d = cmd_population_default_run(&c);
+    CHECK(d.population == 4 && d.tries == 4 && d.repair == 50.0 && d.repair_threads == ca_fast_default_threads(),
+          "lizard: 4 x 4 seeds, 50 s searches on all %d cores (%d x %d, %g s, %d threads)", ca_fast_default_threads(),
+          d.population, d.tries, d.repair, d.repair_threads);
+    cpu_set_t all, one;
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0, "this process's cores");
+    CHECK(ca_fast_default_threads() == CPU_COUNT(&all), "the default threads are this process's %d cores, not %d",
+          CPU_COUNT(&all), ca_fast_default_threads());
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &all)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "pinned to one core");
+    CHECK(ca_fast_default_threads() == 1, "pinned to one core: %d default threads", ca_fast_default_threads());
+    ca_config_preset(&c, "lizard");
+    CHECK(cmd_population_default_run(&c).repair_threads == 1, "pinned to one core: the lizard's search on one thread");
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0, "every core again");
+}
+
 static void test_refused(void)
 {
     char args[1024];
@@ -203,6 +246,7 @@ int main(int argc, char **argv)
     test_cpu();
     test_tries();
     test_cpu_default();
+    test_default_run();
     test_vulkan();
     test_refused();
     fixture_end();

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# default_runs.sh BUILD_DIR PRESET [RUNS] [-- FLAGS...]
+# default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [-- FLAGS...]
 #
-# The default `dlca train` as a user meets it, measured over RUNS runs (default 16): run k trains
+# The default `dlca train` as a user meets it, measured over RUNS runs (default 16; FIRST-LAST
+# runs only those of the numbers k below, so that machines of several GPUs can share the runs
+# out, each with its `-- --device N`): run k trains
 # `dlca train --preset PRESET --seed 16k+1 FLAGS` (the default on a GPU tries seeds S to S+15, so
 # the runs share no seed), then `dlca eval` checks what it wrote. Prints a line a run (its base
 # seed, exit status, wall seconds, the populations it tried, the seed it wrote and whether that is
@@ -13,12 +15,19 @@
 # Example: tools/default_runs.sh build checkerboard 16
 set -uo pipefail
 die() { echo "default_runs: $*" >&2; exit 2; }
-[ $# -ge 2 ] || die "usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS] [-- FLAGS...]"
-build=$1 preset=$2 runs=16
+[ $# -ge 2 ] || die "usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [-- FLAGS...]"
+build=$1 preset=$2 spec=16
 shift 2
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then runs=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then spec=$1; shift; fi
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS: '$runs' is not a positive whole number"
+if [[ $spec =~ ^[1-9][0-9]*$ ]]; then
+    first=0 last=$((spec - 1))
+elif [[ $spec =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ]; then
+    first=$((10#${BASH_REMATCH[1]})) last=$((10#${BASH_REMATCH[2]}))
+else
+    die "RUNS: '$spec' is neither a positive whole number nor FIRST-LAST (run numbers from 0, FIRST <= LAST)"
+fi
+runs=$((last - first + 1))
 dlca=$build/dlca
 [ -x "$dlca" ] || die "$dlca: no dlca program there (build first)"
 work=$(mktemp -d) || die "no temporary folder"
@@ -26,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
 
 failed=0 passed=0
 walls=()
-for ((k = 0; k < runs; k++)); do
+for ((k = first; k <= last; k++)); do
     seed=$((16 * k + 1))
     out=$work/run$k.dlca
     t0=$(date +%s.%N)

@@ -46,6 +46,16 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
     fflush(stderr);
 }
 
+cmd_default_run cmd_population_default_run(const ca_config *config)
+{
+    cmd_default_run run = {4, 4, 5.0, 0};
+    /* Seeds 1-16 of the lizard with its 50 s search on 16 threads: 3 exact, each in 10-25 s
+     * (docs/exact-circuits.md, section 12); a near miss is rare and ranks first, so one search
+     * at a time on every core reaches it soonest. */
+    if (strcmp(config->preset, "lizard") == 0) run.repair = 50.0, run.repair_threads = ca_fast_default_threads();
+    return run;
+}
+
 int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int *repaired)
 {
     int threads = ca_fast_default_threads(), inexact = 0, side, each;

@@ -8,13 +8,24 @@
 
 #include <signal.h>
 
-/* Members at most; populations (--tries) at most, and seeds in all; members and tries of
- * `dlca train` on a GPU when neither --population nor --tries is given. */
+/* Members at most; populations (--tries) at most, and seeds in all. */
 enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX = 1 << 16 };
-enum { CMD_POPULATION_GPU_DEFAULT = 4, CMD_TRIES_GPU_DEFAULT = 4 };
-/* Seconds of the repair search (ca_repair.h) per inexact member of `dlca train` on a GPU when
- * --repair is not given (README, "Exact circuits"). */
-#define CMD_REPAIR_GPU_DEFAULT 5.0
+
+/* What `dlca train` on a GPU does where --population, --tries, --repair and --repair-threads are
+ * not given (README, "The default run"): populations of `population` seeds in turn, up to
+ * `tries`, until one member is verified exact; after a population with none, the repair search
+ * (ca_repair.h) for `repair` seconds a member, on `repair_threads` threads each (0: the cores
+ * divided among the inexact members, side by side). */
+typedef struct {
+    int population, tries;
+    double repair;
+    int repair_threads;
+} cmd_default_run;
+
+/* The default run of `config`'s preset: 4 seeds at a time, up to 16, and 5 s searches side by
+ * side; the lizard, whose near misses need 10-25 s of 16 threads, searches 50 s a member, one
+ * member at a time (best first) on every core. */
+cmd_default_run cmd_population_default_run(const ca_config *config);
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
  * files go (checked and locked by dlca train), and the run's flags. */

@@ -32,8 +32,8 @@ typedef struct {
     long long every, check_every, population, tries;
     double max_memory; /* GiB */
     double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
-                          < 0: not given (CMD_REPAIR_GPU_DEFAULT on a GPU, else 0) */
-    long long repair_threads; /* threads a search; 0: not given (the cores, shared in a population) */
+                          < 0: not given (the default run's on a GPU, else 0) */
+    long long repair_threads; /* threads a search; 0: not given (the default run's) */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
@@ -43,6 +43,11 @@ typedef struct {
 
 static void print_help(void)
 {
+    ca_config config;
+    ca_config_preset(&config, "gol");
+    cmd_default_run run = cmd_population_default_run(&config);
+    ca_config_preset(&config, "lizard");
+    cmd_default_run lizard = cmd_population_default_run(&config);
     printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
            "\n"
            "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
@@ -107,11 +112,12 @@ static void print_help(void)
            "                     repair does, on the circuit it writes (a population: on each\n"
            "                     member's, best first, side by side on the CPU's cores, until one\n"
            "                     is exact); a circuit made exact is written without training\n"
-           "                     state. Default on a GPU without --resume: %g; elsewhere 0, no\n"
-           "                     search\n"
+           "                     state. Default on a GPU without --resume: %g (the lizard: %g);\n"
+           "                     elsewhere 0, no search\n"
            "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
-           "                     among a population's inexact members; N each runs cores / N\n"
-           "                     searches side by side); the search is the same on any number\n"
+           "                     among a population's inexact members; the lizard's: every core,\n"
+           "                     one member at a time; N each runs cores / N searches side by\n"
+           "                     side); the search is the same on any number\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -124,7 +130,7 @@ static void print_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           CMD_POPULATION_GPU_DEFAULT, CMD_TRIES_GPU_DEFAULT, CMD_REPAIR_GPU_DEFAULT);
+           run.population, run.tries, run.repair, lizard.repair);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
@@ -529,8 +535,9 @@ static int train(const train_options *o, const ca_options *seam)
      * GPU, so four at a time reach the first exact circuit of the same 16 seeds with fewer steps
      * (README, "The default run"). A single run elsewhere. --population alone means one try. */
     int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
-    long long population = o->population ? o->population : gpu_default ? CMD_POPULATION_GPU_DEFAULT : 1;
-    long long tries = o->tries ? o->tries : gpu_default && !o->population ? CMD_TRIES_GPU_DEFAULT : 1;
+    cmd_default_run defaults = cmd_population_default_run(&r.model.config);
+    long long population = o->population ? o->population : gpu_default ? defaults.population : 1;
+    long long tries = o->tries ? o->tries : gpu_default && !o->population ? defaults.tries : 1;
     if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)
         rc = err_set(DLCA_ERR, "--tries %lld of %lld seeds: at most %d seeds in all", tries, population,
                      CMD_POPULATION_SEEDS_MAX);
@@ -542,12 +549,13 @@ static int train(const train_options *o, const ca_options *seam)
                         "default on a GPU (--population 1 trains the one of --seed alone, with checkpoints)\n",
                 population * tries, population);
     train_options resolved = *o;
-    if (resolved.repair < 0.0) resolved.repair = gpu_default ? CMD_REPAIR_GPU_DEFAULT : 0.0;
+    if (resolved.repair < 0.0) resolved.repair = gpu_default ? defaults.repair : 0.0;
+    if (!resolved.repair_threads && gpu_default) resolved.repair_threads = defaults.repair_threads;
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, resolved.repair,
-                                    (int)o->repair_threads, o->max_memory, o->stop};
+                                    (int)resolved.repair_threads, o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(&resolved, &r, &paths, &run, backend, &vk);

@@ -1,10 +1,12 @@
 /* ca_fast_pool.c: pthread workers woken per job by a generation counter, joined with a
  * condition variable; an in-job pthread barrier for the step-to-step dependencies. */
+#define _GNU_SOURCE /* sched_getaffinity: the cores this process may run on */
 #include "ca_fast_pool.h"
 
 #include "error.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -120,6 +122,9 @@ void ca_fast_pool_barrier(ca_fast_pool *p)
 
 int ca_fast_default_threads(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The cores this process may run on (taskset, a container's CPU set), not every online one:
+     * more threads than those only take turns. */
+    cpu_set_t allowed;
+    long cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)cores;
 }

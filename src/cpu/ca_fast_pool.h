@@ -20,7 +20,8 @@ void ca_fast_pool_run(ca_fast_pool *pool, ca_fast_job job, void *ctx);
 /* Inside a job: waits until every thread has reached the barrier. */
 void ca_fast_pool_barrier(ca_fast_pool *pool);
 
-/* Threads for the engine when none are asked for: the online cores (at most POOL_MAX_THREADS). */
+/* Threads for the engine when none are asked for: the cores this process may run on (its CPU
+ * affinity; the online cores where that is unknown), at most POOL_MAX_THREADS. */
 int ca_fast_default_threads(void);
 
 #endif
