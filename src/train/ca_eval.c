@@ -157,27 +157,51 @@ static int pattern_check(const ca_eval_context *x, ca_check *checks, int *count,
     return rc;
 }
 
+int ca_eval_torus(const ca_config *c, const double *image, ca_eval_rollout *r)
+{
+    memset(r, 0, sizeof *r);
+    if (c->loss_channels != 1 || c->target != CA_TARGET_IMAGE || !image) return DLCA_OK;
+    int size = 2 * c->height, offset = size / 2 - c->height / 2;
+    r->shape = (ca_shape){1, size, size, CA_BOUNDARY_PERIODIC};
+    r->steps = c->steps;
+    size_t cells = ca_shape_cells(r->shape);
+    r->start = malloc((size_t)c->channels * cells * sizeof(double));
+    r->target = malloc(cells * sizeof(double));
+    if (!r->start || !r->target) return ca_eval_rollout_free(r), err_set(DLCA_ERR_NOMEM, "out of memory for the torus");
+    if (ca_task_start(c, r->shape, 0, r->start)) return ca_eval_rollout_free(r), DLCA_ERR;
+    for (int y = 0; y < size; y++)
+        for (int x = 0; x < size; x++) {
+            int ty = y - offset, tx = x - offset, inside = ty >= 0 && ty < c->height && tx >= 0 && tx < c->width;
+            r->target[(size_t)y * (size_t)size + (size_t)x] = inside ? image[(size_t)ty * (size_t)c->width + (size_t)tx] : 0.0;
+        }
+    return DLCA_OK;
+}
+
+void ca_eval_rollout_free(ca_eval_rollout *r)
+{
+    free(r->start), free(r->target);
+    r->start = r->target = NULL;
+}
+
 /* The lizard grown on a 40x40 torus from a centre seed must match the target around the seed
  * and leave the rest empty. */
 static int lizard_check(const ca_eval_context *x, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;
-    int size = 2 * c->height, offset = size / 2 - c->height / 2;
+    ca_eval_rollout torus;
     ca_runner r;
-    if (!x->image) return DLCA_OK;
-    if (open_runner(x, &r, 1, size, size, 1, c->fire_rate, 11)) return DLCA_ERR;
-    int rc = ca_task_start(c, r.shape, 0, r.grid);
-    if (!rc) rc = ca_runner_grid_changed(&r);
-    if (!rc) rc = run_steps(&r, c->steps);
+    if (ca_eval_torus(c, x->image, &torus)) return DLCA_ERR;
+    if (!torus.start) return DLCA_OK;
+    int size = torus.shape.height;
+    if (open_runner(x, &r, 1, size, size, 1, c->fire_rate, 11)) return ca_eval_rollout_free(&torus), DLCA_ERR;
+    memcpy(r.grid, torus.start, (size_t)c->channels * ca_shape_cells(r.shape) * sizeof(double));
+    int rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, torus.steps);
     size_t wrong = 0;
-    for (int y = 0; !rc && y < size; y++)
-        for (int xx = 0; xx < size; xx++) {
-            int ty = y - offset, tx = xx - offset, inside = ty >= 0 && ty < c->height && tx >= 0 && tx < c->width;
-            double want = inside ? x->image[(size_t)ty * (size_t)c->width + (size_t)tx] : 0.0;
-            wrong += (r.grid[(size_t)y * (size_t)size + (size_t)xx] > 0.5) != (want > 0.5);
-        }
+    for (size_t i = 0; !rc && i < ca_shape_cells(r.shape); i++) wrong += (r.grid[i] > 0.5) != (torus.target[i] > 0.5);
     if (!rc) add_check(checks, count, "lizard grows on a 40x40 torus", (double)wrong / ((double)size * size));
     ca_runner_free(&r);
+    ca_eval_rollout_free(&torus);
     return rc;
 }
 

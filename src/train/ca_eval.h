@@ -55,4 +55,19 @@ int ca_eval_persistence(const ca_eval_context *context, int which, ca_check *che
  * or a window, regrows with damage (0: none). */
 int ca_eval_trained_persistence(const ca_config *config);
 
+/* The lizard's torus check as one rollout, for ca_eval_checks and for the repair search (which
+ * counts its wrong bits): the model's start (its seed cell) at the centre of a periodic grid
+ * twice the training grid's side, `steps` = T steps at the model's fire rate, against the target
+ * picture around the seed and 0 elsewhere. Configs of one loss channel with a target picture
+ * have it; for others start and target are NULL and nothing is allocated. */
+typedef struct {
+    ca_shape shape;
+    int steps;
+    double *start;  /* [channels][cells] */
+    double *target; /* [loss channels = 1][cells] */
+} ca_eval_rollout;
+
+int ca_eval_torus(const ca_config *config, const double *image, ca_eval_rollout *rollout);
+void ca_eval_rollout_free(ca_eval_rollout *rollout);
+
 #endif

@@ -20,13 +20,28 @@
  * gates, whose ops a try rewrites, the kept ops elsewhere), an engine, and per counted bit whether
  * the last try counted through had it wrong. Lane 0 is the calling thread's, and its circuit is
  * the kept one between tries. */
+enum { REPAIR_SETS = 2 }; /* the training grid's rounds; the eval's torus (ca_eval_torus) */
 typedef struct {
     hard_netlist base;
-    hard_cpu engine;
+    hard_cpu engine[REPAIR_SETS]; /* one a set of rollouts */
     uint8_t *wrong_try;
     int rc;
     char error[256];
 } lane;
+
+/* Rollouts the search counts on one grid: rounds of starts and targets packed as its engines'
+ * grids ([C or loss channels][rows][words], hard_cpu.h), a try copying a start in and comparing
+ * words with the target at every step from T to last_step; their counted bits are search.weight
+ * and wrong_now from `at` on (round, step, loss channel, cell). */
+typedef struct {
+    ca_shape shape;
+    int rounds, last_step;
+    uint64_t round[CA_REPAIR_MAX_ROUNDS]; /* each round's fire stream's */
+    size_t cells;                         /* one round's: batch * H * W */
+    size_t plane;                         /* words of one channel: rows * words */
+    uint64_t *starts, *targets;
+    size_t at;
+} rollout_set;
 
 /* The circuit as kept (extracted in the lanes, and pruned: what an engine runs, a tenth to a
  * hundredth of the gates of a trained circuit), the rounds' starts and targets, and where each
@@ -37,15 +52,9 @@ typedef struct {
     lane *lanes;
     int n_lanes;
     ca_fast_pool *pool;
-    int rounds;
-    int last_step;             /* wrong bits count at every step from T to this one */
-    uint64_t round[CA_REPAIR_MAX_ROUNDS];
-    size_t cells;              /* one round's: batch * H * W */
-    /* The rounds' starts and targets packed as the engine's grid ([C or loss channels][rows]
-     * [words], hard_cpu.h): a try copies its start in and compares words with the target. */
-    uint64_t *starts, *targets;
-    size_t plane;              /* words of one channel: rows * words */
-    /* Per counted bit (round, step T..last_step, loss channel, cell) what its being wrong costs:
+    rollout_set set[REPAIR_SETS];
+    int sets;
+    /* Per counted bit (set, round, step T..last_step, loss channel, cell) what its being wrong costs:
      * 1 at first, raised for the bits wrong at a minimum of single changes (the breakout of
      * run_search). */
     uint32_t *weight;
@@ -63,19 +72,20 @@ typedef struct {
 static void search_free(search *s)
 {
     for (int i = 0; s->lanes && i < s->n_lanes; i++) {
-        hard_cpu_free(&s->lanes[i].engine);
+        for (int k = 0; k < REPAIR_SETS; k++) hard_cpu_free(&s->lanes[i].engine[k]);
         hard_netlist_free(&s->lanes[i].base);
         free(s->lanes[i].wrong_try);
     }
+    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets);
     ca_fast_pool_destroy(s->pool);
     hard_netlist_free(&s->pruned);
     free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
-    free(s->starts), free(s->targets), free(s->first), free(s->instr);
+    free(s->first), free(s->instr);
     memset(s, 0, sizeof *s);
 }
 
-/* Lanes 1.. as copies of lane 0 (its circuit and engine), each with its wrong-bit marks. */
-static int copy_lanes(search *s, ca_shape shape, double fire_rate)
+/* Lanes 1.. as copies of lane 0 (its circuit and engines), each with its wrong-bit marks. */
+static int copy_lanes(search *s, double fire_rate)
 {
     const hard_netlist *net = &s->lanes[0].base;
     for (int i = 0; i < s->n_lanes; i++) {
@@ -89,7 +99,8 @@ static int copy_lanes(search *s, ca_shape shape, double fire_rate)
         if (!l->base.gates || !l->base.outputs) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's lanes");
         memcpy(l->base.gates, net->gates, (size_t)net->n_gates * sizeof *net->gates);
         memcpy(l->base.outputs, net->outputs, (size_t)net->channels * sizeof *net->outputs);
-        if (hard_cpu_init(&l->engine, &s->pruned, shape, fire_rate)) return DLCA_ERR;
+        for (int k = 0; k < s->sets; k++)
+            if (hard_cpu_init(&l->engine[k], &s->pruned, s->set[k].shape, fire_rate)) return DLCA_ERR;
     }
     return DLCA_OK;
 }
@@ -128,17 +139,85 @@ static void mark_live(search *s)
     }
 }
 
-static int search_init(search *s, const ca_model *m, const double *image, int rounds, int threads)
+/* Set k's engine in lane 0, and its starts and targets: `rounds` of them (double grids, the
+ * targets [loss channels][cells]) packed by that engine. */
+static int pack_set(search *s, int k, const double *starts, const double *targets)
+{
+    const ca_config *c = s->config;
+    rollout_set *set = &s->set[k];
+    hard_cpu *e = &s->lanes[0].engine[k];
+    if (hard_cpu_init(e, &s->pruned, set->shape, c->fire_rate)) return DLCA_ERR;
+    set->cells = ca_shape_cells(set->shape);
+    set->plane = e->rows * (size_t)e->words;
+    size_t grid = (size_t)c->channels * set->cells, target = (size_t)c->loss_channels * set->cells;
+    set->starts = malloc((size_t)set->rounds * (size_t)c->channels * set->plane * sizeof(uint64_t));
+    set->targets = malloc((size_t)set->rounds * (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
+    double *scratch = malloc(grid * sizeof(double));
+    if (!set->starts || !set->targets || !scratch)
+        return free(scratch), err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
+    for (int r = 0; r < set->rounds; r++) {
+        memcpy(scratch, starts + (size_t)r * grid, grid * sizeof(double));
+        ca_task_binarize(scratch, grid);
+        hard_cpu_pack(e, scratch);
+        memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, e->grid,
+               (size_t)c->channels * set->plane * sizeof(uint64_t));
+        memcpy(scratch, targets + (size_t)r * target, target * sizeof(double)); /* as a grid's first channels */
+        hard_cpu_pack(e, scratch);
+        memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, e->grid,
+               (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
+    }
+    free(scratch);
+    set->at = s->weights;
+    s->weights += (size_t)set->rounds * (size_t)(set->last_step - c->steps + 1) * target;
+    return DLCA_OK;
+}
+
+/* Set 0: `rounds` training rounds (one where every round is the same rollout). */
+static int training_set(search *s, const double *image, int rounds)
+{
+    const ca_config *c = s->config;
+    int same = ca_exact_one_rollout(c);
+    rollout_set *set = &s->set[s->sets++];
+    set->rounds = same ? 1 : rounds;
+    /* A model trained to hold its pattern is checked to 10T (ca_eval_persistence): so is a try. */
+    set->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
+    set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
+    size_t cells = ca_shape_cells(set->shape), grid = (size_t)c->channels * cells;
+    size_t target = (size_t)c->loss_channels * cells;
+    double *starts = malloc((size_t)set->rounds * grid * sizeof(double));
+    double *targets = malloc((size_t)set->rounds * target * sizeof(double));
+    int rc = starts && targets ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", rounds);
+    for (int r = 0; r < set->rounds && !rc; r++) {
+        set->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
+        rc = ca_round_inputs(c, set->shape, set->round[r], image, starts + (size_t)r * grid, targets + (size_t)r * target);
+    }
+    if (!rc) rc = pack_set(s, s->sets - 1, starts, targets);
+    free(starts), free(targets);
+    return rc;
+}
+
+/* Set 1: the eval's torus rollout (ca_eval_torus), where the preset has one and it is the same
+ * every time (no fire masks). */
+static int torus_set(search *s, const double *image)
+{
+    ca_eval_rollout torus;
+    if (s->config->fire_rate < 1.0) return DLCA_OK;
+    if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
+    if (!torus.start) return DLCA_OK;
+    rollout_set *set = &s->set[s->sets++];
+    set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->round[0] = 0;
+    int rc = pack_set(s, s->sets - 1, torus.start, torus.target);
+    ca_eval_rollout_free(&torus);
+    return rc;
+}
+
+/* The search from the model's circuit, on `rounds` training rounds and, with `torus`, the eval's
+ * torus rollout too. */
+static int search_init(search *s, const ca_model *m, const double *image, int rounds, int torus, int threads)
 {
     const ca_config *c = &m->config;
     memset(s, 0, sizeof *s);
     s->config = c;
-    int same = ca_exact_one_rollout(c);
-    s->rounds = same ? 1 : rounds;
-    /* A model trained to hold its pattern is checked to 10T (ca_eval_persistence): so is a try. */
-    s->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
-    ca_shape shape = {same ? 1 : c->batch, c->height, c->width, c->boundary};
-    s->cells = ca_shape_cells(shape);
     s->n_lanes = threads;
     s->lanes = calloc((size_t)threads, sizeof *s->lanes);
     if (!s->lanes) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d threads", threads);
@@ -146,38 +225,17 @@ static int search_init(search *s, const ca_model *m, const double *image, int ro
     int32_t *model_gate = NULL;
     if (hard_circuit_extract_mapped(&l0->base, m, &model_gate)) return search_free(s), DLCA_ERR;
     int rc = hard_circuit_prune(&s->pruned, &l0->base, NULL);
-    if (!rc) rc = hard_cpu_init(&l0->engine, &s->pruned, shape, c->fire_rate);
     if (!rc) rc = index_gates(s, m, model_gate, l0->base.n_gates);
     free(model_gate);
-    if (rc) return search_free(s), rc;
-    size_t grid = (size_t)c->channels * s->cells, target = (size_t)c->loss_channels * s->cells;
-    s->plane = l0->engine.rows * (size_t)l0->engine.words;
-    s->starts = malloc((size_t)s->rounds * (size_t)c->channels * s->plane * sizeof(uint64_t));
-    s->targets = malloc((size_t)s->rounds * (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
-    double *start = malloc(grid * sizeof(double)), *goal = malloc(target * sizeof(double));
+    if (!rc) rc = training_set(s, image, rounds);
+    if (!rc && torus) rc = torus_set(s, image);
+    if (rc) return search_free(s), DLCA_ERR;
     s->live = malloc((size_t)(l0->base.n_inputs + l0->base.n_gates));
-    s->weights = (size_t)s->rounds * (size_t)(s->last_step - c->steps + 1) * target;
     s->weight = malloc(s->weights * sizeof *s->weight);
     s->wrong_now = calloc(s->weights, 1);
-    if (!s->starts || !s->targets || !start || !goal || !s->live || !s->weight || !s->wrong_now) {
-        free(start), free(goal), search_free(s);
-        return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", s->rounds);
-    }
-    for (int r = 0; r < s->rounds && !rc; r++) {
-        s->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
-        rc = ca_round_inputs(c, shape, s->round[r], image, start, goal);
-        if (rc) break;
-        ca_task_binarize(start, grid);
-        hard_cpu_pack(&l0->engine, start);
-        memcpy(s->starts + (size_t)r * (size_t)c->channels * s->plane, l0->engine.grid,
-               (size_t)c->channels * s->plane * sizeof(uint64_t));
-        memcpy(start, goal, target * sizeof(double)); /* the target as the first channels of a grid */
-        hard_cpu_pack(&l0->engine, start);
-        memcpy(s->targets + (size_t)r * (size_t)c->loss_channels * s->plane, l0->engine.grid,
-               (size_t)c->loss_channels * s->plane * sizeof(uint64_t));
-    }
-    free(start), free(goal);
-    if (!rc) rc = copy_lanes(s, shape, c->fire_rate);
+    if (!s->live || !s->weight || !s->wrong_now)
+        return search_free(s), err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %zu counted bits", s->weights);
+    rc = copy_lanes(s, c->fire_rate);
     if (!rc && threads > 1) rc = ca_fast_pool_create(&s->pool, threads);
     if (rc) return search_free(s), DLCA_ERR;
     for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
@@ -194,39 +252,44 @@ typedef struct {
     int complete;
 } try_cost;
 
-/* The cost of the circuit now in lane l's engine, summed over the rounds; stops once it passes
- * `bound` (cost bound + 1, not complete). Reads only what tries share, so lanes run it at once. */
+/* The cost of the circuit now in lane l's engines, summed over the sets' rounds; stops once it
+ * passes `bound` (cost bound + 1, not complete). Reads only what tries share, so lanes run it at
+ * once. */
 static try_cost search_cost(const search *s, lane *l, size_t bound)
 {
     const ca_config *c = s->config;
-    hard_cpu *e = &l->engine;
-    size_t target = (size_t)c->loss_channels * s->cells, start_words = (size_t)c->channels * s->plane;
-    size_t loss_words = (size_t)c->loss_channels * s->plane;
     size_t still = 0, still_weight = 0;
     try_cost k = {0};
-    const uint32_t *w = s->weight;
-    const uint8_t *now = s->wrong_now;
-    uint8_t *mark = l->wrong_try;
-    memset(mark, 0, s->weights);
-    for (int r = 0; r < s->rounds; r++) {
-        const uint64_t *goal = s->targets + (size_t)r * loss_words;
-        memcpy(e->grid, s->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
-        hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, s->round[r]));
-        hard_cpu_run(e, 0, c->steps);
-        for (int t = c->steps;; t++) {
-            for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
-                for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
-                    size_t i = at / s->plane * s->cells + hard_cpu_cell(e, at % s->plane, __builtin_ctzll(diff));
-                    k.cost += w[i], k.wrong++, mark[i] = 1;
-                    if (now[i]) still++, still_weight += w[i];
-                    else k.broken_weight += w[i];
-                }
-            w += target, now += target, mark += target;
-            if (t == s->last_step) break;
-            if (k.cost > bound) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
-            hard_cpu_step(e, (uint32_t)t);
+    memset(l->wrong_try, 0, s->weights);
+    for (int set_index = 0; set_index < s->sets; set_index++) {
+        const rollout_set *set = &s->set[set_index];
+        hard_cpu *e = &l->engine[set_index];
+        size_t target = (size_t)c->loss_channels * set->cells, start_words = (size_t)c->channels * set->plane;
+        size_t loss_words = (size_t)c->loss_channels * set->plane;
+        const uint32_t *w = s->weight + set->at;
+        const uint8_t *now = s->wrong_now + set->at;
+        uint8_t *mark = l->wrong_try + set->at;
+        for (int r = 0; r < set->rounds; r++) {
+            const uint64_t *goal = set->targets + (size_t)r * loss_words;
+            memcpy(e->grid, set->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->round[r]));
+            hard_cpu_run(e, 0, c->steps);
+            for (int t = c->steps;; t++) {
+                for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
+                    for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
+                        size_t i = at / set->plane * set->cells + hard_cpu_cell(e, at % set->plane, __builtin_ctzll(diff));
+                        k.cost += w[i], k.wrong++, mark[i] = 1;
+                        if (now[i]) still++, still_weight += w[i];
+                        else k.broken_weight += w[i];
+                    }
+                w += target, now += target, mark += target;
+                if (t == set->last_step) break;
+                if (k.cost > bound) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
+                hard_cpu_step(e, (uint32_t)t);
+            }
+            if (k.cost > bound && (r + 1 < set->rounds || set_index + 1 < s->sets))
+                return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
         }
-        if (k.cost > bound && r + 1 < s->rounds) return (try_cost){bound + 1, k.wrong, 0, 0, 0, 0};
     }
     k.fixed = s->wrong_kept - still, k.fixed_weight = s->weight_kept - still_weight, k.complete = 1;
     return k;
@@ -288,7 +351,8 @@ static int try_op(const search *s, lane *l, size_t gate, int op, hard_netlist *n
         hard_netlist_free(next);
         return DLCA_OK;
     }
-    if (hard_cpu_set_netlist(&l->engine, next)) return hard_netlist_free(next), DLCA_ERR;
+    for (int k = 0; k < s->sets; k++)
+        if (hard_cpu_set_netlist(&l->engine[k], next)) return hard_netlist_free(next), DLCA_ERR;
     return DLCA_OK;
 }
 
@@ -489,9 +553,10 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
     res->wrong_after = s->wrong_kept;
     if (s->wrong_kept > 0)
         snprintf(res->why, sizeof res->why,
-                 "out of time with %zu wrong cell bits on the repair rounds (fewest %zu) after %zu tries and %d "
+                 "out of time with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 s->wrong_kept, res->wrong_fewest, res->tries, res->minima, res->minima == 1 ? "um" : "a");
+                 s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
+                 res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
 
@@ -506,13 +571,13 @@ static void apply_ops(ca_model *m, const int *op)
     }
 }
 
-/* One search on `rounds` rounds from the model's circuit now; a circuit right on them goes into
- * the model's logits. *right: it was. */
-static int search_rounds(ca_model *m, const double *image, int rounds, int *op, const ca_repair_options *o,
+/* One search on `rounds` rounds (and with `torus` the eval's torus rollout) from the model's
+ * circuit now; a circuit right on them goes into the model's logits. *right: it was. */
+static int search_rounds(ca_model *m, const double *image, int rounds, int torus, int *op, const ca_repair_options *o,
                          ca_repair_result *res, double start_ms, int first, int *right)
 {
     search s;
-    if (search_init(&s, m, image, rounds, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
+    if (search_init(&s, m, image, rounds, torus, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
     for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
     try_cost k = search_cost(&s, &s.lanes[0], (size_t)-2);
     keep_wrong(&s, &s.lanes[0], &k);
@@ -548,18 +613,26 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     }
     for (size_t g = 0; g < m->gate_count; g++) original[g] = ca_model_gate_op(m, g);
     memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
-    /* A circuit right on the repair rounds and wrong on another drew too few: search it again on
-     * twice as many, while time is left (one rollout needs no more). */
-    int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
-    for (int rounds = o->rounds, first = 1;; rounds *= 2, first = 0) {
-        rc = search_rounds(m, image, rounds, op, o, res, start_ms, first, &right);
+    /* A circuit right on the repair rounds and wrong elsewhere is searched again from there, while
+     * time is left: on twice the rounds where rounds differ (it drew too few), and with the eval's
+     * torus rollout where the preset has one (counted only then: it costs a try 4-5 times the
+     * lizard's training rollout). */
+    ca_eval_rollout probe;
+    int rc = ca_eval_torus(&m->config, image, &probe), right = 0, more = !ca_exact_one_rollout(&m->config);
+    int torus = 0, has_torus = probe.start != NULL && m->config.fire_rate >= 1.0;
+    ca_eval_rollout_free(&probe);
+    for (int rounds = o->rounds, first = 1; !rc; first = 0) {
+        rc = search_rounds(m, image, rounds, torus, op, o, res, start_ms, first, &right);
         if (rc || !right) break;
         rc = ca_exact_check(m, image, &exact);
         res->exact = !rc && exact.exact;
         if (rc || res->exact) break;
-        snprintf(res->why, sizeof res->why, "right on %d repair round%s; %.150s", rounds, rounds == 1 ? "" : "s",
-                 exact.why);
-        if (!more || rounds * 2 > CA_REPAIR_MAX_ROUNDS || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0) break;
+        snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
+                 torus ? " and the torus" : "", exact.why);
+        int grow = more && rounds * 2 <= CA_REPAIR_MAX_ROUNDS, add_torus = has_torus && !torus;
+        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0) break;
+        if (grow) rounds *= 2;
+        torus = has_torus;
     }
     res->changes = 0;
     if (res->exact) res->why[0] = '\0';
