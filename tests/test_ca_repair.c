@@ -55,6 +55,13 @@ static int wrong_after_first_round(ca_model *m, const double *image)
     return later > 0.0;
 }
 
+/* Right on the one training rollout, wrong elsewhere (the lizard: on its eval's torus). */
+static int wrong_off_the_training_grid(ca_model *m, const double *image)
+{
+    double wrong = -1.0;
+    return ca_exact_round_wrong(m, image, 0, &wrong) == DLCA_OK && wrong == 0.0 && inexact(m, image);
+}
+
 /* Breaks the exact circuit `m`: the first update gate (from the last layer down) whose op, moved
  * to a near tie with another op, gives a break `wanted` accepts. Returns that gate, or -1. */
 static long break_gate_as(ca_model *m, const double *image, break_wanted wanted)
@@ -157,6 +164,29 @@ static void test_more_rounds(void)
     ca_model_free(&m);
 }
 
+/* lizard-torus (seed 84 of the lizard preset, trained on an H100): right on its 20x20 training
+ * grid, one cell wrong on the eval's 40x40 torus. Searching the training rollout alone finds
+ * nothing to change; once that circuit fails the exact check the search counts the torus too
+ * (or, given the time, makes it exact). */
+static void test_torus(void)
+{
+    ca_model m;
+    ca_target_image t;
+    if (!load("lizard-torus.dlca", &m, &t)) return;
+    double *image = ca_target_values(&t);
+    CHECK(wrong_off_the_training_grid(&m, image), "lizard-torus: right on the training grid, inexact");
+    ca_repair_options o = {1.5, CA_REPAIR_ROUNDS, NULL, NULL, 1};
+    ca_repair_result r;
+    int rc = ca_repair(&m, image, &o, &r);
+    CHECK(rc == DLCA_OK && r.wrong_before == 0 && (r.exact || (strstr(r.why, "and the torus") && r.wrong_after > 0)),
+          "lizard-torus: the search counts the torus's wrong bits (%s): %zu wrong bits on the training rollout, %zu "
+          "after, exact %d",
+          rc ? err_message() : r.why, r.wrong_before, r.wrong_after, r.exact);
+    free(image);
+    ca_target_image_free(&t);
+    ca_model_free(&m);
+}
+
 /* The breakout: the shipped gol circuit with its output gate tied to FALSE and a gate of the layer
  * before tied to another op. Single changes lure the search into a minimum (some change makes a
  * few cells 1 before the output gate's own is tried), where a search of single changes alone
@@ -219,7 +249,8 @@ static void test_breakout(void)
 /* ca_population_repair: member 0 holds the shipped checkerboard circuit broken at one gate (its
  * config and seed, so its wiring), member 1 a fresh model. With `first` and one thread only the
  * better-ranked member 0 is searched, and repaired; then member 1 is searched and not repaired.
- * The repaired member is written without training state and passes the exact check. */
+ * The repaired member is written without training state and passes the exact check. With a
+ * limit of one member, only the best-ranked is searched. */
 static void test_population(void)
 {
     ca_model shipped;
@@ -237,12 +268,12 @@ static void test_population(void)
     p.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
     p.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
     int repaired = -1;
-    int rc = ca_population_repair(&p, 30.0, 1, 0, 1, &repaired);
+    int rc = ca_population_repair(&p, 30.0, 1, 0, 1, 0, &repaired);
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
           "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
     CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
     CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
-    rc = ca_population_repair(&p, 0.3, 2, 0, 0, &repaired);
+    rc = ca_population_repair(&p, 0.3, 2, 0, 0, 0, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
               !p.members[1].out.exact,
           "the fresh member is searched, not repaired (%s)", p.members[1].repair.why);
@@ -260,8 +291,21 @@ static void test_population(void)
     } else {
         CHECK(0, "load %s: %s", path, err_message());
     }
-    CHECK(ca_population_repair(&p, 0.0, 1, 0, 0, &repaired) == DLCA_ERR, "0 seconds refused");
+    CHECK(ca_population_repair(&p, 0.0, 1, 0, 0, 0, &repaired) == DLCA_ERR, "0 seconds refused");
+    CHECK(ca_population_repair(&p, 1.0, 1, 0, 0, -1, &repaired) == DLCA_ERR, "a negative member count refused");
     ca_population_free(&p);
+    /* `most`: of two fresh members, only the better-ranked one (member 1 here) is searched. */
+    if (ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
+        p.members[0].out = (ca_mark){500, 90.0, 20.0, 0};
+        p.members[1].out = (ca_mark){500, 40.0, 10.0, 0};
+        rc = ca_population_repair(&p, 0.2, 2, 1, 0, 1, &repaired);
+        CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds > 0.0 && p.members[0].repair.seconds == 0.0,
+              "most 1: the best-ranked member alone is searched (%.2f s and %.2f s)", p.members[1].repair.seconds,
+              p.members[0].repair.seconds);
+        ca_population_free(&p);
+    } else {
+        CHECK(0, "a population of two fresh members: %s", err_message());
+    }
     ca_model_free(&shipped);
     ca_target_image_free(&t);
 }
@@ -407,6 +451,7 @@ int main(int argc, char **argv)
     test_repairs("image.dlca");
     test_persistence();
     test_more_rounds();
+    test_torus();
     test_breakout();
     test_population();
     test_repair_plan();

@@ -15,16 +15,17 @@ enum { CMD_POPULATION_MAX = 4096, CMD_TRIES_MAX = 1024, CMD_POPULATION_SEEDS_MAX
  * not given (README, "The default run"): populations of `population` seeds in turn, up to
  * `tries`, until one member is verified exact; after a population with none, the repair search
  * (ca_repair.h) for `repair` seconds a member, on `repair_threads` threads each (0: the cores
- * divided among the inexact members, side by side). */
+ * divided among the inexact members, side by side), of the `repair_members` best-ranked inexact
+ * members (0: all). */
 typedef struct {
     int population, tries;
     double repair;
-    int repair_threads;
+    int repair_threads, repair_members;
 } cmd_default_run;
 
 /* The default run of `config`'s preset: 4 seeds at a time, up to 16, and 5 s searches side by
- * side; the lizard, whose near misses need 10-25 s of 16 threads, searches 50 s a member, one
- * member at a time (best first) on every core. */
+ * side; the lizard, whose near misses need 10-35 s of 16 threads, searches 50 s on every core,
+ * its best-ranked member alone. */
 cmd_default_run cmd_population_default_run(const ca_config *config);
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the
@@ -43,6 +44,7 @@ typedef struct {
     int check_every, stop_exact, keep_final, force;
     double repair;     /* seconds of dlca repair's search per inexact member after a try; 0: none */
     int repair_threads; /* threads a search (0: the cores divided among the inexact members) */
+    int repair_members; /* the best-ranked inexact members searched (0: all) */
     double max_memory; /* GiB */
     volatile sig_atomic_t *interrupt;
 } cmd_population_args;
@@ -66,9 +68,11 @@ typedef struct {
 void cmd_population_show(void *context, const ca_population *population, uint64_t step, double seconds);
 
 /* ca_population_repair on every core (`seconds` a member, on `search_threads` threads each, 0:
- * the cores divided among the inexact members; with `first`, until one is repaired), a line on
- * stderr for each member searched. *repaired counts the members made exact. */
-int cmd_population_repair(ca_population *population, double seconds, int search_threads, int first, int *repaired);
+ * the cores divided among the inexact members; with `first`, until one is repaired; the `most`
+ * best-ranked inexact members, 0: all), a line on stderr for each member searched. *repaired
+ * counts the members made exact. */
+int cmd_population_repair(ca_population *population, double seconds, int search_threads, int first, int most,
+                          int *repaired);
 
 /* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);

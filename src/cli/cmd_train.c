@@ -116,8 +116,9 @@ static void print_help(void)
            "                     elsewhere 0, no search\n"
            "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
            "                     among a population's inexact members; the lizard's: every core,\n"
-           "                     one member at a time; N each runs cores / N searches side by\n"
-           "                     side); the search is the same on any number\n"
+           "                     for its best-ranked inexact member alone; N each runs cores / N\n"
+           "                     searches side by side, of every member); the search is the same\n"
+           "                     on any number\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -550,12 +551,14 @@ static int train(const train_options *o, const ca_options *seam)
                 population * tries, population);
     train_options resolved = *o;
     if (resolved.repair < 0.0) resolved.repair = gpu_default ? defaults.repair : 0.0;
-    if (!resolved.repair_threads && gpu_default) resolved.repair_threads = defaults.repair_threads;
+    int repair_members = 0;
+    if (!resolved.repair_threads && gpu_default)
+        resolved.repair_threads = defaults.repair_threads, repair_members = defaults.repair_members;
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, resolved.repair,
-                                    (int)resolved.repair_threads, o->max_memory, o->stop};
+                                    (int)resolved.repair_threads, repair_members, o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(&resolved, &r, &paths, &run, backend, &vk);

@@ -100,10 +100,11 @@ int ca_population_exact_count(const ca_population *population);
  * search on `search_threads` of them (ca_repair_options.threads), threads / search_threads
  * searches side by side; search_threads 0: threads / members, at least 1 (one search a thread
  * while members outnumber threads). With `first` it stops starting searches once one
- * member is repaired (the searches under way finish). A repaired member's out is exact and its
- * model holds the repaired logits; the others are left as they were. *repaired counts them. */
+ * member is repaired (the searches under way finish); `most` > 0 searches only the `most`
+ * best-ranked inexact members (0: all). A repaired member's out is exact and its model holds the
+ * repaired logits; the others are left as they were. *repaired counts them. */
 int ca_population_repair(ca_population *population, double seconds, int threads, int search_threads, int first,
-                         int *repaired);
+                         int most, int *repaired);
 
 /* How ca_population_repair lays `searches` searches on `threads` threads: *side searches side by
  * side, on *each threads apiece (search_threads as there). */

@@ -65,19 +65,21 @@ void ca_population_repair_plan(int searches, int threads, int search_threads, in
     if (*side > searches) *side = searches;
 }
 
-int ca_population_repair(ca_population *p, double seconds, int threads, int search_threads, int first,
+int ca_population_repair(ca_population *p, double seconds, int threads, int search_threads, int first, int most,
                          int *repaired)
 {
     *repaired = 0;
-    if (!(seconds > 0.0) || threads < 1 || search_threads < 0 || search_threads > CA_REPAIR_MAX_THREADS)
-        return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search (want > 0, >= 1 and 0..%d)", seconds,
-                       threads, search_threads, CA_REPAIR_MAX_THREADS);
+    if (!(seconds > 0.0) || threads < 1 || search_threads < 0 || search_threads > CA_REPAIR_MAX_THREADS || most < 0)
+        return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search, of %d members (want > 0, >= 1, 0..%d "
+                                 "and >= 0)",
+                       seconds, threads, search_threads, most, CA_REPAIR_MAX_THREADS);
     repair_work w;
     memset(&w, 0, sizeof w);
     w.population = p, w.seconds = seconds, w.first = first;
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     if (prepare(p, &w)) return free(w.order), DLCA_ERR;
+    if (most > 0 && w.count > most) w.count = most; /* the best `most` */
     int side;
     ca_population_repair_plan(w.count, threads, search_threads, &side, &w.search_threads);
     pthread_t *ids = calloc((size_t)(side > 0 ? side : 1), sizeof *ids);
