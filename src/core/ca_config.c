@@ -70,10 +70,11 @@ int ca_config_preset(ca_config *c, const char *name)
         static const int tail[] = {512, 256, 128};
         c->height = c->width = 20, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 128;
         /* Two perception bits a kernel, and update layers of 1024 so that the first reads each
-         * of its 1152 inputs (unique wiring): seeds 1-16 end a median of 16.5 wrong
-         * cells from exact, where the paper's one bit and 512 end 62.5, and a 50 s repair search
-         * on 16 threads makes 3 of 16 exact, where the paper's network had none (docs/exact-circuits.md,
-         * sections 5 and 12). Init logit 7: none exact at 7 nor at 10, the nearest run at 7. */
+         * of its 1152 inputs (unique wiring): seeds 1-16 end a median of 16.5 wrong cells from
+         * exact, where the paper's one bit and 512 end 62.5, and a 50 s repair search on 16
+         * threads makes 3 of 16 exact, where the paper's network had none
+         * (docs/exact-circuits.md, sections 5, 12 and 13). Init logit 7: none exact at 7 nor at
+         * 10, the nearest run at 7. */
         set_perception(c, 4, 3);
         repeat_width(c, 8, 1024), set_tail(c, tail, 3);
         c->steps = 12, c->batch = 1, c->train_steps = 3500, c->learning_rate = 0.06;

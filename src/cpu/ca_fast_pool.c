@@ -125,6 +125,7 @@ int ca_fast_default_threads(void)
     /* The cores this process may run on (taskset, a container's CPU set), not every online one:
      * more threads than those only take turns. */
     cpu_set_t allowed;
-    long cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed)
+                                                                     : sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)cores;
 }

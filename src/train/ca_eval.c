@@ -172,7 +172,8 @@ int ca_eval_torus(const ca_config *c, const double *image, ca_eval_rollout *r)
     for (int y = 0; y < size; y++)
         for (int x = 0; x < size; x++) {
             int ty = y - offset, tx = x - offset, inside = ty >= 0 && ty < c->height && tx >= 0 && tx < c->width;
-            r->target[(size_t)y * (size_t)size + (size_t)x] = inside ? image[(size_t)ty * (size_t)c->width + (size_t)tx] : 0.0;
+            double want = inside ? image[(size_t)ty * (size_t)c->width + (size_t)tx] : 0.0;
+            r->target[(size_t)y * (size_t)size + (size_t)x] = want;
         }
     return DLCA_OK;
 }

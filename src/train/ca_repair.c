@@ -189,7 +189,8 @@ static int training_set(search *s, const double *image, int rounds)
     int rc = starts && targets ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", rounds);
     for (int r = 0; r < set->rounds && !rc; r++) {
         set->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
-        rc = ca_round_inputs(c, set->shape, set->round[r], image, starts + (size_t)r * grid, targets + (size_t)r * target);
+        rc = ca_round_inputs(c, set->shape, set->round[r], image, starts + (size_t)r * grid,
+                             targets + (size_t)r * target);
     }
     if (!rc) rc = pack_set(s, s->sets - 1, starts, targets);
     free(starts), free(targets);
@@ -277,7 +278,8 @@ static try_cost search_cost(const search *s, lane *l, size_t bound)
             for (int t = c->steps;; t++) {
                 for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
                     for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
-                        size_t i = at / set->plane * set->cells + hard_cpu_cell(e, at % set->plane, __builtin_ctzll(diff));
+                        size_t cell = hard_cpu_cell(e, at % set->plane, __builtin_ctzll(diff));
+                        size_t i = at / set->plane * set->cells + cell;
                         k.cost += w[i], k.wrong++, mark[i] = 1;
                         if (now[i]) still++, still_weight += w[i];
                         else k.broken_weight += w[i];
