@@ -9,8 +9,9 @@
 #    row a deadline stops is written as interrupted and the next skipped; a failing row is exit 1,
 #    a bad list line exit 2;
 #  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (or a
-#    range of those runs) and counts the runs whose circuit passes dlca eval as its lines say; a
-#    dlca train that fails is exit 1, bad usage (RUNS 0, a range 3-2) exit 2.
+#    range of those runs, keeping their logs with --logs) and counts the runs whose circuit passes
+#    dlca eval as its lines say; a dlca train that fails is exit 1, bad usage (RUNS 0, a range
+#    3-2, --logs without a folder) exit 2.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1 build=$2
@@ -87,11 +88,16 @@ status=$?
 check $? "default_runs.sh: a dlca train that fails is exit 1 ($status), naming it: $(cat "$work/defaults.err")"
 defaults gol 0 > /dev/null 2>&1
 check $([ $? = 2 ] && echo 0 || echo 1) "default_runs.sh: RUNS 0 is bad usage (exit 2)"
-defaults gol 1-1 -- --device cpu $small > "$work/range.txt" 2> "$work/range.err"
+defaults gol 1-1 --logs "$work/logs" -- --device cpu $small > "$work/range.txt" 2> "$work/range.err"
 check $? "default_runs.sh 1-1 exits 0: $(tail -2 "$work/range.err")"
 [ "$(grep -c '^run ' "$work/range.txt")" = 1 ] && grep -q '^run 1: --seed 17 ' "$work/range.txt" &&
     grep -q '^gol: [01] of 1 runs wrote' "$work/range.txt"
 check $? "default_runs.sh 1-1: run 1 alone (seed 17), a summary of 1 run: $(cat "$work/range.txt")"
+grep -q '^training gol' "$work/logs/run1.err" && grep -q 'checks\? passed\|checks\? failed' "$work/logs/eval1.txt" &&
+    [ ! -e "$work/logs/run0.err" ]
+check $? "default_runs.sh --logs: run 1's dlca train stderr and eval report kept: $(ls "$work/logs")"
+defaults gol 1 --logs > /dev/null 2> "$work/range.err"
+check $([ $? = 2 ] && grep -q -- "--logs" "$work/range.err" && echo 0 || echo 1) "default_runs.sh: --logs without a folder is bad usage"
 defaults gol 3-2 > /dev/null 2> "$work/range.err"
 status=$?
 [ "$status" = 2 ] && grep -q "FIRST-LAST" "$work/range.err"

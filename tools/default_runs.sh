@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [-- FLAGS...]
+# default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [-- FLAGS...]
 #
 # The default `dlca train` as a user meets it, measured over RUNS runs (default 16; FIRST-LAST
 # runs only those of the numbers k below, so that machines of several GPUs can share the runs
@@ -10,15 +10,24 @@
 # verified exact or repaired, eval's verdict) and then the summary:
 #   PRESET: N of RUNS runs wrote a circuit that passes every dlca eval check; wall s median M,
 #   per passing circuit W
-# The runs' files go in a temporary folder, removed at the end. Exit 0 when every run ran (passing
+# The runs' files go in a temporary folder, removed at the end; with --logs DIR each run's
+# `dlca train` stderr is written to DIR/run<k>.err as it runs (kept, also for a run cut short) and
+# eval's report to DIR/eval<k>.txt. Exit 0 when every run ran (passing
 # or not), 1 when a dlca command failed other than by an inexact result, 2 on bad usage.
 # Example: tools/default_runs.sh build checkerboard 16
 set -uo pipefail
 die() { echo "default_runs: $*" >&2; exit 2; }
-[ $# -ge 2 ] || die "usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [-- FLAGS...]"
-build=$1 preset=$2 spec=16
+usage="usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [-- FLAGS...]"
+[ $# -ge 2 ] || die "$usage"
+build=$1 preset=$2 spec=16 logs=
 shift 2
-if [ $# -gt 0 ] && [ "$1" != "--" ]; then spec=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" != "--" ] && [ "$1" != "--logs" ]; then spec=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" = "--logs" ]; then
+    [ $# -ge 2 ] || die "--logs: no folder given"
+    logs=$2
+    shift 2
+    mkdir -p "$logs" && [ -w "$logs" ] || die "--logs: '$logs' is not a writable folder"
+fi
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
 if [[ $spec =~ ^[1-9][0-9]*$ ]]; then
     first=0 last=$((spec - 1))
@@ -32,6 +41,7 @@ dlca=$build/dlca
 [ -x "$dlca" ] || die "$dlca: no dlca program there (build first)"
 work=$(mktemp -d) || die "no temporary folder"
 trap 'rm -rf "$work"' EXIT
+keep=${logs:-$work} # where each run's stderr and eval report go
 
 failed=0 passed=0
 walls=()
@@ -39,19 +49,19 @@ for ((k = first; k <= last; k++)); do
     seed=$((16 * k + 1))
     out=$work/run$k.dlca
     t0=$(date +%s.%N)
-    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$work/run$k.err"
+    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$keep/run$k.err"
     rc=$?
     t1=$(date +%s.%N)
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     walls+=("$wall")
-    wrote=$(grep -m1 '^wrote ' "$work/run$k.err" | sed -n 's/^wrote [^ ]* (\([^)]*\)).*/\1/p')
-    tries=$(grep -o 'try [0-9]*/[0-9]*' "$work/run$k.err" | tail -n 1)
-    repaired=$(grep -c 'verified exact by changing' "$work/run$k.err")
+    wrote=$(grep -m1 '^wrote ' "$keep/run$k.err" | sed -n 's/^wrote [^ ]* (\([^)]*\)).*/\1/p')
+    tries=$(grep -o 'try [0-9]*/[0-9]*' "$keep/run$k.err" | tail -n 1)
+    repaired=$(grep -c 'verified exact by changing' "$keep/run$k.err")
     verdict="not written"
     if [ -f "$out" ]; then
-        "$dlca" eval "$out" --device cpu > "$work/eval$k.txt" 2>&1
+        "$dlca" eval "$out" --device cpu > "$keep/eval$k.txt" 2>&1
         erc=$?
-        verdict=$(grep -E '^[0-9]+ of [0-9]+ checks? passed' "$work/eval$k.txt" | tail -n 1)
+        verdict=$(grep -E '^[0-9]+ of [0-9]+ checks? passed' "$keep/eval$k.txt" | tail -n 1)
         [ -n "$verdict" ] || verdict="eval exit $erc"
         if [ $erc -eq 0 ]; then
             passed=$((passed + 1))
@@ -60,7 +70,7 @@ for ((k = first; k <= last; k++)); do
     # exit 1 is an inexact result; anything else is a failure of the command
     if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
         failed=1
-        echo "run $k (--seed $seed): dlca train exit $rc: $(tail -n 1 "$work/run$k.err")" >&2
+        echo "run $k (--seed $seed): dlca train exit $rc: $(tail -n 1 "$keep/run$k.err")" >&2
     fi
     echo "run $k: --seed $seed  exit $rc  ${wall} s  ${tries:-try 1/1}  wrote ${wrote:-its run}  repaired $repaired  eval: $verdict"
 done
