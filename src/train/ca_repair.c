@@ -16,14 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sets of rollouts a search counts, at most: the training grid's rounds; the eval's torus
+ * (ca_eval_torus). */
+enum { REPAIR_SETS = 2 };
+
 /* One thread's room for tries: its copy of the extracted circuit (every model gate's netlist
- * gates, whose ops a try rewrites, the kept ops elsewhere), an engine, and per counted bit whether
- * the last try counted through had it wrong. Lane 0 is the calling thread's, and its circuit is
- * the kept one between tries. */
-enum { REPAIR_SETS = 2 }; /* the training grid's rounds; the eval's torus (ca_eval_torus) */
+ * gates, whose ops a try rewrites, the kept ops elsewhere), an engine for each set's grid, and
+ * per counted bit whether the last try counted through had it wrong. Lane 0 is the calling
+ * thread's, and its circuit is the kept one between tries. */
 typedef struct {
     hard_netlist base;
-    hard_cpu engine[REPAIR_SETS]; /* one a set of rollouts */
+    hard_cpu engine[REPAIR_SETS];
     uint8_t *wrong_try;
     int rc;
     char error[256];
