@@ -168,6 +168,18 @@ static void test_tries(void)
           "every try's members are kept, and no more");
 }
 
+/* --repair-members 1: of two inexact members only the better-ranked one is searched. */
+static void test_repair_members(void)
+{
+    char err[8192];
+    int status = fixture_run(err, sizeof err, "train %s --seed 5 --population 2 --device cpu --repair 0.2 "
+                             "--repair-members 1 --out members.dlca", config);
+    int searched = 0;
+    for (const char *p = err; (p = strstr(p, "repair: seed ")); p++) searched++;
+    CHECK(status == 0 && strstr(err, "repairing the best 1 of 2 inexact members") && searched == 1,
+          "one of the two members searched (%d lines): %s", searched, err);
+}
+
 /* The default on the CPU engine is the single run: no note, no table. */
 static void test_cpu_default(void)
 {
@@ -222,6 +234,7 @@ static void test_refused(void)
     fixture_refused("--keep-members", "train --keep-members somewhere --device cpu");
     fixture_refused("--keep-members", "train --keep-members somewhere --population 1");
     fixture_refused("--tries", "train --tries 0");
+    fixture_refused("--repair-members", "train --repair-members -1");
     fixture_refused("--tries", "train --tries 2 --no-stop-exact");
     fixture_refused("--tries", "train --resume single5.dlca --tries 2");
     fixture_refused("--tries", "train --population 4096 --tries 20 --device cpu");
@@ -246,6 +259,7 @@ int main(int argc, char **argv)
     test_cpu();
     test_tries();
     test_cpu_default();
+    test_repair_members();
     test_default_run();
     test_vulkan();
     test_refused();

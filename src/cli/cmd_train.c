@@ -34,6 +34,8 @@ typedef struct {
     double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
                           < 0: not given (the default run's on a GPU, else 0) */
     long long repair_threads; /* threads a search; 0: not given (the default run's) */
+    long long repair_members; /* a population's best-ranked inexact members searched; 0: all;
+                                 -1: not given (the default run's) */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
     ca_config_assignments flags;
     long long steps; /* --steps, which --resume takes as the new total */
@@ -115,10 +117,12 @@ static void print_help(void)
            "                     state. Default on a GPU without --resume: %g (the lizard: %g);\n"
            "                     elsewhere 0, no search\n"
            "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
-           "                     among a population's inexact members; the lizard's: every core,\n"
-           "                     for its best-ranked inexact member alone; N each runs cores / N\n"
-           "                     searches side by side, of every member); the search is the same\n"
-           "                     on any number\n"
+           "                     among a population's inexact members; the lizard's: every core;\n"
+           "                     N each runs cores / N searches side by side); the search is the\n"
+           "                     same on any number\n"
+           "  --repair-members M a population searches its M best-ranked inexact members only; 0:\n"
+           "                     all (default 0; the lizard's without --repair-threads: 1, its\n"
+           "                     best member alone)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
@@ -175,6 +179,7 @@ static int parse_flag(train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (strcmp(flag, "--repair") == 0) return cli_double(flag, v, 0.0, 86400.0, &o->repair);
     else if (strcmp(flag, "--repair-threads") == 0) return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
+    else if (strcmp(flag, "--repair-members") == 0) return cli_int(flag, v, 0, CMD_POPULATION_MAX, &o->repair_members);
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
     return DLCA_OK;
@@ -184,7 +189,7 @@ static int parse_options(int argc, char **argv, train_options *o, int *help)
 {
     memset(o, 0, sizeof *o);
     o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
-    o->check_every = 1, o->stop_exact = 1, o->repair = -1.0;
+    o->check_every = 1, o->stop_exact = 1, o->repair = -1.0, o->repair_members = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
         int is_force = strcmp(argv[i], "--force") == 0, is_stop = strcmp(argv[i], "--stop-exact") == 0;
@@ -551,9 +556,11 @@ static int train(const train_options *o, const ca_options *seam)
                 population * tries, population);
     train_options resolved = *o;
     if (resolved.repair < 0.0) resolved.repair = gpu_default ? defaults.repair : 0.0;
-    int repair_members = 0;
-    if (!resolved.repair_threads && gpu_default)
-        resolved.repair_threads = defaults.repair_threads, repair_members = defaults.repair_members;
+    int default_search = !resolved.repair_threads && gpu_default;
+    if (default_search) resolved.repair_threads = defaults.repair_threads;
+    int repair_members = o->repair_members >= 0 ? (int)o->repair_members
+                         : default_search       ? defaults.repair_members
+                                                : 0;
     if (!rc && (population > 1 || tries > 1)) {
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
