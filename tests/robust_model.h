@@ -97,7 +97,7 @@ static inline int robust_save_model(const char *path, const ca_config *c, uint64
         return -1;
     }
     float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
-    ca_train_state state = {step, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {step, 1.0, zeros, zeros, {0}, NULL};
     int rc = zeros && ca_file_save(path, &m, &state, target) == DLCA_OK ? 0 : -1;
     CHECK(rc == 0, "save %s: %s", path, err_message());
     free(zeros), ca_model_free(&m);

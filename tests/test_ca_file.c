@@ -302,6 +302,51 @@ static void test_optional_sections(void)
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }
 
+/* Flag 3, a checkpoint's sample pool: its bits come back as saved, a file cut inside them or
+ * with bits set past the grids' is refused naming the pool, a load without the state skips them,
+ * and a pool for a config without one is not saved. */
+static void test_pool_section(void)
+{
+    ca_model m, loaded;
+    ca_train_state state, got;
+    ca_target_image target;
+    tiny_model(&m, &state, &target);
+    size_t bytes = ca_file_pool_bytes(&m.config);
+    size_t used = (size_t)m.config.pool * (size_t)m.config.channels * (size_t)m.config.height * (size_t)m.config.width;
+    CHECK(bytes == (used + 7) / 8 && bytes > 0, "pool bytes %zu for %zu bits", bytes, used);
+    state.pool = malloc(bytes);
+    rng_state rng;
+    rng_init(&rng, 77, 0);
+    for (size_t i = 0; i < bytes; i++) state.pool[i] = (uint8_t)rng_below(&rng, 256);
+    if (used % 8) state.pool[bytes - 1] &= (uint8_t)((1u << (used % 8)) - 1u);
+    uint8_t *data;
+    size_t size;
+    CHECK(ca_file_save_memory(&data, &size, &m, &state, NULL) == DLCA_OK, "save with a pool: %s", err_message());
+    CHECK(data[12] == (CA_FILE_FLAG_STATE | CA_FILE_FLAG_POOL), "flags byte %d: state and pool", data[12]);
+    int ok = ca_file_load_memory(data, size, "pool", &loaded, &got, NULL) == DLCA_OK;
+    CHECK(ok && got.pool && memcmp(got.pool, state.pool, bytes) == 0, "the pool's bits load as saved: %s",
+          ok ? "" : err_message());
+    if (ok) ca_model_free(&loaded), ca_train_state_free(&got);
+    ok = ca_file_load_memory(data, size, "pool", &loaded, NULL, NULL) == DLCA_OK;
+    CHECK(ok, "a load without the state skips the pool: %s", ok ? "" : err_message());
+    if (ok) ca_model_free(&loaded);
+    /* cut inside the bits (the CRC's 4 bytes and the last 3 of the pool gone) */
+    CHECK(ca_file_load_memory(data, size - 7, "cut", &loaded, &got, NULL) != DLCA_OK &&
+              strstr(err_message(), "pool bits"),
+          "a file cut in the pool's bits: %s", err_message());
+    if (used % 8) {
+        data[size - 5] |= 0x80; /* the pool's last byte, before the CRC */
+        CHECK(ca_file_load_memory(data, size, "pad", &loaded, &got, NULL) != DLCA_OK &&
+                  strstr(err_message(), "past its"),
+              "bits set past the pool's grids: %s", err_message());
+    }
+    free(data);
+    m.config.pool = 0;
+    CHECK(ca_file_save_memory(&data, &size, &m, &state, NULL) != DLCA_OK && strstr(err_message(), "pool"),
+          "a pool saved for a config without one is refused: %s", err_message());
+    ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
+}
+
 static void test_truncation(void)
 {
     ca_model m;
@@ -413,7 +458,8 @@ static void test_defects(void)
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
     DEFECT(put_le32(bad + 8, 5), 1, "unknown format version 5 (this build reads versions 1 to 4)");
-    DEFECT(put_le32(bad + 12, 8), 1, "unknown flags 0x00000008");
+    DEFECT(put_le32(bad + 12, 16), 1, "unknown flags 0x00000010");
+    DEFECT(put_le32(bad + 12, 8), 1, "a sample pool (bit 3) without a training state (bit 0)");
     DEFECT(put_le32(bad + 16 + 44, 0), 1, "config: channels = 0 is outside 1..4096");          /* channels */
     DEFECT(put_le32(bad + 16 + 52, 33), 1, "config: perception depth = 33 is outside 1..32"); /* perception depth */
     DEFECT(memset(bad + 16, 'x', 32), 1, "preset name has no NUL");
@@ -686,6 +732,7 @@ int main(void)
     if (!mkdtemp(temp_dir)) return fprintf(stderr, "mkdtemp %s: %s\n", temp_dir, strerror(errno)), 1;
     test_presets_round_trip();
     test_optional_sections();
+    test_pool_section();
     test_truncation();
     test_flipped_bytes();
     test_defects();

@@ -106,8 +106,8 @@ int main(void)
     bad = malloc(size);
     size_t at = size - 4 - best_bytes; /* the best section */
     float nan_value = NAN, negative = -1.0f;
-    memcpy(bad, data, size), put_le32(bad + 12, 8), fix_crc(bad, size);
-    expect_refused(bad, size, "unknown flags 0x00000008");
+    memcpy(bad, data, size), put_le32(bad + 12, 16), fix_crc(bad, size);
+    expect_refused(bad, size, "unknown flags 0x00000010");
     memcpy(bad, data, size), put_le32(bad + 12, 6), fix_crc(bad, size);
     expect_refused(bad, size, "without a training state");
     memcpy(bad, data, size), memset(bad + at, 0, 8), fix_crc(bad, size);

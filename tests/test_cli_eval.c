@@ -5,7 +5,9 @@
  * the JSON still written). `--json -` prints the same document on stdout instead of the text;
  * a --json that is a folder or the model itself is refused before any work. --persistence adds
  * the checks of patterns that stay and regrow. */
+#include "ca_file.h"
 #include "check.h"
+#include "error.h"
 #include "mini_json.h"
 
 #include <libgen.h>
@@ -224,7 +226,8 @@ static void test_persistence(void)
 
 /* A model trained with a pool, a window (its loss at every step) and damage (dlca train
  * --pool/--window/--window-loss/--damage, kept in the model file) has 'persists' and 'regrows'
- * among its checks without --persistence, and the flag adds none twice; the pool is not in the file, so --resume refuses it; the flags' limits,
+ * among its checks without --persistence, and the flag adds none twice; a file of such a run without its pool
+ * (flag 3: a best circuit's, or an older checkpoint) is refused by --resume; the flags' limits,
  * each error naming the flag of the value it is about, whichever flag came last. */
 static void test_trained_persistence(void)
 {
@@ -249,9 +252,21 @@ static void test_trained_persistence(void)
     json = slurp("pool2.json");
     CHECK(json && mj_number_at(json, "passed") + mj_number_at(json, "failed") == 4.0, "--persistence adds none twice");
     free(json);
-    status = run_dlca(err, sizeof err, "train --resume pool.dlca --device cpu --steps 4");
-    CHECK(status == 1 && strstr(err, "pool.dlca: trained from a pool of 4 grids") && strstr(err, "cannot --resume"),
-          "resume of a pool run: %s", err);
+    char path[512], nopool[512];
+    ca_model m;
+    ca_train_state state;
+    snprintf(path, sizeof path, "%s/pool.dlca", scratch);
+    snprintf(nopool, sizeof nopool, "%s/nopool.dlca", scratch);
+    if (ca_file_load(path, &m, &state, NULL) == DLCA_OK) {
+        free(state.pool), state.pool = NULL;
+        CHECK(ca_file_save(nopool, &m, &state, NULL) == DLCA_OK, "the pool run without its pool: %s", err_message());
+        ca_model_free(&m), ca_train_state_free(&state);
+    } else {
+        CHECK(0, "load %s: %s", path, err_message());
+    }
+    status = run_dlca(err, sizeof err, "train --resume nopool.dlca --device cpu --steps 4");
+    CHECK(status == 1 && strstr(err, "nopool.dlca: trained from a pool of 4 grids") && strstr(err, "cannot --resume"),
+          "resume of a pool run without its pool: %s", err);
     static const struct {
         const char *flags, *needle;
     } bad[] = {{"--preset checkerboard --pool 4 --damage 2", "--damage 2: config: damage = 2 is outside 0..1"},

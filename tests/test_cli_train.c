@@ -100,16 +100,17 @@ static void test_gol_to_zero(void)
     CHECK(status == 0 && exists(path), "dlca run writes the strip: %s", err);
 }
 
-/* Same losses for 2N steps in one go and for N steps, then resumed to 2N. Called once a preset,
- * so the fresh runs replace the last preset's files: --force. */
-static void test_resume(const char *preset, const char *extra)
+/* Same losses for 2N steps in one go and for N steps, then resumed to 2N (with `resume_extra`).
+ * Called once a preset, so the fresh runs replace the last preset's files: --force. */
+static void test_resume(const char *preset, const char *extra, const char *resume_extra)
 {
     char err[4096], a[512], b[512];
     int s1 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 12 --every 2 --force --out '%s/whole.dlca'",
                       preset, extra, scratch);
     int s2 = run_dlca(err, sizeof err, "train --preset %s %s --device cpu --steps 6 --every 2 --force --out '%s/part.dlca'",
                       preset, extra, scratch);
-    int s3 = run_dlca(err, sizeof err, "train --resume '%s/part.dlca' --steps 12 --every 2 --device cpu", scratch);
+    int s3 = run_dlca(err, sizeof err, "train --resume '%s/part.dlca' --steps 12 --every 2 --device cpu %s", scratch,
+                      resume_extra);
     CHECK(s1 == 0 && s2 == 0 && s3 == 0, "%s: train, train, resume exit 0 (%d %d %d): %s", preset, s1, s2, s3, err);
     snprintf(a, sizeof a, "%s/whole.csv", scratch);
     snprintf(b, sizeof b, "%s/part.csv", scratch);
@@ -281,8 +282,13 @@ int main(int argc, char **argv)
     if (!mkdtemp(scratch)) return fprintf(stderr, "cannot make a scratch folder\n"), 1;
     (void)argc;
     test_gol_to_zero();
-    test_resume("gol", "");
-    test_resume("checkerboard-async", "--grid 6x6 --T 4");
+    test_resume("gol", "", "");
+    test_resume("checkerboard-async", "--grid 6x6 --T 4", "");
+    /* A pool's grids are in the checkpoint (flag 3): the resumed rounds start from the same pool.
+     * --keep-final: the file at step 6 is that step's state, not a best circuit's (whose pool is
+     * not kept). */
+    test_resume("checkerboard", "--grid 8x8 --T 4 --pool 4 --window 2 --window-loss every --damage 1 --keep-final",
+                "--keep-final");
     test_best_carried();
     test_cpu_matches_vulkan();
     test_bad_input();

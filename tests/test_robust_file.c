@@ -169,7 +169,7 @@ static void test_unaffordable_model(void)
     }
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *zeros = calloc(n, sizeof(float));
-    ca_train_state state = {3, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {3, 1.0, zeros, zeros, {0}, NULL};
     char path[512];
     snprintf(path, sizeof path, "%s", robust_path("huge_grid.dlca"));
     CHECK(ca_file_save(path, &m, &state, NULL) == DLCA_OK, "save: %s", err_message());
@@ -291,7 +291,7 @@ static void test_target_fewer_channels_than_loss(void)
     for (size_t i = 0; bits && i < plane; i++) bits[i] = (uint8_t)(i % 3 == 0);
     ca_target_image target = {1, c.height, c.width, bits};
     float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
-    ca_train_state state = {1, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {1, 1.0, zeros, zeros, {0}, NULL};
     char path[512];
     snprintf(path, sizeof path, "%s", robust_path("thin_target.dlca"));
     CHECK(robust_save_patched(path, &m, &state, &target, "loss_channels", 3) == 0, "write %s", path);
@@ -342,7 +342,7 @@ static void test_hostile_preset_names(void)
         return;
     }
     float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
-    ca_train_state state = {1, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {1, 1.0, zeros, zeros, {0}, NULL};
     size_t size;
     uint8_t *data = robust_model_bytes(&m, &state, NULL, &size);
     char path[512];
@@ -436,7 +436,7 @@ static void test_train_steps_from_file(void)
         return;
     }
     float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
-    ca_train_state state = {2, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {2, 1.0, zeros, zeros, {0}, NULL};
     char path[512], args[4096], err[8192];
     snprintf(path, sizeof path, "%s", robust_path("steps.dlca"));
     static const struct {

@@ -89,7 +89,7 @@ static void test_file_obeys_flag_limits(void)
         return;
     }
     float *zeros = calloc(m.gate_count * GATE_OP_COUNT, sizeof(float));
-    ca_train_state state = {2, 1.0, zeros, zeros, {0}};
+    ca_train_state state = {2, 1.0, zeros, zeros, {0}, NULL};
     char path[512];
     snprintf(path, sizeof path, "%s", robust_path("limits.dlca"));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -256,9 +256,10 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
     if (o->resume) {
         if (ca_file_load(o->resume, &r->model, &r->state, &r->target)) return DLCA_ERR;
         if (!r->state.moment1) return err_set(DLCA_ERR, "%s: has no training state to resume from", o->resume);
-        if (r->model.config.pool)
-            return err_set(DLCA_ERR, "%s: trained from a pool of %d grids, which a model file does not keep: it cannot "
-                           "--resume (train it again with more --steps)", o->resume, r->model.config.pool);
+        if (r->model.config.pool && !r->state.pool)
+            return err_set(DLCA_ERR, "%s: trained from a pool of %d grids, which this file does not keep (a best "
+                           "circuit's file, or a checkpoint from before checkpoints kept pools): it cannot --resume "
+                           "(train it again with more --steps)", o->resume, r->model.config.pool);
         /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
         if (ca_trainer_resume_steps(o->resume, r->state.step, o->has_steps ? o->steps : 0, &r->model.config.train_steps))
             return DLCA_ERR;
@@ -278,17 +279,23 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
     return DLCA_OK;
 }
 
-/* The model file of a run: its state now (synced from the trainer), or with `best` the kept best
- * circuit's (ca_watch_restore_best). Both carry the best so far (flag 2), so a resumed run ends
- * as the uninterrupted one would. */
+/* The model file of a run: its state now (synced from the trainer) with its sample pool (flag 3),
+ * or with `best` the kept best circuit's (ca_watch_restore_best), whose step's pool is not kept.
+ * Both carry the best so far (flag 2), so a resumed run ends as the uninterrupted one would. */
 static int save_run(const char *path, ca_trainer *t, ca_watch *w, training_run *r, double seconds, int best)
 {
     uint64_t done = t->step;
     int rc = best ? ca_watch_restore_best(w, t, &done) : ca_trainer_sync(t);
-    ca_train_state state = {done, seconds, t->moment1, t->moment2, {0}};
+    ca_train_state state = {done, seconds, t->moment1, t->moment2, {0}, NULL};
     if (!rc) rc = ca_watch_save_best(w, t, &state.best);
+    if (!rc && !best && t->pool.grids) {
+        if (!(state.pool = malloc(ca_file_pool_bytes(&r->model.config))))
+            rc = err_set(DLCA_ERR_NOMEM, "out of memory for the sample pool's bits");
+        else
+            ca_pool_pack(&t->pool, state.pool);
+    }
     if (!rc) rc = ca_file_save(path, &r->model, &state, r->target.bits ? &r->target : NULL);
-    free(state.best.logits), free(state.best.moment1), free(state.best.moment2);
+    free(state.best.logits), free(state.best.moment1), free(state.best.moment2), free(state.pool);
     return rc;
 }
 
@@ -499,6 +506,7 @@ static int train_single(const train_options *o, training_run *r, const train_pat
     int rc = ca_memory_check_training(&r->model, backend, vk, run, o->max_memory);
     if (!rc) rc = ca_trainer_init(&trainer, &r->model, r->image, backend, vk, run);
     if (!rc && r->state.moment1) rc = ca_trainer_resume(&trainer, r->state.step, r->state.moment1, r->state.moment2);
+    if (!rc && r->state.pool) ca_pool_unpack(&trainer.pool, r->state.pool);
     if (!rc) rc = ca_watch_init(&watch, &r->model, r->image, (int)o->check_every);
     watch.keep_final = o->keep_final;
     if (!rc) rc = ca_watch_resume(&watch, &trainer, &r->state.best);

@@ -114,8 +114,9 @@ static void put_model(byte_sink *s, const ca_model *m, const ca_train_state *sta
     size_t values = m->gate_count * GATE_OP_COUNT;
     put_bytes(s, ca_file_magic, CA_FILE_MAGIC_SIZE);
     put_u32(s, CA_FILE_VERSION);
-    int best = state && state->best.step > 0;
-    put_u32(s, (state ? CA_FILE_FLAG_STATE : 0u) | (target ? CA_FILE_FLAG_TARGET : 0u) | (best ? CA_FILE_FLAG_BEST : 0u));
+    int best = state && state->best.step > 0, pool = state && state->pool;
+    put_u32(s, (state ? CA_FILE_FLAG_STATE : 0u) | (target ? CA_FILE_FLAG_TARGET : 0u) | (best ? CA_FILE_FLAG_BEST : 0u) |
+                   (pool ? CA_FILE_FLAG_POOL : 0u));
     put_config(s, c);
     put_u64(s, m->gate_count);
     for (int l = 0; l < c->perception_depth; l++) put_wiring(s, &m->perception[l]);
@@ -137,6 +138,10 @@ static void put_model(byte_sink *s, const ca_model *m, const ca_train_state *sta
         put_f32_array(s, b->logits, values);
         put_f32_array(s, b->moment1, values);
         put_f32_array(s, b->moment2, values);
+    }
+    if (pool) {
+        put_u32(s, (uint32_t)c->pool), put_u32(s, (uint32_t)c->channels), put_u32(s, (uint32_t)(c->height * c->width));
+        put_bytes(s, state->pool, ca_file_pool_bytes(c));
     }
     if (!s->failed) put_u32(s, crc32_update(0, s->data, s->size));
 }
@@ -163,10 +168,26 @@ static int check_best(const ca_best_state *b, size_t values)
     return DLCA_OK;
 }
 
-static int check_state(const ca_train_state *state, size_t values)
+size_t ca_file_pool_bytes(const ca_config *c)
+{
+    return ((size_t)c->pool * (size_t)c->channels * (size_t)c->height * (size_t)c->width + 7) / 8;
+}
+
+/* The pool's bits fit the config: it has a pool, and the last byte's unused bits are 0. */
+static int check_pool(const uint8_t *bits, const ca_config *c)
+{
+    size_t bytes = ca_file_pool_bytes(c), used = (size_t)c->pool * (size_t)c->channels * (size_t)c->height * (size_t)c->width;
+    if (bytes == 0) return err_set(DLCA_ERR, "a sample pool is stored, but the config has none (pool = 0)");
+    if (used % 8 && bits[bytes - 1] >> (used % 8))
+        return err_set(DLCA_ERR, "the pool's last byte 0x%02x sets bits past its %zu grid bits", bits[bytes - 1], used);
+    return DLCA_OK;
+}
+
+static int check_state(const ca_train_state *state, size_t values, const ca_config *c)
 {
     size_t bad;
     if (state->best.step > 0 && check_best(&state->best, values)) return DLCA_ERR;
+    if (state->pool && check_pool(state->pool, c)) return DLCA_ERR;
     if (!state->moment1 || !state->moment2) return err_set(DLCA_ERR, "the training state has no moments");
     if (!isfinite(state->seconds) || state->seconds < 0.0)
         return err_set(DLCA_ERR, "training seconds %g is not a finite time", state->seconds);
@@ -202,7 +223,7 @@ static int check_savable(const ca_model *m, const ca_train_state *state, const c
     if ((bad = first_bad(m->logits, values, 0)) < values)
         return err_set(DLCA_ERR, "logits[%zu] (gate %zu) = %g is not finite", bad, bad / GATE_OP_COUNT,
                        (double)m->logits[bad]);
-    if (state && check_state(state, values)) return DLCA_ERR;
+    if (state && check_state(state, values, &m->config)) return DLCA_ERR;
     if (target && check_target(target, &m->config)) return DLCA_ERR;
     return DLCA_OK;
 }
@@ -242,6 +263,7 @@ void ca_train_state_free(ca_train_state *state)
     free(state->moment1);
     free(state->moment2);
     free(state->best.logits), free(state->best.moment1), free(state->best.moment2);
+    free(state->pool);
     memset(state, 0, sizeof *state);
 }
 

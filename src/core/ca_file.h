@@ -3,7 +3,7 @@
  * the seed, load with a constant learning rate, version 1 and 2 files without a pool, and
  * versions 1 to 3 with the loss at a round's last step):
  *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image,
- *   bit 2: the run's best circuit, only beside bit 0)
+ *   bit 2: the run's best circuit, bit 3: the sample pool; bits 2 and 3 only beside bit 0)
  *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
  *           perception_depth, perception_widths[depth], update_depth, update_widths[depth],
  *           update_wiring, steps, f64 fire_rate, i32 loss_channels, start, target, batch,
@@ -16,6 +16,9 @@
  *   flag 1: u32 channels, height, width, u8 bits[channels][height][width] (each 0 or 1)
  *   flag 2: u64 best_step (>= 1), u64 exact_step, f64 best_wrong, f64 best_soft, u32 best_exact
  *           (0 or 1), f32 logits[gate_count*16], moment1[gate_count*16], moment2[gate_count*16]
+ *   flag 3: u32 pool (= the config's), channels (= C), cells (= H W), u8 bits[ceil(pool C cells / 8)]:
+ *           grid bit i (sample, channel, cell) is bit i % 8 of byte i / 8; the last byte's unused
+ *           bits are 0
  *   u32 CRC-32 (zlib's) of every byte before it; nothing after it. */
 #ifndef DLCA_CA_FILE_H
 #define DLCA_CA_FILE_H
@@ -29,6 +32,12 @@ enum { CA_FILE_VERSION = 4, CA_FILE_MAGIC_SIZE = 8 };
 /* Flag 2 is an optional part, not a new layout, so it needed no new version: a reader that does not
  * know the flag refuses the file naming it ("unknown flags"), rather than misread it. */
 enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1, CA_FILE_FLAG_BEST = 1u << 2 };
+/* Flag 3 likewise: the sample pool (ca_pool.h) of a checkpoint, so a run trained from a pool
+ * resumes with the grids it had. */
+enum { CA_FILE_FLAG_POOL = 1u << 3 };
+
+/* Bytes of flag 3's bits for `config` (0 without a pool). */
+size_t ca_file_pool_bytes(const ca_config *config);
 
 /* "DLCA\r\n\x1a\n": the CR-LF and ^Z catch text-mode transfers, as in PNG's signature. */
 extern const uint8_t ca_file_magic[CA_FILE_MAGIC_SIZE];
@@ -54,6 +63,7 @@ typedef struct {
     double seconds;  /* training time so far */
     float *moment1, *moment2;
     ca_best_state best; /* flag 2 */
+    uint8_t *pool;      /* flag 3: the pool's grids as bits, ca_file_pool_bytes of them; NULL: none */
 } ca_train_state;
 
 /* The training target as bits [channels][height][width] (height/width = the config's grid,

@@ -133,10 +133,12 @@ static int read_preamble(byte_source *r, uint32_t *flags)
                        CA_FILE_VERSION);
     r->version = version;
     TRY(get_u32(r, "the flags", flags));
-    if (*flags & ~(uint32_t)(CA_FILE_FLAG_STATE | CA_FILE_FLAG_TARGET | CA_FILE_FLAG_BEST))
-        return corrupt(r, "unknown flags 0x%08x (version %u knows bits 0 to 2)", *flags, r->version);
+    if (*flags & ~(uint32_t)(CA_FILE_FLAG_STATE | CA_FILE_FLAG_TARGET | CA_FILE_FLAG_BEST | CA_FILE_FLAG_POOL))
+        return corrupt(r, "unknown flags 0x%08x (version %u knows bits 0 to 3)", *flags, r->version);
     if ((*flags & CA_FILE_FLAG_BEST) && !(*flags & CA_FILE_FLAG_STATE))
         return corrupt(r, "flags 0x%08x: a best circuit (bit 2) without a training state (bit 0)", *flags);
+    if ((*flags & CA_FILE_FLAG_POOL) && !(*flags & CA_FILE_FLAG_STATE))
+        return corrupt(r, "flags 0x%08x: a sample pool (bit 3) without a training state (bit 0)", *flags);
     return DLCA_OK;
 }
 
@@ -332,6 +334,28 @@ static int read_best(byte_source *r, size_t values, ca_best_state *best)
     return read_moment(r, "best moment2", values, 1, best ? &best->moment2 : NULL);
 }
 
+/* Flag 3: the pool's grids as bits, allocated only when the state is wanted. */
+static int read_pool(byte_source *r, const ca_config *c, ca_train_state *state)
+{
+    uint32_t pool, channels, cells;
+    TRY(get_u32(r, "pool size", &pool));
+    TRY(get_u32(r, "pool channels", &channels));
+    TRY(get_u32(r, "pool cells", &cells));
+    if (c->pool == 0 || pool != (uint32_t)c->pool || channels != (uint32_t)c->channels ||
+        cells != (uint32_t)(c->height * c->width))
+        return corrupt(r, "the sample pool is %u grids of %u channels x %u cells, but the config's is %d of %d x %d", pool,
+                       channels, cells, c->pool, c->channels, c->height * c->width);
+    size_t bytes = ca_file_pool_bytes(c), used = (size_t)pool * channels * cells;
+    const uint8_t *b = take(r, bytes, "pool bits");
+    if (!b) return DLCA_ERR;
+    if (used % 8 && b[bytes - 1] >> (used % 8))
+        return corrupt(r, "the pool's last byte 0x%02x sets bits past its %zu grid bits", b[bytes - 1], used);
+    if (!state) return DLCA_OK;
+    if (!(state->pool = malloc(bytes))) return err_set(DLCA_ERR_NOMEM, "%s: out of memory for the pool", r->name);
+    memcpy(state->pool, b, bytes);
+    return DLCA_OK;
+}
+
 static int read_target(byte_source *r, const ca_config *c, ca_target_image *target)
 {
     uint32_t channels, height, width;
@@ -402,6 +426,7 @@ static int parse(byte_source *r, file_parts *p, ca_model *model, ca_train_state 
     if (p->flags & CA_FILE_FLAG_STATE) TRY(read_state(r, values, state));
     if (p->flags & CA_FILE_FLAG_TARGET) TRY(read_target(r, &p->config, target));
     if (p->flags & CA_FILE_FLAG_BEST) TRY(read_best(r, values, state ? &state->best : NULL));
+    if (p->flags & CA_FILE_FLAG_POOL) TRY(read_pool(r, &p->config, state));
     return read_crc(r);
 }
 

@@ -137,3 +137,17 @@ void ca_pool_store_f32(ca_pool *p, const float *final_grid, size_t pitch)
 {
     store(p, NULL, final_grid, pitch);
 }
+
+void ca_pool_pack(const ca_pool *p, uint8_t *bits)
+{
+    size_t n = (size_t)p->config.pool * (size_t)p->config.channels * p->plane;
+    memset(bits, 0, (n + 7) / 8);
+    for (size_t i = 0; i < n; i++)
+        if (p->grids[i] > 0.5) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+void ca_pool_unpack(ca_pool *p, const uint8_t *bits)
+{
+    size_t n = (size_t)p->config.pool * (size_t)p->config.channels * p->plane;
+    for (size_t i = 0; i < n; i++) p->grids[i] = (double)(bits[i / 8] >> (i % 8) & 1);
+}

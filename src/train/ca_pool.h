@@ -51,4 +51,10 @@ void ca_pool_store(ca_pool *pool, const double *final_grid);
  * the cells; the GPU's, pitch its row length). */
 void ca_pool_store_f32(ca_pool *pool, const float *final_grid, size_t pitch);
 
+/* The grids, all bits, as a checkpoint keeps them (ca_file.h, flag 3: grid bit i, over [pool][C]
+ * [H * W], is bit i % 8 of byte i / 8; ca_file_pool_bytes of them), and back: a resumed run's
+ * pool is the interrupted one's. */
+void ca_pool_pack(const ca_pool *pool, uint8_t *bits);
+void ca_pool_unpack(ca_pool *pool, const uint8_t *bits);
+
 #endif

@@ -211,7 +211,7 @@ int ca_population_save(ca_population *p, int i, const char *path, const ca_targe
     ca_trainer *t = &m->trainer;
     uint64_t done = t->step;
     int rc = m->stopped_exact || m->use_best ? ca_watch_restore_best(&m->watch, t, &done) : ca_trainer_sync(t);
-    ca_train_state state = {done, m->seconds, t->moment1, t->moment2, {0}};
+    ca_train_state state = {done, m->seconds, t->moment1, t->moment2, {0}, NULL};
     if (!rc) rc = ca_watch_save_best(&m->watch, t, &state.best);
     if (!rc) rc = ca_file_save(path, &m->model, &state, target);
     free(state.best.logits), free(state.best.moment1), free(state.best.moment2);
