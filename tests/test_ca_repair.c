@@ -251,6 +251,13 @@ static void test_breakout(void)
  * better-ranked member 0 is searched, and repaired; then member 1 is searched and not repaired.
  * The repaired member is written without training state and passes the exact check. With a
  * limit of one member, only the best-ranked is searched. */
+/* Counts a population search's progress notes. */
+static void count_note(void *user, uint64_t seed, size_t wrong, size_t tries, int changes, int minima, double seconds)
+{
+    (void)seed, (void)wrong, (void)tries, (void)changes, (void)minima, (void)seconds;
+    ++*(int *)user;
+}
+
 static void test_population(void)
 {
     ca_model shipped;
@@ -268,12 +275,16 @@ static void test_population(void)
     p.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
     p.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
     int repaired = -1;
-    int rc = ca_population_repair(&p, 30.0, 1, 0, 1, 0, &repaired);
+    int notes = 0; /* every kept change is noted: the repair keeps at least one */
+    ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0};
+    int rc = ca_population_repair(&p, &first, &repaired);
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
           "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
     CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
     CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
-    rc = ca_population_repair(&p, 0.3, 2, 0, 0, 0, &repaired);
+    CHECK(notes > 0, "the search's progress is passed on (%d notes)", notes);
+    ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0};
+    rc = ca_population_repair(&p, &all, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
               !p.members[1].out.exact,
           "the fresh member is searched, not repaired (%s)", p.members[1].repair.why);
@@ -291,14 +302,17 @@ static void test_population(void)
     } else {
         CHECK(0, "load %s: %s", path, err_message());
     }
-    CHECK(ca_population_repair(&p, 0.0, 1, 0, 0, 0, &repaired) == DLCA_ERR, "0 seconds refused");
-    CHECK(ca_population_repair(&p, 1.0, 1, 0, 0, -1, &repaired) == DLCA_ERR, "a negative member count refused");
+    ca_population_search bad = {0.0, 1, 0, 0, 0, NULL, NULL, 0.0};
+    CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "0 seconds refused");
+    bad.seconds = 1.0, bad.most = -1;
+    CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "a negative member count refused");
     ca_population_free(&p);
     /* `most`: of two fresh members, only the better-ranked one (member 1 here) is searched. */
     if (ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
         p.members[0].out = (ca_mark){500, 90.0, 20.0, 0};
         p.members[1].out = (ca_mark){500, 40.0, 10.0, 0};
-        rc = ca_population_repair(&p, 0.2, 2, 1, 0, 1, &repaired);
+        ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0};
+        rc = ca_population_repair(&p, &best, &repaired);
         CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds > 0.0 && p.members[0].repair.seconds == 0.0,
               "most 1: the best-ranked member alone is searched (%.2f s and %.2f s)", p.members[1].repair.seconds,
               p.members[0].repair.seconds);

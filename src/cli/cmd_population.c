@@ -58,6 +58,16 @@ cmd_default_run cmd_population_default_run(const ca_config *config)
     return run;
 }
 
+/* A search's progress, every 10 s of it: a lizard's takes up to 50. */
+static void search_progress(void *user, uint64_t seed, size_t wrong, size_t tries, int changes, int minima,
+                            double seconds)
+{
+    (void)user;
+    fprintf(stderr, "searching seed %llu: %zu wrong cell bits, %d change%s kept, %d minim%s, %zu tries, %.0f s\n",
+            (unsigned long long)seed, wrong, changes, changes == 1 ? "" : "s", minima, minima == 1 ? "um" : "a", tries,
+            seconds);
+}
+
 int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most, int *repaired)
 {
     int threads = ca_fast_default_threads(), inexact = 0, side, each;
@@ -68,7 +78,8 @@ int cmd_population_repair(ca_population *p, double seconds, int search_threads, 
     ca_population_repair_plan(searched, threads, search_threads, &side, &each);
     fprintf(stderr, "repairing %s%d inexact member%s: up to %g s each, %d side by side on %d thread%s each\n", which,
             inexact, inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s");
-    if (ca_population_repair(p, seconds, threads, search_threads, first, most, repaired)) return DLCA_ERR;
+    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0};
+    if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
     for (int i = 0; i < p->count; i++) {
         const ca_member *m = &p->members[i];
         const ca_repair_result *r = &m->repair;

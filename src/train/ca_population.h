@@ -95,16 +95,26 @@ int ca_population_best(const ca_population *population);
 /* How many members' outputs are verified exact. */
 int ca_population_exact_count(const ca_population *population);
 
+/* How ca_population_repair searches a population's inexact members. */
+typedef struct {
+    double seconds;     /* each search's limit (> 0) */
+    int threads;        /* threads in all (>= 1) */
+    int search_threads; /* each search's (ca_repair_options.threads); 0: threads / members, at least 1 */
+    int first;          /* stop starting searches once one member is repaired (those under way finish) */
+    int most;           /* search only the `most` best-ranked inexact members (0: all) */
+    /* Called from a searching thread once every `every` seconds of a search, from its start (may
+     * be NULL): the member's seed and its search's progress (ca_repair_options.progress). */
+    void (*progress)(void *user, uint64_t seed, size_t wrong, size_t tries, int changes, int minima, double seconds);
+    void *user;
+    double every;
+} ca_population_search;
+
 /* After ca_population_train: the search of ca_repair on the output circuit of every member that
- * is not verified exact, `seconds` each, best-ranked members first, on `threads` threads: each
- * search on `search_threads` of them (ca_repair_options.threads), threads / search_threads
- * searches side by side; search_threads 0: threads / members, at least 1 (one search a thread
- * while members outnumber threads). With `first` it stops starting searches once one
- * member is repaired (the searches under way finish); `most` > 0 searches only the `most`
- * best-ranked inexact members (0: all). A repaired member's out is exact and its model holds the
- * repaired logits; the others are left as they were. *repaired counts them. */
-int ca_population_repair(ca_population *population, double seconds, int threads, int search_threads, int first,
-                         int most, int *repaired);
+ * is not verified exact, best-ranked members first, threads / search_threads searches side by
+ * side (one search a thread while members outnumber threads). A repaired member's out is exact
+ * and its model holds the repaired logits; the others are left as they were. *repaired counts
+ * them. */
+int ca_population_repair(ca_population *population, const ca_population_search *search, int *repaired);
 
 /* How ca_population_repair lays `searches` searches on `threads` threads: *side searches side by
  * side, on *each threads apiece (search_threads as there). */

@@ -12,25 +12,44 @@
 /* The members to search, best first, and the threads' shared place in that list. */
 typedef struct {
     ca_population *population;
+    const ca_population_search *search;
     int *order, count, next;
-    double seconds;
     int search_threads; /* each search's (ca_repair_options.threads) */
-    int first, repaired, failed;
+    int repaired, failed;
     char error[256]; /* the first search that could not run */
     pthread_mutex_t lock;
 } repair_work;
 
+/* One search's progress, passed on once every search->every seconds of it (from its start: a
+ * search shorter than that says nothing). */
+typedef struct {
+    const ca_population_search *search;
+    uint64_t seed;
+    double last;
+} search_note;
+
+static void note_progress(void *user, size_t wrong, size_t tries, int changes, int minima, double seconds)
+{
+    search_note *n = user;
+    if (seconds - n->last < n->search->every) return;
+    n->last = seconds;
+    n->search->progress(n->search->user, n->seed, wrong, tries, changes, minima, seconds);
+}
+
 static void *repair_worker(void *arg)
 {
     repair_work *w = arg;
+    const ca_population_search *search = w->search;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        int stop = w->next == w->count || w->failed || (w->first && w->repaired > 0);
+        int stop = w->next == w->count || w->failed || (search->first && w->repaired > 0);
         int i = stop ? -1 : w->order[w->next++];
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
         ca_member *m = &w->population->members[i];
-        ca_repair_options options = {w->seconds, CA_REPAIR_ROUNDS, NULL, NULL, w->search_threads};
+        search_note note = {search, m->model.config.seed, 0.0};
+        ca_repair_options options = {search->seconds, CA_REPAIR_ROUNDS, search->progress ? note_progress : NULL,
+                                     &note, w->search_threads};
         int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
         pthread_mutex_lock(&w->lock);
         if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());
@@ -65,23 +84,24 @@ void ca_population_repair_plan(int searches, int threads, int search_threads, in
     if (*side > searches) *side = searches;
 }
 
-int ca_population_repair(ca_population *p, double seconds, int threads, int search_threads, int first, int most,
-                         int *repaired)
+int ca_population_repair(ca_population *p, const ca_population_search *search, int *repaired)
 {
     *repaired = 0;
-    if (!(seconds > 0.0) || threads < 1 || search_threads < 0 || search_threads > CA_REPAIR_MAX_THREADS || most < 0)
-        return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search, of %d members (want > 0, >= 1, 0..%d "
-                                 "and >= 0)",
-                       seconds, threads, search_threads, most, CA_REPAIR_MAX_THREADS);
+    if (!(search->seconds > 0.0) || search->threads < 1 || search->search_threads < 0 ||
+        search->search_threads > CA_REPAIR_MAX_THREADS || search->most < 0 || !(search->every >= 0.0))
+        return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search, of %d members, noted every %g s (want "
+                                 "> 0, >= 1, 0..%d, >= 0 and >= 0)",
+                       search->seconds, search->threads, search->search_threads, search->most, search->every,
+                       CA_REPAIR_MAX_THREADS);
     repair_work w;
     memset(&w, 0, sizeof w);
-    w.population = p, w.seconds = seconds, w.first = first;
+    w.population = p, w.search = search;
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     if (prepare(p, &w)) return free(w.order), DLCA_ERR;
-    if (most > 0 && w.count > most) w.count = most; /* the best `most` */
+    if (search->most > 0 && w.count > search->most) w.count = search->most; /* the best `most` */
     int side;
-    ca_population_repair_plan(w.count, threads, search_threads, &side, &w.search_threads);
+    ca_population_repair_plan(w.count, search->threads, search->search_threads, &side, &w.search_threads);
     pthread_t *ids = calloc((size_t)(side > 0 ? side : 1), sizeof *ids);
     if (!ids) return free(w.order), err_set(DLCA_ERR_NOMEM, "out of memory for %d threads", side);
     pthread_mutex_init(&w.lock, NULL);
