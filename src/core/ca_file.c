@@ -168,15 +168,17 @@ static int check_best(const ca_best_state *b, size_t values)
     return DLCA_OK;
 }
 
-size_t ca_file_pool_bytes(const ca_config *c)
+size_t ca_file_pool_bits(const ca_config *c)
 {
-    return ((size_t)c->pool * (size_t)c->channels * (size_t)c->height * (size_t)c->width + 7) / 8;
+    return (size_t)c->pool * (size_t)c->channels * (size_t)c->height * (size_t)c->width;
 }
+
+size_t ca_file_pool_bytes(const ca_config *c) { return (ca_file_pool_bits(c) + 7) / 8; }
 
 /* The pool's bits fit the config: it has a pool, and the last byte's unused bits are 0. */
 static int check_pool(const uint8_t *bits, const ca_config *c)
 {
-    size_t bytes = ca_file_pool_bytes(c), used = (size_t)c->pool * (size_t)c->channels * (size_t)c->height * (size_t)c->width;
+    size_t bytes = ca_file_pool_bytes(c), used = ca_file_pool_bits(c);
     if (bytes == 0) return err_set(DLCA_ERR, "a sample pool is stored, but the config has none (pool = 0)");
     if (used % 8 && bits[bytes - 1] >> (used % 8))
         return err_set(DLCA_ERR, "the pool's last byte 0x%02x sets bits past its %zu grid bits", bits[bytes - 1], used);

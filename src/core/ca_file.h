@@ -36,7 +36,8 @@ enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1, CA_FILE_FLAG
  * resumes with the grids it had. */
 enum { CA_FILE_FLAG_POOL = 1u << 3 };
 
-/* Bytes of flag 3's bits for `config` (0 without a pool). */
+/* Flag 3's grid bits for `config` (pool x C x H x W; 0 without a pool), and the bytes they take. */
+size_t ca_file_pool_bits(const ca_config *config);
 size_t ca_file_pool_bytes(const ca_config *config);
 
 /* "DLCA\r\n\x1a\n": the CR-LF and ^Z catch text-mode transfers, as in PNG's signature. */

@@ -345,7 +345,7 @@ static int read_pool(byte_source *r, const ca_config *c, ca_train_state *state)
         cells != (uint32_t)(c->height * c->width))
         return corrupt(r, "the sample pool is %u grids of %u channels x %u cells, but the config's is %d of %d x %d", pool,
                        channels, cells, c->pool, c->channels, c->height * c->width);
-    size_t bytes = ca_file_pool_bytes(c), used = (size_t)pool * channels * cells;
+    size_t bytes = ca_file_pool_bytes(c), used = ca_file_pool_bits(c);
     const uint8_t *b = take(r, bytes, "pool bits");
     if (!b) return DLCA_ERR;
     if (used % 8 && b[bytes - 1] >> (used % 8))

@@ -157,10 +157,15 @@ static int pattern_check(const ca_eval_context *x, ca_check *checks, int *count,
     return rc;
 }
 
+int ca_eval_has_torus(const ca_config *c, const double *image)
+{
+    return c->loss_channels == 1 && c->target == CA_TARGET_IMAGE && image;
+}
+
 int ca_eval_torus(const ca_config *c, const double *image, ca_eval_rollout *r)
 {
     memset(r, 0, sizeof *r);
-    if (c->loss_channels != 1 || c->target != CA_TARGET_IMAGE || !image) return DLCA_OK;
+    if (!ca_eval_has_torus(c, image)) return DLCA_OK;
     int size = 2 * c->height, offset = size / 2 - c->height / 2;
     r->shape = (ca_shape){1, size, size, CA_BOUNDARY_PERIODIC};
     r->steps = c->steps;

@@ -68,6 +68,9 @@ typedef struct {
 } ca_eval_rollout;
 
 int ca_eval_torus(const ca_config *config, const double *image, ca_eval_rollout *rollout);
+
+/* Whether `config` (with `image`, its picture or NULL) has that check, without building it. */
+int ca_eval_has_torus(const ca_config *config, const double *image);
 void ca_eval_rollout_free(ca_eval_rollout *rollout);
 
 #endif

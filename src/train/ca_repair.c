@@ -200,14 +200,18 @@ static int training_set(search *s, const double *image, int rounds)
     return rc;
 }
 
-/* Set 1: the eval's torus rollout (ca_eval_torus), where the preset has one and it is the same
+/* Whether a search may count the eval's torus rollout: the preset has one, and it is the same
  * every time (no fire masks). */
+static int counts_torus(const ca_config *c, const double *image)
+{
+    return ca_eval_has_torus(c, image) && c->fire_rate >= 1.0;
+}
+
+/* Set 1: the eval's torus rollout (ca_eval_torus; counts_torus holds). */
 static int torus_set(search *s, const double *image)
 {
     ca_eval_rollout torus;
-    if (s->config->fire_rate < 1.0) return DLCA_OK;
     if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
-    if (!torus.start) return DLCA_OK;
     rollout_set *set = &s->set[s->sets++];
     set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->round[0] = 0;
     int rc = pack_set(s, s->sets - 1, torus.start, torus.target);
@@ -622,10 +626,8 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
      * time is left: on twice the rounds where rounds differ (it drew too few), and with the eval's
      * torus rollout where the preset has one (counted only then: it costs a try 4-5 times the
      * lizard's training rollout). */
-    ca_eval_rollout probe;
-    int rc = ca_eval_torus(&m->config, image, &probe), right = 0, more = !ca_exact_one_rollout(&m->config);
-    int torus = 0, has_torus = probe.start != NULL && m->config.fire_rate >= 1.0;
-    ca_eval_rollout_free(&probe);
+    int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
+    int torus = 0, has_torus = counts_torus(&m->config, image);
     for (int rounds = o->rounds, first = 1; !rc; first = 0) {
         rc = search_rounds(m, image, rounds, torus, op, o, res, start_ms, first, &right);
         if (rc || !right) break;
