@@ -326,6 +326,73 @@ static void test_population(void)
     ca_target_image_free(&t);
 }
 
+/* ca_population_repair_start: the search on a thread of its own while another population trains
+ * on this one. Member 0 holds the shipped checkerboard circuit broken at one gate: it is repaired,
+ * and the training, told by `repaired` (ca_population_run.cancel), stops long before its budget.
+ * A search that repairs nothing (a fresh member) leaves the training to its budget. */
+static void test_background(void)
+{
+    ca_model shipped;
+    ca_target_image t;
+    if (!load("checkerboard.dlca", &shipped, &t)) return;
+    ca_config small = shipped.config;
+    small.height = small.width = 8, small.steps = 6, small.train_steps = 2000;
+    ca_population searched, trained;
+    long broken = break_one_gate(&shipped, NULL);
+    if (broken < 0 || ca_population_init(&searched, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1)) {
+        CHECK(0, "a population of the broken circuit and a fresh one: %s", err_message());
+        ca_model_free(&shipped), ca_target_image_free(&t);
+        return;
+    }
+    memcpy(searched.members[0].model.logits, shipped.logits, shipped.gate_count * GATE_OP_COUNT * sizeof(float));
+    searched.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
+    searched.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
+    ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0};
+    ca_population_background b;
+    int repaired = -1, rc = ca_population_repair_start(&b, &searched, &search);
+    CHECK(rc == DLCA_OK, "the search starts: %s", rc ? err_message() : "");
+    if (!rc && ca_population_init(&trained, &small, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1000) == DLCA_OK) {
+        ca_population_run run = {CA_STOP_NONE, 0, 0, NULL, NULL, NULL, 0.0, &b.repaired};
+        int trained_rc = ca_population_train(&trained, &run);
+        rc = ca_population_repair_wait(&b, &repaired);
+        CHECK(trained_rc == DLCA_OK && rc == DLCA_OK && repaired == 1 && searched.members[0].repaired &&
+                  searched.members[0].out.exact,
+              "the broken member is repaired beside the training (%s)", searched.members[0].repair.why);
+        CHECK(searched.members[1].repair.seconds == 0.0, "most 1: the fresh member is not searched");
+        CHECK(trained.members[0].stop_step > 0 && trained.members[0].stop_step < trained.total,
+              "the training stops once it is: step %llu of %llu", (unsigned long long)trained.members[0].stop_step,
+              (unsigned long long)trained.total);
+        ca_population_free(&trained);
+    } else if (!rc) {
+        CHECK(0, "a population to train: %s", err_message());
+        ca_population_repair_wait(&b, &repaired);
+    }
+    ca_population_free(&searched);
+    /* a fresh member: nothing repaired, the training not stopped */
+    small.train_steps = 30;
+    if (ca_population_init(&searched, &shipped.config, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK &&
+        ca_population_init(&trained, &small, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1000) == DLCA_OK) {
+        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0};
+        search.seconds = 0.3;
+        rc = ca_population_repair_start(&b, &searched, &search);
+        ca_population_run run = {CA_STOP_NONE, 0, 0, NULL, NULL, NULL, 0.0, &b.repaired};
+        int trained_rc = rc ? DLCA_ERR : ca_population_train(&trained, &run);
+        if (!rc) rc = ca_population_repair_wait(&b, &repaired);
+        CHECK(rc == DLCA_OK && trained_rc == DLCA_OK && repaired == 0 && searched.members[0].repair.seconds > 0.0 &&
+                  trained.members[0].stop_step == trained.total,
+              "a search that repairs nothing: the training runs its %llu steps (stopped at %llu; %s)",
+              (unsigned long long)trained.total, (unsigned long long)trained.members[0].stop_step,
+              rc ? err_message() : "");
+        ca_population_free(&trained), ca_population_free(&searched);
+    } else {
+        CHECK(0, "populations for the search that repairs nothing: %s", err_message());
+    }
+    search.seconds = 0.0;
+    CHECK(ca_population_repair_start(&b, &searched, &search) == DLCA_ERR, "0 seconds refused before a thread starts");
+    ca_model_free(&shipped);
+    ca_target_image_free(&t);
+}
+
 /* How a population's searches share the threads: one a search while they outnumber the threads,
  * else the threads divided among them; a fixed number each runs threads / that side by side. */
 static void test_repair_plan(void)
@@ -470,6 +537,7 @@ int main(int argc, char **argv)
     test_torus();
     test_breakout();
     test_population();
+    test_background();
     test_repair_plan();
     test_unrepairable();
     test_command();

@@ -93,7 +93,7 @@ static void test_vulkan(void)
     }
     int index = vk.device_index;
     vk_context_free(&vk);
-    char err[4096], name[128], single[128];
+    char err[16384], name[128], single[128];
     int status = fixture_run(err, sizeof err, "train %s --seed %d --population %d --device %d --keep-members gpu "
                              "--out gpop.dlca", config, FIRST_SEED, MEMBERS, index);
     CHECK(status == 0, "a Vulkan population of %d: %s", MEMBERS, err);
@@ -135,6 +135,12 @@ static void test_vulkan(void)
           "the GPU default is 4 tries of 4, said on stderr: %s", err);
     CHECK(member_rows() == 16 && marked_seed() >= 40 && marked_seed() < 56, "its table has 16 members, seeds 40 to 55 "
           "(%d rows, marked %ld)", member_rows(), marked_seed());
+    /* Each try's search runs while the next try trains; the last's alone. */
+    int beside = 0, searches = 0;
+    for (const char *p = err; (p = strstr(p, "repairing ")); p++) searches++;
+    for (const char *p = err; (p = strstr(p, ", while the next population trains")); p++) beside++;
+    CHECK(searches == 4 && beside == 3, "the searches of tries 1-3 beside the next try's training, the 4th's alone "
+          "(%d of %d): %s", beside, searches, err);
 }
 
 /* --tries 3 of 2 members, none exact in 8 steps: three populations in turn, seeds 5 to 10, the

@@ -68,18 +68,23 @@ static void search_progress(void *user, uint64_t seed, size_t wrong, size_t trie
             seconds);
 }
 
-int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most, int *repaired)
+/* "repairing ...": what a population's search will do, on `threads` threads in all. */
+static void repair_line(const ca_population *p, double seconds, int threads, int search_threads, int most,
+                        const char *where)
 {
-    int threads = ca_fast_default_threads(), inexact = 0, side, each;
+    int inexact = 0, side, each;
     for (int i = 0; i < p->count; i++) inexact += !p->members[i].out.exact && !p->members[i].repaired;
     int searched = most > 0 && most < inexact ? most : inexact;
     char which[64] = "";
     if (searched < inexact) snprintf(which, sizeof which, "the best %d of ", searched);
     ca_population_repair_plan(searched, threads, search_threads, &side, &each);
-    fprintf(stderr, "repairing %s%d inexact member%s: up to %g s each, %d side by side on %d thread%s each\n", which,
-            inexact, inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s");
-    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0};
-    if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
+    fprintf(stderr, "repairing %s%d inexact member%s: up to %g s each, %d side by side on %d thread%s each%s\n", which,
+            inexact, inexact == 1 ? "" : "s", seconds, side, each, each == 1 ? "" : "s", where);
+}
+
+/* A line for each member searched. */
+static void repair_report(const ca_population *p)
+{
     for (int i = 0; i < p->count; i++) {
         const ca_member *m = &p->members[i];
         const ca_repair_result *r = &m->repair;
@@ -92,6 +97,15 @@ int cmd_population_repair(ca_population *p, double seconds, int search_threads, 
             fprintf(stderr, "repair: seed %llu: not repaired (%zu wrong cell bits before): %s (%.1f s)\n",
                     (unsigned long long)m->model.config.seed, r->wrong_before, r->why, r->seconds);
     }
+}
+
+int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most, int *repaired)
+{
+    int threads = ca_fast_default_threads();
+    repair_line(p, seconds, threads, search_threads, most, "");
+    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0};
+    if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
+    repair_report(p);
     return DLCA_OK;
 }
 
@@ -203,36 +217,74 @@ static int settle_try(const cmd_population_args *a, ca_population *p, int first_
     return DLCA_OK;
 }
 
-/* One try: members seed + first_line .. + count - 1, trained and settled. *exact: one was. */
-static int run_try(const cmd_population_args *a, int try, member_line *lines, char **keep, written_member *written,
-                   double *seconds, int *exact)
-{
+/* A try: its population (ready once made) and its first line in the table. */
+typedef struct {
     ca_population p;
+    int ready, first_line;
+} try_slot;
+
+static void try_free(try_slot *slot)
+{
+    if (slot->ready) ca_population_free(&slot->p);
+    slot->ready = 0;
+}
+
+/* Try `try` (members seed + first_line .. + count - 1) made and trained, stopping early when
+ * `cancel` (may be NULL) is set; *seconds: the training's wall time of every try so far. */
+static int train_try(const cmd_population_args *a, int try, try_slot *slot, double *seconds, const atomic_int *cancel)
+{
     ca_config c = *a->config;
-    int first_line = try * a->count;
-    c.seed = a->config->seed + (uint64_t)first_line;
-    int rc = ca_population_init(&p, &c, a->count, a->image, a->backend, a->vk, a->options, a->check_every);
+    slot->first_line = try * a->count;
+    c.seed = a->config->seed + (uint64_t)slot->first_line;
+    int rc = ca_population_init(&slot->p, &c, a->count, a->image, a->backend, a->vk, a->options, a->check_every);
     if (rc) return rc;
+    slot->ready = 1;
+    ca_population *p = &slot->p;
     char which[32] = "", label[CA_NAME_LENGTH + 32];
     if (a->tries > 1) snprintf(which, sizeof which, "try %d/%d", try + 1, a->tries);
     snprintf(label, sizeof label, "%s%s%s", c.preset, *which ? " " : "", which);
     fprintf(stderr, "training a population of %d %s runs (seeds %llu to %llu%s%s): %zu gates each, %dx%d grid, T=%d, "
                     "batch %d, %d steps on %s -> %s\n",
             a->count, c.preset, (unsigned long long)c.seed, (unsigned long long)c.seed + (unsigned long long)a->count - 1,
-            *which ? ", " : "", which, p.members[0].model.gate_count, c.height, c.width, c.steps, c.batch, c.train_steps,
+            *which ? ", " : "", which, p->members[0].model.gate_count, c.height, c.width, c.steps, c.batch, c.train_steps,
             ca_backend_name(a->backend, a->vk), a->out);
     cmd_population_progress show = {label};
     ca_population_run run = {a->stop_exact ? CA_STOP_FIRST : CA_STOP_NONE, a->every, a->keep_final, cmd_population_show,
-                             &show, a->interrupt, *seconds};
-    rc = ca_population_train(&p, &run);
-    int repaired = 0, interrupted = a->interrupt && *a->interrupt;
-    if (!rc && a->repair > 0.0 && !interrupted && ca_population_exact_count(&p) == 0)
-        rc = cmd_population_repair(&p, a->repair, a->repair_threads, 1, a->repair_members, &repaired);
-    if (!rc) rc = settle_try(a, &p, first_line, lines, keep, written);
-    for (int i = 0; i < p.count; i++) *seconds = p.members[i].seconds > *seconds ? p.members[i].seconds : *seconds;
-    *exact = ca_population_exact_count(&p) > 0;
-    ca_population_free(&p);
+                             &show, a->interrupt, *seconds, cancel};
+    rc = ca_population_train(p, &run);
+    for (int i = 0; i < p->count; i++) *seconds = p->members[i].seconds > *seconds ? p->members[i].seconds : *seconds;
     return rc;
+}
+
+/* The search of try `t`'s inexact members on a thread of its own while try t + 1 trains on the GPU
+ * (into *next), so that a population without an exact member costs its training, not its
+ * training and its search. The training stops once a member is repaired, and the next try is then
+ * not used: what is written is what the searches one after the other would write. On more than 4
+ * cores the search leaves one to the training thread (a sixteenth of the search on an H100 host,
+ * where a training step waits on the CPU that records and submits it); on fewer it would be a
+ * third to half, for a thread that mostly waits on the GPU. */
+static int repair_beside(const cmd_population_args *a, int t, try_slot *cur, try_slot *next, double *seconds,
+                         int *repaired)
+{
+    int cores = ca_fast_default_threads(), threads = cores > 4 ? cores - 1 : cores;
+    int each = a->repair_threads < threads ? a->repair_threads : threads;
+    repair_line(&cur->p, a->repair, threads, each, a->repair_members, ", while the next population trains");
+    ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL, 10.0};
+    ca_population_background b;
+    if (ca_population_repair_start(&b, &cur->p, &search)) return DLCA_ERR;
+    int rc = train_try(a, t + 1, next, seconds, &b.repaired);
+    char error[512] = "";
+    if (rc) snprintf(error, sizeof error, "%s", err_message());
+    int waited = ca_population_repair_wait(&b, repaired); /* always: the thread uses cur's members */
+    if (rc) return err_set(rc, "%s", error);
+    if (waited) return DLCA_ERR;
+    repair_report(&cur->p);
+    if (*repaired && next->ready)
+        fprintf(stderr, "stopped training seeds %llu to %llu at step %llu: a member of the try before was repaired\n",
+                (unsigned long long)next->p.members[0].model.config.seed,
+                (unsigned long long)next->p.members[next->p.count - 1].model.config.seed,
+                (unsigned long long)next->p.members[0].stop_step);
+    return DLCA_OK;
 }
 
 int cmd_population_train(const cmd_population_args *a)
@@ -248,11 +300,26 @@ int cmd_population_train(const cmd_population_args *a)
     }
     written_member written = {-1, {0}, 0};
     double seconds = 0.0;
+    try_slot cur = {0}, next = {0};
     /* the first try always runs (it stops at once when interrupted, and writes what it has) */
-    for (int t = 0, exact = 0; !rc && t < a->tries && !exact && (t == 0 || !(a->interrupt && *a->interrupt)); t++) {
-        rc = run_try(a, t, lines, keep, &written, &seconds, &exact);
+    if (!rc) rc = train_try(a, 0, &cur, &seconds, NULL);
+    for (int t = 0; !rc; t++) {
+        int interrupted = a->interrupt && *a->interrupt, more = t + 1 < a->tries && !interrupted, repaired = 0;
+        if (a->repair > 0.0 && !interrupted && ca_population_exact_count(&cur.p) == 0)
+            rc = more && a->backend == CA_BACKEND_GPU
+                     ? repair_beside(a, t, &cur, &next, &seconds, &repaired)
+                     : cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members, &repaired);
+        if (!rc) rc = settle_try(a, &cur.p, cur.first_line, lines, keep, &written);
         if (!rc) lines_done += a->count;
+        int exact = !rc && ca_population_exact_count(&cur.p) > 0;
+        try_free(&cur);
+        if (rc || exact || !more) break;
+        if (next.ready) /* trained beside the search */
+            cur = next, next.ready = 0;
+        else
+            rc = train_try(a, t + 1, &cur, &seconds, NULL);
     }
+    try_free(&cur), try_free(&next);
     if (!rc && a->interrupt && *a->interrupt) fprintf(stderr, "interrupted: wrote what the members had\n");
     if (!rc) {
         print_table(lines, lines_done, written.line);

@@ -372,7 +372,7 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
     }
     if (!rc) {
         cmd_population_progress show = {preset};
-        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, o->interrupt, 0.0};
+        ca_population_run how = {CA_STOP_EACH, o->every, 0, cmd_population_show, &show, o->interrupt, 0.0, NULL};
         rc = ca_population_train(&p, &how);
     }
     int repaired = 0, interrupted = o->interrupt && *o->interrupt;

@@ -165,7 +165,7 @@ int ca_population_train(ca_population *p, const ca_population_run *run)
     for (uint64_t step = 1; !rc && step <= p->total; step++) {
         int active = 0, any_exact = 0;
         for (int i = 0; i < p->count; i++) active += p->members[i].active;
-        if (!active || (run->interrupt && *run->interrupt)) break;
+        if (!active || (run->interrupt && *run->interrupt) || (run->cancel && atomic_load(run->cancel))) break;
         int measure = ca_watch_measures(&p->members[0].watch, step, p->total, run->every);
         rc = ca_population_step(p, measure, soft, hard);
         double seconds = run->seconds_offset + wall_seconds() - start;

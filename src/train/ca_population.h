@@ -16,7 +16,9 @@
 #include "ca_repair.h"
 #include "ca_watch.h"
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 /* When members stop before the budget. */
 typedef enum {
@@ -70,6 +72,7 @@ typedef struct {
     void *progress_context;
     volatile sig_atomic_t *interrupt; /* set (by a signal handler): stop after the step under way */
     double seconds_offset;            /* added to every wall time it reports (earlier populations' time) */
+    const atomic_int *cancel;         /* may be NULL; set by another thread: stop after the step under way */
 } ca_population_run;
 
 /* `count` members of `config` (seed + i), each a trainer on `backend` (with `vk`, shared) and a
@@ -115,6 +118,28 @@ typedef struct {
  * and its model holds the repaired logits; the others are left as they were. *repaired counts
  * them. */
 int ca_population_repair(ca_population *population, const ca_population_search *search, int *repaired);
+
+/* ca_population_repair on a thread of its own while the caller goes on (trains the next
+ * population on the GPU, say). ca_population_repair_start reads the members' output circuits into
+ * their models on the calling thread (a kept best is the trainer's, which may talk to the GPU), so
+ * the search thread touches only the members' models and repair results, never the trainers: the
+ * population must not be used until ca_population_repair_wait. `repaired` turns 1 when the
+ * searches end with a member repaired, for a training loop to stop at (ca_population_run.cancel). */
+typedef struct {
+    ca_population *population;
+    ca_population_search search;
+    pthread_t thread;
+    atomic_int repaired;
+    int count, rc, started;
+    char error[256];
+} ca_population_background;
+
+/* Checks `search` as ca_population_repair does, then starts the search (search is copied). */
+int ca_population_repair_start(ca_population_background *background, ca_population *population,
+                               const ca_population_search *search);
+
+/* Waits for the search to end: its status, and *repaired as ca_population_repair's. */
+int ca_population_repair_wait(ca_population_background *background, int *repaired);
 
 /* How ca_population_repair lays `searches` searches on `threads` threads: *side searches side by
  * side, on *each threads apiece (search_threads as there). */

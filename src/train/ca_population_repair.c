@@ -59,21 +59,30 @@ static void *repair_worker(void *arg)
 }
 
 
-/* The members' output circuits into their models' logits (a kept best is the trainer's: read on
- * this thread, which may talk to the GPU), and the inexact ones ranked. */
-static int prepare(ca_population *p, repair_work *w)
+/* The members' output circuits into their models' logits: a kept best is the trainer's, read on
+ * this thread, which may talk to the GPU. */
+static int restore_outputs(ca_population *p)
+{
+    for (int i = 0; i < p->count; i++) {
+        ca_member *m = &p->members[i];
+        uint64_t done;
+        if (!m->out.exact && !m->repaired && m->use_best && ca_watch_restore_best(&m->watch, &m->trainer, &done))
+            return DLCA_ERR;
+    }
+    return DLCA_OK;
+}
+
+/* The inexact members ranked, best first, into w->order (w->count of them). */
+static void rank_inexact(ca_population *p, repair_work *w)
 {
     for (int i = 0; i < p->count; i++) {
         ca_member *m = &p->members[i];
         if (m->out.exact || m->repaired) continue;
-        uint64_t done;
-        if (m->use_best && ca_watch_restore_best(&m->watch, &m->trainer, &done)) return DLCA_ERR;
         /* insertion in rank order: stable, so ties keep member order */
         int k = w->count++;
         for (; k > 0 && ca_mark_better(&m->out, &p->members[w->order[k - 1]].out); k--) w->order[k] = w->order[k - 1];
         w->order[k] = i;
     }
-    return DLCA_OK;
 }
 
 void ca_population_repair_plan(int searches, int threads, int search_threads, int *side, int *each)
@@ -84,21 +93,28 @@ void ca_population_repair_plan(int searches, int threads, int search_threads, in
     if (*side > searches) *side = searches;
 }
 
-int ca_population_repair(ca_population *p, const ca_population_search *search, int *repaired)
+static int check_search(const ca_population_search *search)
 {
-    *repaired = 0;
     if (!(search->seconds > 0.0) || search->threads < 1 || search->search_threads < 0 ||
         search->search_threads > CA_REPAIR_MAX_THREADS || search->most < 0 || !(search->every >= 0.0))
         return err_set(DLCA_ERR, "repair: %g seconds on %d threads, %d a search, of %d members, noted every %g s (want "
                                  "> 0, >= 1, 0..%d, >= 0 and >= 0)",
                        search->seconds, search->threads, search->search_threads, search->most, search->every,
                        CA_REPAIR_MAX_THREADS);
+    return DLCA_OK;
+}
+
+/* The searches of the ranked inexact members (their circuits restored), touching nothing but the
+ * members' models and repair results. */
+static int search_members(ca_population *p, const ca_population_search *search, int *repaired)
+{
+    *repaired = 0;
     repair_work w;
     memset(&w, 0, sizeof w);
     w.population = p, w.search = search;
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
-    if (prepare(p, &w)) return free(w.order), DLCA_ERR;
+    rank_inexact(p, &w);
     if (search->most > 0 && w.count > search->most) w.count = search->most; /* the best `most` */
     int side;
     ca_population_repair_plan(w.count, search->threads, search->search_threads, &side, &w.search_threads);
@@ -113,5 +129,44 @@ int ca_population_repair(ca_population *p, const ca_population_search *search, i
     free(ids), free(w.order);
     *repaired = w.repaired;
     if (w.failed) return err_set(DLCA_ERR, "%s", w.error);
+    return DLCA_OK;
+}
+
+int ca_population_repair(ca_population *p, const ca_population_search *search, int *repaired)
+{
+    *repaired = 0;
+    if (check_search(search) || restore_outputs(p)) return DLCA_ERR;
+    return search_members(p, search, repaired);
+}
+
+static void *background_search(void *arg)
+{
+    ca_population_background *b = arg;
+    b->rc = search_members(b->population, &b->search, &b->count);
+    if (b->rc) snprintf(b->error, sizeof b->error, "%s", err_message());
+    if (!b->rc && b->count > 0) atomic_store(&b->repaired, 1);
+    return NULL;
+}
+
+int ca_population_repair_start(ca_population_background *b, ca_population *p, const ca_population_search *search)
+{
+    memset(b, 0, sizeof *b);
+    atomic_init(&b->repaired, 0);
+    if (check_search(search) || restore_outputs(p)) return DLCA_ERR;
+    b->population = p, b->search = *search;
+    if (pthread_create(&b->thread, NULL, background_search, b) != 0)
+        return err_set(DLCA_ERR, "repair: cannot start a thread for the search");
+    b->started = 1;
+    return DLCA_OK;
+}
+
+int ca_population_repair_wait(ca_population_background *b, int *repaired)
+{
+    *repaired = 0;
+    if (!b->started) return err_set(DLCA_ERR, "repair: no search was started");
+    pthread_join(b->thread, NULL);
+    b->started = 0;
+    if (b->rc) return err_set(b->rc, "%s", b->error);
+    *repaired = b->count;
     return DLCA_OK;
 }
