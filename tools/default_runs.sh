@@ -56,6 +56,11 @@ for ((k = first; k <= last; k++)); do
     walls+=("$wall")
     wrote=$(grep -m1 '^wrote ' "$keep/run$k.err" | sed -n 's/^wrote [^ ]* (\([^)]*\)).*/\1/p')
     tries=$(grep -o 'try [0-9]*/[0-9]*' "$keep/run$k.err" | tail -n 1)
+    # a try whose training a repair of the try before stopped is not one the run used
+    if [ -n "$tries" ] && grep -q '^stopped training seeds' "$keep/run$k.err"; then
+        n=${tries#try } n=${n%/*}
+        tries="try $((n - 1))/${tries#*/}"
+    fi
     repaired=$(grep -c 'verified exact by changing' "$keep/run$k.err")
     verdict="not written"
     if [ -f "$out" ]; then
