@@ -51,7 +51,9 @@ typedef struct {
 
 /* Trains the population (and, while none of its members is verified exact, up to tries - 1 more
  * of the next seeds) and writes --out (the best member of all), its log and plot, and with
- * keep_members every member's model and log. */
+ * keep_members every member's model and log. With `repair`, a try without an exact member is
+ * searched before the next is used; on a GPU the search runs while the next try trains, and a
+ * repaired member stops that training (the next try is then dropped, as if never trained). */
 int cmd_population_train(const cmd_population_args *args);
 
 /* Refuses, before anything is allocated, `count` members of `config` that would need more host
