@@ -91,7 +91,7 @@ static void test_repairs(const char *name)
     ca_target_image t;
     if (!load(name, &m, &t)) return;
     double *image = t.bits ? ca_target_values(&t) : NULL;
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
     ca_repair_result r;
     CHECK(ca_repair(&m, image, &o, &r) == DLCA_OK && r.exact && r.already_exact && r.tries == 0,
           "%s: an exact circuit is left alone", name);
@@ -130,7 +130,7 @@ static void test_persistence(void)
     long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
         ca_repair_result r;
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
@@ -153,7 +153,7 @@ static void test_more_rounds(void)
     long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, 1, NULL, NULL, 1};
+        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL};
         ca_repair_result r;
         int rc = ca_repair(&m, NULL, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1,
@@ -177,7 +177,7 @@ static void test_torus(void)
     CHECK(wrong_off_the_training_grid(&m, image), "lizard-torus: right on the training grid, inexact");
     /* 8 s: two exact checks and a search of the training rollout come first (under a
      * sanitizer, seconds), and the torus is searched only while time is left */
-    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
+    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
     ca_repair_result r;
     int rc = ca_repair(&m, image, &o, &r);
     CHECK(rc == DLCA_OK && r.wrong_before == 0 && (r.exact || (strstr(r.why, "and the torus") && r.wrong_after > 0)),
@@ -213,7 +213,7 @@ static void test_breakout(void)
             if (top_out == GATE_FALSE || q == top_partner) continue;
             zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
             if (!inexact(&m, NULL)) continue;
-            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1};
+            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
             ca_repair_result r;
             int rc = ca_repair(&m, NULL, &o, &r);
             if (rc) {
@@ -278,14 +278,14 @@ static void test_population(void)
     p.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
     int repaired = -1;
     int notes = 0; /* every kept change is noted: the repair keeps at least one */
-    ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0};
+    ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0, NULL};
     int rc = ca_population_repair(&p, &first, &repaired);
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
           "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
     CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
     CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
     CHECK(notes > 0, "the search's progress is passed on (%d notes)", notes);
-    ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0};
+    ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0, NULL};
     rc = ca_population_repair(&p, &all, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
               !p.members[1].out.exact,
@@ -304,7 +304,13 @@ static void test_population(void)
     } else {
         CHECK(0, "load %s: %s", path, err_message());
     }
-    ca_population_search bad = {0.0, 1, 0, 0, 0, NULL, NULL, 0.0};
+    volatile sig_atomic_t stop = 1;
+    ca_population_search stopped = {30.0, 2, 0, 0, 0, NULL, NULL, 0.0, &stop};
+    p.members[1].repair.seconds = 0.0;
+    rc = ca_population_repair(&p, &stopped, &repaired);
+    CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds == 0.0,
+          "interrupted: no search starts (%.2f s)", p.members[1].repair.seconds);
+    ca_population_search bad = {0.0, 1, 0, 0, 0, NULL, NULL, 0.0, NULL};
     CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "0 seconds refused");
     bad.seconds = 1.0, bad.most = -1;
     CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "a negative member count refused");
@@ -313,7 +319,7 @@ static void test_population(void)
     if (ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
         p.members[0].out = (ca_mark){500, 90.0, 20.0, 0};
         p.members[1].out = (ca_mark){500, 40.0, 10.0, 0};
-        ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0};
+        ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0, NULL};
         rc = ca_population_repair(&p, &best, &repaired);
         CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds > 0.0 && p.members[0].repair.seconds == 0.0,
               "most 1: the best-ranked member alone is searched (%.2f s and %.2f s)", p.members[1].repair.seconds,
@@ -347,7 +353,7 @@ static void test_background(void)
     memcpy(searched.members[0].model.logits, shipped.logits, shipped.gate_count * GATE_OP_COUNT * sizeof(float));
     searched.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
     searched.members[1].out = (ca_mark){500, 90.0, 20.0, 0};
-    ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0};
+    ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0, NULL};
     ca_population_background b;
     int repaired = -1, rc = ca_population_repair_start(&b, &searched, &search);
     CHECK(rc == DLCA_OK, "the search starts: %s", rc ? err_message() : "");
@@ -420,16 +426,23 @@ static void test_unrepairable(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *before = malloc(n * sizeof(float));
     memcpy(before, m.logits, n * sizeof(float));
-    ca_repair_options o = {0.3, 2, NULL, NULL, 1};
+    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL};
     ca_repair_result r;
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1},
-                               {1.0, 0, NULL, NULL, 1},
-                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1},
-                               {1.0, 2, NULL, NULL, -1},
-                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1}};
+    /* An interrupt (Ctrl-C's flag) ends the search before its first batch of tries. */
+    volatile sig_atomic_t stop = 1;
+    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop};
+    CHECK(ca_repair(&m, NULL, &stopped, &r) == DLCA_OK && r.interrupted && r.tries == 0 && !r.exact &&
+              strncmp(r.why, "interrupted", 11) == 0,
+          "an interrupted search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
+    CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an interrupted model comes back unchanged");
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL},
+                               {1.0, 0, NULL, NULL, 1, NULL},
+                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL},
+                               {1.0, 2, NULL, NULL, -1, NULL},
+                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL}};
     for (int i = 0; i < 5; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);

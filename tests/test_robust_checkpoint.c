@@ -1,6 +1,6 @@
 /* test_robust_checkpoint: nothing a `dlca train` run has saved is ever lost, on the CPU engine.
- * SIGINT, SIGTERM and SIGHUP save and exit 0 (SIGHUP not under nohup), and a `dlca sweep` they
- * stop writes what it has; kill -9 at random moments while it checkpoints
+ * SIGINT, SIGTERM and SIGHUP save and exit 0 (SIGHUP not under nohup), a `dlca sweep` they
+ * stop writes what it has, and a `dlca repair` search they stop ends at once, saying where it got; kill -9 at random moments while it checkpoints
  * every step always leaves a loadable checkpoint that never goes back, and the next run that
  * saves removes the temp files the killed ones left; kill -9 while a resumed run cuts its long
  * CSV log back leaves the log whole, old or new, never empty; a write that hits the file-size
@@ -383,6 +383,32 @@ static void test_full_disk(void)
 }
 
 /* A NaN in step 5 stops the run there; the step 4 checkpoint stays. A NaN in step 1 leaves no file. */
+/* dlca repair under SIGINT: the search (of a lizard near miss, for up to 600 s) ends at once with
+ * exit 1 (not repaired), says it was interrupted and where it got, and writes nothing. */
+static void test_repair_signal(void)
+{
+    char log[512], out[512], text[16384];
+    snprintf(log, sizeof log, "%s", robust_path("repair.txt"));
+    snprintf(out, sizeof out, "%s", robust_path("repair.dlca"));
+    remove(out);
+    char *argv[] = {NULL, "repair", DLCA_ASSET_DIR "/models/lizard-torus.dlca", "--out", out, "--seconds", "600",
+                    "--threads", "1", NULL};
+    pid_t pid = robust_spawn(argv, log, NULL, NULL, 0);
+    int started = 0; /* its first progress line: the handler is installed and the search under way */
+    for (int i = 0; i < 12000 && !started; i++) {
+        robust_sleep_ms(10);
+        robust_read_text(log, text, sizeof text);
+        started = strstr(text, "repair: ") != NULL;
+    }
+    CHECK(started, "repair: no progress line within 120 s: %s", text);
+    kill(pid, SIGINT);
+    int status = robust_wait_timeout(pid, 60.0);
+    robust_read_text(log, text, sizeof text);
+    CHECK(status == 1 && strstr(text, "not repaired: interrupted with ") && strstr(text, "wrote nothing"),
+          "repair: SIGINT ends the search with exit 1, saying where it got (%d): %s", status, text);
+    CHECK(!robust_exists(out), "repair: nothing written");
+}
+
 static void test_nan(void)
 {
     char out[512], text[16384], last[2048];
@@ -416,6 +442,7 @@ int main(int argc, char **argv)
     test_signal(SIGHUP, "SIGHUP");
     test_nohup();
     test_sweep_signal();
+    test_repair_signal();
     test_nan();
     test_file_size_limit();
     test_kill_9();

@@ -99,11 +99,13 @@ static void repair_report(const ca_population *p)
     }
 }
 
-int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most, int *repaired)
+int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most,
+                          volatile sig_atomic_t *interrupt, int *repaired)
 {
     int threads = ca_fast_default_threads();
     repair_line(p, seconds, threads, search_threads, most, "");
-    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0};
+    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0,
+                                   interrupt};
     if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
     repair_report(p);
     return DLCA_OK;
@@ -269,7 +271,8 @@ static int repair_beside(const cmd_population_args *a, int t, try_slot *cur, try
     int cores = ca_fast_default_threads(), threads = cores > 4 ? cores - 1 : cores;
     int each = a->repair_threads < threads ? a->repair_threads : threads;
     repair_line(&cur->p, a->repair, threads, each, a->repair_members, ", while the next population trains");
-    ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL, 10.0};
+    ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL,
+                                   10.0, a->interrupt};
     ca_population_background b;
     if (ca_population_repair_start(&b, &cur->p, &search)) return DLCA_ERR;
     int rc = train_try(a, t + 1, next, seconds, &b.repaired);
@@ -308,7 +311,8 @@ int cmd_population_train(const cmd_population_args *a)
         if (a->repair > 0.0 && !interrupted && ca_population_exact_count(&cur.p) == 0)
             rc = more && a->backend == CA_BACKEND_GPU
                      ? repair_beside(a, t, &cur, &next, &seconds, &repaired)
-                     : cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members, &repaired);
+                     : cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members,
+                                             a->interrupt, &repaired);
         if (!rc) rc = settle_try(a, &cur.p, cur.first_line, lines, keep, &written);
         if (!rc) lines_done += a->count;
         int exact = !rc && ca_population_exact_count(&cur.p) > 0;

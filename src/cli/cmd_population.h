@@ -71,10 +71,10 @@ void cmd_population_show(void *context, const ca_population *population, uint64_
 
 /* ca_population_repair on every core (`seconds` a member, on `search_threads` threads each, 0:
  * the cores divided among the inexact members; with `first`, until one is repaired; the `most`
- * best-ranked inexact members, 0: all), a line on stderr for each member searched. *repaired
- * counts the members made exact. */
+ * best-ranked inexact members, 0: all; `interrupt`, may be NULL, ends the searches), a line on
+ * stderr for each member searched. *repaired counts the members made exact. */
 int cmd_population_repair(ca_population *population, double seconds, int search_threads, int first, int most,
-                          int *repaired);
+                          volatile sig_atomic_t *interrupt, int *repaired);
 
 /* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);

@@ -8,6 +8,7 @@
 #include "ca_repair.h"
 #include "ca_target.h"
 #include "cli.h"
+#include "cli_stop.h"
 #include "error.h"
 
 #include <stdio.h>
@@ -27,6 +28,8 @@ static void print_help(void)
            "written when no exact circuit is found (exit 1). Where no single change lowers them\n"
            "(a minimum), the cells wrong there weigh more, just enough that the mildest change\n"
            "fixing some of them is kept, and the search goes on (docs/exact-circuits.md).\n"
+           "Ctrl-C (or SIGTERM) ends the search where it is: it says where it got and writes\n"
+           "nothing (exit 1).\n"
            "\n"
            "  --out FILE   the repaired model, written atomically (required; not MODEL itself); it\n"
            "               keeps the config and the target, not the training state\n"
@@ -112,7 +115,8 @@ int cmd_repair(int argc, char **argv)
     int rc = target.bits && !image ? err_set(DLCA_ERR_NOMEM, "out of memory for the target") : DLCA_OK;
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
-    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads};
+    /* Ctrl-C ends the search where it is, and says so */
+    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads, cli_stop_on_signals()};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);

@@ -377,7 +377,7 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
     }
     int repaired = 0, interrupted = o->interrupt && *o->interrupt;
     if (!rc && o->repair > 0.0 && !interrupted)
-        rc = cmd_population_repair(&p, o->repair, (int)o->repair_threads, 0, 0, &repaired);
+        rc = cmd_population_repair(&p, o->repair, (int)o->repair_threads, 0, 0, o->interrupt, &repaired);
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
     if (!rc && interrupted) {
         result->interrupted = 1;

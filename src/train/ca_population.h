@@ -110,6 +110,7 @@ typedef struct {
     void (*progress)(void *user, uint64_t seed, size_t wrong, size_t tries, int changes, int minima, double seconds);
     void *user;
     double every;
+    volatile sig_atomic_t *interrupt; /* may be NULL; ends every search (ca_repair_options.interrupt) */
 } ca_population_search;
 
 /* After ca_population_train: the search of ca_repair on the output circuit of every member that

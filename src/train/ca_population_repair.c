@@ -42,14 +42,15 @@ static void *repair_worker(void *arg)
     const ca_population_search *search = w->search;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        int stop = w->next == w->count || w->failed || (search->first && w->repaired > 0);
+        int stop = w->next == w->count || w->failed || (search->first && w->repaired > 0) ||
+                   (search->interrupt && *search->interrupt);
         int i = stop ? -1 : w->order[w->next++];
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
         ca_member *m = &w->population->members[i];
         search_note note = {search, m->model.config.seed, 0.0};
         ca_repair_options options = {search->seconds, CA_REPAIR_ROUNDS, search->progress ? note_progress : NULL,
-                                     &note, w->search_threads};
+                                     &note, w->search_threads, search->interrupt};
         int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
         pthread_mutex_lock(&w->lock);
         if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());

@@ -511,7 +511,8 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
         size_t mildest = count, need = 0; /* the try a minimum keeps, and the weight it needs */
         for (size_t i = 0; i < count && s->wrong_kept > 0 && !rc;) {
             double now = ca_bench_now_ms();
-            if (now >= limit_ms) {
+            if (o->interrupt && *o->interrupt) res->interrupted = 1;
+            if (now >= limit_ms || res->interrupted) {
                 out_of_time = 1;
                 break;
             }
@@ -562,9 +563,9 @@ static int run_search(search *s, const ca_model *m, int *op, const ca_repair_opt
     res->wrong_after = s->wrong_kept;
     if (s->wrong_kept > 0)
         snprintf(res->why, sizeof res->why,
-                 "out of time with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
+                 "%s with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
+                 res->interrupted ? "interrupted" : "out of time", s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
                  res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
@@ -637,7 +638,9 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
                  torus ? " and the torus" : "", exact.why);
         int grow = more && rounds * 2 <= CA_REPAIR_MAX_ROUNDS, add_torus = has_torus && !torus;
-        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0) break;
+        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 ||
+            (o->interrupt && *o->interrupt))
+            break;
         if (grow) rounds *= 2;
         torus = has_torus;
     }

@@ -24,6 +24,7 @@
 
 #include "ca_model.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,9 @@ typedef struct {
        in batches against the same kept circuit and the first in order that lowers the cost is
        kept, as one thread would. */
     int threads;
+    /* May be NULL; set (by a signal handler, say): the search ends after the batch of tries under
+     * way, as when out of time (result.interrupted). */
+    volatile sig_atomic_t *interrupt;
 } ca_repair_options;
 
 typedef struct {
@@ -59,6 +63,7 @@ typedef struct {
     int changes;              /* gates whose op the search changed, when exact */
     size_t tries;             /* single-gate changes tried */
     double seconds;           /* search time */
+    int interrupted;          /* options.interrupt ended it */
     char why[192];            /* when not exact: the check it fails, or that no change helped */
 } ca_repair_result;
 
