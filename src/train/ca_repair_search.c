@@ -1,0 +1,252 @@
+/* ca_repair_search.c: the repair search's state, its rollouts and what a try costs
+ * (ca_repair_search.h). */
+#include "ca_repair_search.h"
+
+#include "ca_eval.h"
+#include "ca_exact.h"
+#include "ca_task.h"
+#include "ca_train.h"
+#include "error.h"
+#include "rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void repair_search_free(repair_search *s)
+{
+    for (int i = 0; s->lanes && i < s->n_lanes; i++) {
+        for (int k = 0; k < REPAIR_SETS; k++) hard_cpu_free(&s->lanes[i].engine[k]);
+        hard_netlist_free(&s->lanes[i].base);
+        free(s->lanes[i].wrong_try);
+    }
+    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets);
+    ca_fast_pool_destroy(s->pool);
+    hard_netlist_free(&s->pruned);
+    free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
+    free(s->first), free(s->instr);
+    memset(s, 0, sizeof *s);
+}
+
+/* Lanes 1.. as copies of lane 0 (its circuit and engines), each with its wrong-bit marks. */
+static int copy_lanes(repair_search *s, double fire_rate)
+{
+    const hard_netlist *net = &s->lanes[0].base;
+    for (int i = 0; i < s->n_lanes; i++) {
+        repair_lane *l = &s->lanes[i];
+        l->wrong_try = calloc(s->weights, 1);
+        if (!l->wrong_try) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wrong bits");
+        if (i == 0) continue;
+        l->base = *net;
+        l->base.gates = malloc((size_t)net->n_gates * sizeof *net->gates);
+        l->base.outputs = malloc((size_t)net->channels * sizeof *net->outputs);
+        if (!l->base.gates || !l->base.outputs) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's lanes");
+        memcpy(l->base.gates, net->gates, (size_t)net->n_gates * sizeof *net->gates);
+        memcpy(l->base.outputs, net->outputs, (size_t)net->channels * sizeof *net->outputs);
+        for (int k = 0; k < s->sets; k++)
+            if (hard_cpu_init(&l->engine[k], &s->pruned, s->set[k].shape, fire_rate)) return DLCA_ERR;
+    }
+    return DLCA_OK;
+}
+
+/* Groups the netlist gates by model gate (a counting sort of the extraction's map). */
+static int index_gates(repair_search *s, const ca_model *m, const int32_t *model_gate, int n)
+{
+    s->first = calloc(m->gate_count + 1, sizeof(int32_t));
+    s->instr = malloc((size_t)n * sizeof(int32_t));
+    if (!s->first || !s->instr) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's gate index");
+    for (int i = 0; i < n; i++) s->first[model_gate[i] + 1]++;
+    for (size_t g = 0; g < m->gate_count; g++) s->first[g + 1] += s->first[g];
+    int32_t *next = malloc(m->gate_count * sizeof(int32_t));
+    if (!next) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's gate index");
+    memcpy(next, s->first, m->gate_count * sizeof(int32_t));
+    for (int i = 0; i < n; i++) s->instr[next[model_gate[i]]++] = i;
+    free(next);
+    return DLCA_OK;
+}
+
+void repair_mark_live(repair_search *s)
+{
+    const hard_netlist *net = &s->lanes[0].base;
+    uint8_t *live = s->live; /* [node]: inputs, then gates */
+    memset(live, 0, (size_t)(net->n_inputs + net->n_gates));
+    for (int ch = 0; ch < net->channels; ch++) live[net->outputs[ch]] = 1;
+    for (int g = net->n_gates - 1; g >= 0; g--) {
+        if (!live[net->n_inputs + g]) continue;
+        int op = net->gates[g].op; /* truth table: bit 3 (0,0), 2 (0,1), 1 (1,0), 0 (1,1) */
+        int reads_a = ((op >> 3 ^ op >> 1) & 1) | ((op >> 2 ^ op) & 1);
+        int reads_b = ((op >> 3 ^ op >> 2) & 1) | ((op >> 1 ^ op) & 1);
+        if (reads_a) live[net->gates[g].a] = 1;
+        if (reads_b) live[net->gates[g].b] = 1;
+    }
+}
+
+/* Set k's engine in lane 0, and its starts and targets: `rounds` of them (double grids, the
+ * targets [loss channels][cells]) packed by that engine. */
+static int pack_set(repair_search *s, int k, const double *starts, const double *targets)
+{
+    const ca_config *c = s->config;
+    repair_rollouts *set = &s->set[k];
+    hard_cpu *e = &s->lanes[0].engine[k];
+    if (hard_cpu_init(e, &s->pruned, set->shape, c->fire_rate)) return DLCA_ERR;
+    set->cells = ca_shape_cells(set->shape);
+    set->plane = e->rows * (size_t)e->words;
+    size_t grid = (size_t)c->channels * set->cells, target = (size_t)c->loss_channels * set->cells;
+    set->starts = malloc((size_t)set->rounds * (size_t)c->channels * set->plane * sizeof(uint64_t));
+    set->targets = malloc((size_t)set->rounds * (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
+    double *scratch = malloc(grid * sizeof(double));
+    if (!set->starts || !set->targets || !scratch)
+        return free(scratch), err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
+    for (int r = 0; r < set->rounds; r++) {
+        memcpy(scratch, starts + (size_t)r * grid, grid * sizeof(double));
+        ca_task_binarize(scratch, grid);
+        hard_cpu_pack(e, scratch);
+        memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, e->grid,
+               (size_t)c->channels * set->plane * sizeof(uint64_t));
+        memcpy(scratch, targets + (size_t)r * target, target * sizeof(double)); /* as a grid's first channels */
+        hard_cpu_pack(e, scratch);
+        memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, e->grid,
+               (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
+    }
+    free(scratch);
+    set->at = s->weights;
+    s->weights += (size_t)set->rounds * (size_t)(set->last_step - c->steps + 1) * target;
+    return DLCA_OK;
+}
+
+/* Set 0: `rounds` training rounds (one where every round is the same rollout). */
+static int training_set(repair_search *s, const double *image, int rounds)
+{
+    const ca_config *c = s->config;
+    int same = ca_exact_one_rollout(c);
+    repair_rollouts *set = &s->set[s->sets++];
+    set->rounds = same ? 1 : rounds;
+    /* A model trained to hold its pattern is checked to 10T (ca_eval_persistence): so is a try. */
+    set->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
+    set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
+    size_t cells = ca_shape_cells(set->shape), grid = (size_t)c->channels * cells;
+    size_t target = (size_t)c->loss_channels * cells;
+    double *starts = malloc((size_t)set->rounds * grid * sizeof(double));
+    double *targets = malloc((size_t)set->rounds * target * sizeof(double));
+    int rc = starts && targets ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", rounds);
+    for (int r = 0; r < set->rounds && !rc; r++) {
+        set->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
+        rc = ca_round_inputs(c, set->shape, set->round[r], image, starts + (size_t)r * grid,
+                             targets + (size_t)r * target);
+    }
+    if (!rc) rc = pack_set(s, s->sets - 1, starts, targets);
+    free(starts), free(targets);
+    return rc;
+}
+
+int repair_counts_torus(const ca_config *c, const double *image)
+{
+    return ca_eval_has_torus(c, image) && c->fire_rate >= 1.0;
+}
+
+/* Set 1: the eval's torus rollout (ca_eval_torus; repair_counts_torus holds). */
+static int torus_set(repair_search *s, const double *image)
+{
+    ca_eval_rollout torus;
+    if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
+    repair_rollouts *set = &s->set[s->sets++];
+    set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->round[0] = 0;
+    int rc = pack_set(s, s->sets - 1, torus.start, torus.target);
+    ca_eval_rollout_free(&torus);
+    return rc;
+}
+
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int torus, int threads)
+{
+    const ca_config *c = &m->config;
+    memset(s, 0, sizeof *s);
+    s->config = c;
+    s->n_lanes = threads;
+    s->lanes = calloc((size_t)threads, sizeof *s->lanes);
+    if (!s->lanes) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d threads", threads);
+    repair_lane *l0 = &s->lanes[0];
+    int32_t *model_gate = NULL;
+    if (hard_circuit_extract_mapped(&l0->base, m, &model_gate)) return repair_search_free(s), DLCA_ERR;
+    int rc = hard_circuit_prune(&s->pruned, &l0->base, NULL);
+    if (!rc) rc = index_gates(s, m, model_gate, l0->base.n_gates);
+    free(model_gate);
+    if (!rc) rc = training_set(s, image, rounds);
+    if (!rc && torus) rc = torus_set(s, image);
+    if (rc) return repair_search_free(s), DLCA_ERR;
+    s->live = malloc((size_t)(l0->base.n_inputs + l0->base.n_gates));
+    s->weight = malloc(s->weights * sizeof *s->weight);
+    s->wrong_now = calloc(s->weights, 1);
+    if (!s->live || !s->weight || !s->wrong_now)
+        return repair_search_free(s), err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %zu counted bits", s->weights);
+    rc = copy_lanes(s, c->fire_rate);
+    if (!rc && threads > 1) rc = ca_fast_pool_create(&s->pool, threads);
+    if (rc) return repair_search_free(s), DLCA_ERR;
+    for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
+    repair_mark_live(s);
+    return DLCA_OK;
+}
+
+
+repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound)
+{
+    const ca_config *c = s->config;
+    size_t still = 0, still_weight = 0;
+    repair_cost k = {0};
+    memset(l->wrong_try, 0, s->weights);
+    for (int set_index = 0; set_index < s->sets; set_index++) {
+        const repair_rollouts *set = &s->set[set_index];
+        hard_cpu *e = &l->engine[set_index];
+        size_t target = (size_t)c->loss_channels * set->cells, start_words = (size_t)c->channels * set->plane;
+        size_t loss_words = (size_t)c->loss_channels * set->plane;
+        const uint32_t *w = s->weight + set->at;
+        const uint8_t *now = s->wrong_now + set->at;
+        uint8_t *mark = l->wrong_try + set->at;
+        for (int r = 0; r < set->rounds; r++) {
+            const uint64_t *goal = set->targets + (size_t)r * loss_words;
+            memcpy(e->grid, set->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->round[r]));
+            hard_cpu_run(e, 0, c->steps);
+            for (int t = c->steps;; t++) {
+                for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
+                    for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
+                        size_t cell = hard_cpu_cell(e, at % set->plane, __builtin_ctzll(diff));
+                        size_t i = at / set->plane * set->cells + cell;
+                        k.cost += w[i], k.wrong++, mark[i] = 1;
+                        if (now[i]) still++, still_weight += w[i];
+                        else k.broken_weight += w[i];
+                    }
+                w += target, now += target, mark += target;
+                if (t == set->last_step) break;
+                if (k.cost > bound) return (repair_cost){bound + 1, k.wrong, 0, 0, 0, 0};
+                hard_cpu_step(e, (uint32_t)t);
+            }
+            if (k.cost > bound && (r + 1 < set->rounds || set_index + 1 < s->sets))
+                return (repair_cost){bound + 1, k.wrong, 0, 0, 0, 0};
+        }
+    }
+    k.fixed = s->wrong_kept - still, k.fixed_weight = s->weight_kept - still_weight, k.complete = 1;
+    return k;
+}
+
+void repair_keep_wrong(repair_search *s, repair_lane *l, const repair_cost *k)
+{
+    uint8_t *swap = s->wrong_now;
+    s->wrong_now = l->wrong_try, l->wrong_try = swap;
+    s->wrong_kept = k->wrong, s->weight_kept = k->cost;
+}
+
+/* At a minimum of single changes: each kept wrong bit weighs `raise` more, up to CA_REPAIR_WEIGHT_MAX
+ * (a long search must not wrap a weight round to a small one). Returns whether one stopped there. */
+#define CA_REPAIR_WEIGHT_MAX (UINT32_MAX / 2)
+int repair_raise_weights(repair_search *s, size_t raise)
+{
+    int capped = 0;
+    s->weight_kept = 0;
+    for (size_t i = 0; i < s->weights; i++)
+        if (s->wrong_now[i]) {
+            size_t w = s->weight[i] + raise;
+            capped |= w > CA_REPAIR_WEIGHT_MAX;
+            s->weight[i] = (uint32_t)(w < CA_REPAIR_WEIGHT_MAX ? w : CA_REPAIR_WEIGHT_MAX);
+            s->weight_kept += s->weight[i];
+        }
+    return capped;
+}

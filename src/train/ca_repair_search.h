@@ -1,0 +1,105 @@
+/* ca_repair_search.h: the repair search's state (inside the train module; ca_repair.h is the
+ * interface): the kept circuit, its lanes (one a thread), the rollouts it counts and their weighted
+ * wrong bits, and what a try costs. ca_repair.c walks over tries with it. */
+#ifndef DLCA_CA_REPAIR_SEARCH_H
+#define DLCA_CA_REPAIR_SEARCH_H
+
+#include "ca_fast_pool.h"
+#include "ca_repair.h"
+#include "hard_cpu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sets of rollouts a search counts, at most: the training grid's rounds; the eval's torus
+ * (ca_eval_torus). */
+enum { REPAIR_SETS = 2 };
+
+/* One thread's room for tries: its copy of the extracted circuit (every model gate's netlist
+ * gates, whose ops a try rewrites, the kept ops elsewhere), an engine for each set's grid, and
+ * per counted bit whether the last try counted through had it wrong. Lane 0 is the calling
+ * thread's, and its circuit is the kept one between tries. */
+typedef struct {
+    hard_netlist base;
+    hard_cpu engine[REPAIR_SETS];
+    uint8_t *wrong_try;
+    int rc;
+    char error[256];
+} repair_lane;
+
+/* Rollouts the search counts on one grid: rounds of starts and targets packed as its engines'
+ * grids ([C or loss channels][rows][words], hard_cpu.h), a try copying a start in and comparing
+ * words with the target at every step from T to last_step; their counted bits are repair_search.weight
+ * and wrong_now from `at` on (round, step, loss channel, cell). */
+typedef struct {
+    ca_shape shape;
+    int rounds, last_step;
+    uint64_t round[CA_REPAIR_MAX_ROUNDS]; /* each round's fire stream's */
+    size_t cells;                         /* one round's: batch * H * W */
+    size_t plane;                         /* words of one channel: rows * words */
+    uint64_t *starts, *targets;
+    size_t at;
+} repair_rollouts;
+
+/* The circuit as kept (extracted in the lanes, and pruned: what an engine runs, a tenth to a
+ * hundredth of the gates of a trained circuit), the rounds' starts and targets, and where each
+ * model gate's netlist gates are. */
+typedef struct {
+    const ca_config *config;
+    hard_netlist pruned;
+    repair_lane *lanes;
+    int n_lanes;
+    ca_fast_pool *pool;
+    repair_rollouts set[REPAIR_SETS];
+    int sets;
+    /* Per counted bit (set, round, step T..last_step, loss channel, cell) what its being wrong costs:
+     * 1 at first, raised for the bits wrong at a minimum of single changes (the breakout of
+     * ca_repair.c's run_search). */
+    uint32_t *weight;
+    size_t weights;
+    /* Per counted bit, whether the kept circuit has it wrong (wrong_now; wrong_kept of them,
+     * weighing weight_kept). */
+    uint8_t *wrong_now;
+    size_t wrong_kept, weight_kept;
+    int32_t *first, *instr;    /* model gate g's netlist gates: instr[first[g] .. first[g + 1]) */
+    /* Per extracted node (inputs, then gates), whether an output depends on it: a gate that no
+     * live gate reads, or reads only as an input its op ignores, changes nothing. */
+    uint8_t *live;
+} repair_search;
+
+/* A try's cost: the weights of its wrong bits; how many they are; and against the kept circuit,
+ * the wrong bits it fixes (their count and weight) and the weight of those it breaks. Only
+ * `complete` costs (counted through, not stopped at the bound) have the last three and the lane's
+ * wrong_try. */
+typedef struct {
+    size_t cost, wrong, fixed, fixed_weight, broken_weight;
+    int complete;
+} repair_cost;
+
+/* The search from the model's circuit, on `rounds` training rounds and, with `torus`, the eval's
+ * torus rollout too, costing tries on `threads` lanes; every weight 1. */
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int torus, int threads);
+
+void repair_search_free(repair_search *s);
+
+/* Whether a search may count the eval's torus rollout: the preset has one, and it is the same
+ * every time (no fire masks). */
+int repair_counts_torus(const ca_config *c, const double *image);
+
+/* The cost of the circuit now in lane l's engines, summed over the sets' rounds; stops once it
+ * passes `bound` (cost bound + 1, not complete). Reads only what tries share, so lanes run it at
+ * once. */
+repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound);
+
+/* The circuit in lane l's engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
+void repair_keep_wrong(repair_search *s, repair_lane *l, const repair_cost *k);
+
+/* At a minimum of single changes: each kept wrong bit weighs `raise` more (capped); returns whether
+ * one stopped at the cap. */
+int repair_raise_weights(repair_search *s, size_t raise);
+
+/* repair_search.live of the kept circuit's ops (lane 0's): from the outputs back, a node is live
+ * when a live gate's op depends on it. */
+void repair_mark_live(repair_search *s);
+
+#endif
