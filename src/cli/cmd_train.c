@@ -14,6 +14,7 @@
 #include "cli_env.h"
 #include "cli_stop.h"
 #include "cmd_population.h"
+#include "cmd_train_options.h"
 #include "commands.h"
 #include "error.h"
 #include "train_log.h"
@@ -21,220 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
-
-typedef struct {
-    const char *target, *device, *out, *log, *resume, *config, *keep_members;
-    int force, stop_exact, keep_final;
-    ca_cache cache;
-    long long every, check_every, population, tries;
-    double max_memory; /* GiB */
-    double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
-                          < 0: not given (the default run's on a GPU, else 0) */
-    long long repair_threads; /* threads a search; 0: not given (the default run's) */
-    long long repair_members; /* a population's best-ranked inexact members searched; 0: all;
-                                 -1: not given (the default run's) */
-    /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */
-    ca_config_assignments flags;
-    long long steps; /* --steps, which --resume takes as the new total */
-    int has_steps;
-    volatile sig_atomic_t *stop; /* set by Ctrl-C, SIGTERM or SIGHUP (cli_stop.h): save and stop */
-} train_options;
-
-static void print_help(void)
-{
-    ca_config config;
-    ca_config_preset(&config, "gol");
-    cmd_default_run run = cmd_population_default_run(&config);
-    ca_config_preset(&config, "lizard");
-    cmd_default_run lizard = cmd_population_default_run(&config);
-    printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
-           "\n"
-           "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
-           "\n"
-           "The model: a preset (default gol), changed by a config file and then by flags; each\n"
-           "key below defaults to the preset's value.\n"
-           "  --config FILE      `key = value` lines ('#' comments), the keys below without their\n"
-           "                     dashes; 'dlca info MODEL > FILE' writes a model's, so that\n"
-           "                     'dlca train --config FILE' repeats its run\n");
-    for (int i = 0; i < ca_config_key_count; i++) {
-        const ca_config_key *k = &ca_config_keys[i];
-        char flag[64];
-        snprintf(flag, sizeof flag, "--%s %s", k->key, k->value);
-        if (strlen(flag) > 18) printf("  %s\n  %-18s %s\n", flag, "", k->help); /* too wide for the column */
-        else printf("  %-18s %s\n", flag, k->help);
-    }
-    printf("\n"
-           "The run:\n"
-           "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
-           "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
-           "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
-           "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
-           "  --out FILE         model file, written atomically (default <preset>.dlca, or the\n"
-           "                     --resume file); an existing one is not replaced without --force\n"
-           "  --force            replace an existing --out that this run does not --resume\n"
-           "  --log FILE         CSV log: step,soft_loss,hard_loss,seconds (default <out>.csv);\n"
-           "                     the loss curve goes beside it as <log>-loss.png\n"
-           "  --every N          log, plot and checkpoint every N steps (default 25)\n"
-           "  --check-every N    measure the hard loss every N steps (default 1), and at every\n"
-           "                     logged step. A circuit can be exact at one step and not the next\n"
-           "                     (a gate's argmax flips), and the exact step is what a sweep\n"
-           "                     reports; the hard rollout is a forward pass, about a fifth of a\n"
-           "                     step, so measuring every step costs ~20%%. When the hard loss is\n"
-           "                     0 the circuit is checked for exactness: Life on all 512 boards\n"
-           "                     (gol), else 16 rounds training never draws and dlca eval's\n"
-           "                     checks, on the CPU\n"
-           "  --stop-exact       stop at the first step whose circuit is verified exact and write\n"
-           "                     that circuit (the state before that step's update) (default)\n"
-           "  --no-stop-exact    train to the budget. Either way the run keeps the best circuit it\n"
-           "                     measured (exact first, then fewest wrong cells, then lowest soft\n"
-           "                     loss) and writes it at the end when the final circuit is worse\n"
-           "                     (its state: a resumed run goes on from that circuit's step)\n"
-           "  --keep-final       write the final circuit at the budget even when a measured one\n"
-           "                     was better (the file still carries the best)\n"
-           "  --population N     train N models, member i with seed + i (member 0 is the run of\n"
-           "                     --seed), side by side: one submission a step for all on a GPU;\n"
-           "                     stops when one is verified exact (unless --no-stop-exact). --out\n"
-           "                     gets the best member (exact first, then fewest wrong cells, then\n"
-           "                     soft loss), --log its log; a table of all members at the end. No\n"
-           "                     checkpoints: --resume does not take a population. Default on a\n"
-           "                     GPU: %d, with --tries %d (a single seed is exact in 3 to 16 runs\n"
-           "                     of 16: README); 1 on the CPU and with --resume; --population 1\n"
-           "                     is the single run, with its checkpoints (--every)\n"
-           "  --tries K          while a population ends with no verified-exact member, train the\n"
-           "                     next N seeds, up to K populations in all (default 1 when\n"
-           "                     --population is given); --out gets the best member of all, and\n"
-           "                     the table lists every one\n"
-           "  --keep-members DIR with a population: every member's model and log in DIR as\n"
-           "                     <preset>-seed<S>.dlca and .csv (DIR is made if missing)\n"
-           "  --repair S         when the run reaches its budget with no verified-exact circuit,\n"
-           "                     search up to S seconds for one a few gate changes away, as dlca\n"
-           "                     repair does, on the circuit it writes (a population: on each\n"
-           "                     member's, best first, side by side on the CPU's cores, until one\n"
-           "                     is exact); a circuit made exact is written without training\n"
-           "                     state. Default on a GPU without --resume: %g (the lizard: %g);\n"
-           "                     elsewhere 0, no search\n"
-           "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
-           "                     among a population's inexact members; the lizard's: every core;\n"
-           "                     N each runs cores / N searches side by side); the search is the\n"
-           "                     same on any number\n"
-           "  --repair-members M a population searches its M best-ranked inexact members only; 0:\n"
-           "                     all (default 0; the lizard's without --repair-threads: 1, its\n"
-           "                     best member alone)\n"
-           "  --resume FILE      continue a saved run; --steps sets the new total\n"
-           "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
-           "                     than this (default 4)\n"
-           "\n"
-           "Every output is checked before training starts: the model, the log and the plot must be\n"
-           "different files (--resume may be --out, not the log), regular files or new ones in a\n"
-           "writable directory; a symbolic link is written through to its target. Another dlca\n"
-           "writing the same --out or --log is refused. Files are replaced atomically, the log at\n"
-           "its first row (a run that fails before then leaves the old log as it was).\n"
-           "\n"
-           "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
-           "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           run.population, run.tries, run.repair, lizard.repair);
-}
-
-static int parse_cache(const char *text, ca_cache *cache)
-{
-    if (strcmp(text, "full") == 0) *cache = CA_CACHE_FULL;
-    else if (strcmp(text, "checkpoint") == 0) *cache = CA_CACHE_CHECKPOINT;
-    else return err_set(DLCA_ERR, "--cache: '%s' is not full or checkpoint", text);
-    return DLCA_OK;
-}
-
-/* A config key given as a flag: checked now (its syntax and range, on a scratch config), so a bad
- * value is refused before anything else, and applied when the config is built. */
-static int parse_config_flag(train_options *o, const char *flag, const char *v)
-{
-    ca_config scratch;
-    const ca_config_key *key = ca_config_key_find(flag + 2);
-    ca_config_preset(&scratch, "gol");
-    if (key->parse(&scratch, v, flag) || ca_config_assign(&o->flags, flag + 2, v, flag)) return DLCA_ERR;
-    if (strcmp(key->key, "steps") == 0) o->has_steps = 1, o->steps = scratch.train_steps;
-    return DLCA_OK;
-}
-
-/* One flag with its value; returns DLCA_ERR with the message set. */
-static int parse_flag(train_options *o, const char *flag, const char *v)
-{
-    if (strcmp(flag, "--target") == 0) o->target = v;
-    else if (strcmp(flag, "--device") == 0) o->device = v;
-    else if (strcmp(flag, "--out") == 0) o->out = v;
-    else if (strcmp(flag, "--log") == 0) o->log = v;
-    else if (strcmp(flag, "--resume") == 0) o->resume = v;
-    else if (strcmp(flag, "--config") == 0) {
-        if (o->config) return err_set(DLCA_ERR, "--config: one file only, not %s and %s", o->config, v);
-        o->config = v;
-    }
-    else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
-    else if (strcmp(flag, "--max-memory") == 0) return cli_double(flag, v, CA_MEMORY_MIN_GIB, CA_MEMORY_MAX_GIB, &o->max_memory);
-    else if (strcmp(flag, "--every") == 0) return cli_int(flag, v, 1, 1000000000, &o->every);
-    else if (strcmp(flag, "--check-every") == 0) return cli_int(flag, v, 1, 1000000000, &o->check_every);
-    else if (strcmp(flag, "--population") == 0) return cli_int(flag, v, 1, CMD_POPULATION_MAX, &o->population);
-    else if (strcmp(flag, "--tries") == 0) return cli_int(flag, v, 1, CMD_TRIES_MAX, &o->tries);
-    else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
-    else if (strcmp(flag, "--repair") == 0) return cli_double(flag, v, 0.0, 86400.0, &o->repair);
-    else if (strcmp(flag, "--repair-threads") == 0) return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
-    else if (strcmp(flag, "--repair-members") == 0) return cli_int(flag, v, 0, CMD_POPULATION_MAX, &o->repair_members);
-    else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
-    else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
-    return DLCA_OK;
-}
-
-static int parse_options(int argc, char **argv, train_options *o, int *help)
-{
-    memset(o, 0, sizeof *o);
-    o->device = NULL, o->every = 25, o->cache = CA_CACHE_FULL, o->max_memory = CA_MEMORY_DEFAULT_GIB;
-    o->check_every = 1, o->stop_exact = 1, o->repair = -1.0, o->repair_members = -1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return *help = 1, DLCA_OK;
-        int is_force = strcmp(argv[i], "--force") == 0, is_stop = strcmp(argv[i], "--stop-exact") == 0;
-        if (strcmp(argv[i], "--keep-final") == 0) {
-            o->keep_final = 1;
-            continue;
-        }
-        if (is_force || is_stop || strcmp(argv[i], "--no-stop-exact") == 0) {
-            if (is_force) o->force = 1;
-            else o->stop_exact = is_stop;
-            continue;
-        }
-        const char *value;
-        if (strncmp(argv[i], "--", 2) != 0) return err_set(DLCA_ERR, "unexpected argument '%s'", argv[i]);
-        if (cli_value(argc, argv, &i, &value) || parse_flag(o, argv[i - 1], value)) return DLCA_ERR;
-    }
-    int configures = 0; /* flags that change the config; --steps only sets a resumed run's total */
-    for (int i = 0; i < o->flags.count; i++) configures += strcmp(o->flags.items[i].key->key, "steps") != 0;
-    if (o->resume && (configures || o->config || o->target))
-        return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
-                                 "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
-                                 "--repair, --repair-threads, --force and --max-memory may be given with it");
-    if (o->resume && o->population > 1)
-        return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
-                                 "(the same seeds give the same members)");
-    if (o->resume && o->tries > 1)
-        return err_set(DLCA_ERR, "--tries: tries are populations, which keep no checkpoint, so they cannot --resume");
-    if (o->tries > 1 && !o->stop_exact)
-        return err_set(DLCA_ERR, "--tries: a further try follows only a try without an exact circuit, and "
-                                 "--no-stop-exact trains past one");
-    return DLCA_OK;
-}
-
-/* The config: the preset, then --config's file, then the flags (ca_config_text.h). */
-static int build_config(ca_config *config, const train_options *o)
-{
-    ca_config_assignments all;
-    memset(&all, 0, sizeof all);
-    int rc = o->config ? ca_config_load_text(&all, o->config) : DLCA_OK;
-    for (int i = 0; !rc && i < o->flags.count; i++)
-        rc = ca_config_assign(&all, o->flags.items[i].key->key, o->flags.items[i].value, o->flags.items[i].origin);
-    if (!rc) rc = ca_config_build(config, &all, "gol");
-    ca_config_assignments_free(&all);
-    return rc;
-}
 
 /* The run being trained: model, saved state and target, as the model file holds them. */
 typedef struct {
@@ -250,7 +39,7 @@ static void run_free(training_run *r)
     free(r->image);
 }
 
-static int run_prepare(training_run *r, const train_options *o, const char *assets)
+static int run_prepare(training_run *r, const cmd_train_options *o, const char *assets)
 {
     memset(r, 0, sizeof *r);
     if (o->resume) {
@@ -265,7 +54,7 @@ static int run_prepare(training_run *r, const train_options *o, const char *asse
             return DLCA_ERR;
     } else {
         ca_config config;
-        if (build_config(&config, o)) return DLCA_ERR;
+        if (cmd_train_config(&config, o)) return DLCA_ERR;
         if (ca_model_init(&r->model, &config)) return DLCA_ERR;
         char path[4096];
         const char *fallback = ca_target_default_path(&config, assets, path, sizeof path);
@@ -345,7 +134,7 @@ static char *with_suffix(const char *text, const char *old_suffix, const char *s
 
 /* No two of the files a run reads and writes may be the same file, whatever their spelling
  * (./a and a, hard and symbolic links), except --resume and --out: that is continuing a run. */
-static int check_distinct(const train_options *o, const train_paths *p)
+static int check_distinct(const cmd_train_options *o, const train_paths *p)
 {
     enum { MODEL, RESUME = 5 };
     struct {
@@ -374,7 +163,7 @@ static int check_distinct(const train_options *o, const train_paths *p)
 
 /* The model, log and plot paths, each checked (atomic_file_check), distinct, locked, and the model
  * not one this run would clobber. Nothing is written but the lock files. */
-static int paths_prepare(train_paths *p, const train_options *o, const training_run *r)
+static int paths_prepare(train_paths *p, const cmd_train_options *o, const training_run *r)
 {
     const char *out_label = o->out ? "--out" : o->resume ? "--resume" : "the model";
     const char *log_label = o->log ? "--log" : "the log";
@@ -423,7 +212,7 @@ static int finish_budget(ca_trainer *t, ca_watch *w, training_run *r, const char
  * every `every` steps (and at the end) a log row, the plot and a checkpoint. Stops at the first
  * verified-exact circuit (--stop-exact), writing it; early, saving, on SIGINT, SIGTERM or SIGHUP;
  * else at the budget, writing the best circuit when the final one is worse. */
-static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_options *o, const train_paths *p,
+static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const cmd_train_options *o, const train_paths *p,
                       train_log *log)
 {
     const ca_config *c = &r->model.config;
@@ -473,7 +262,7 @@ static int train_loop(ca_trainer *t, ca_watch *w, training_run *r, const train_o
 
 /* --repair after a run that reached its budget with no verified-exact circuit: the search on the
  * circuit written (r->model holds it), which replaces it when made exact. */
-static int repair_written(const train_options *o, training_run *r, const char *out, train_log *log)
+static int repair_written(const cmd_train_options *o, training_run *r, const char *out, train_log *log)
 {
     int threads = o->repair_threads ? (int)o->repair_threads : ca_fast_default_threads();
     if (threads > CA_REPAIR_MAX_THREADS) threads = CA_REPAIR_MAX_THREADS;
@@ -496,7 +285,7 @@ static int repair_written(const train_options *o, training_run *r, const char *o
 }
 
 /* One run, on the opened backend. */
-static int train_single(const train_options *o, training_run *r, const train_paths *paths, const ca_options *run,
+static int train_single(const cmd_train_options *o, training_run *r, const train_paths *paths, const ca_options *run,
                         ca_backend backend, vk_context *vk)
 {
     ca_trainer trainer;
@@ -527,7 +316,7 @@ static int train_single(const train_options *o, training_run *r, const train_pat
     return rc;
 }
 
-static int train(const train_options *o, const ca_options *seam)
+static int train(const cmd_train_options *o, const ca_options *seam)
 {
     training_run r;
     vk_context vk;
@@ -562,7 +351,7 @@ static int train(const train_options *o, const ca_options *seam)
         fprintf(stderr, "dlca train: up to %lld seeds, %lld side by side at a time until one is verified exact, the "
                         "default on a GPU (--population 1 trains the one of --seed alone, with checkpoints)\n",
                 population * tries, population);
-    train_options resolved = *o;
+    cmd_train_options resolved = *o;
     if (resolved.repair < 0.0) resolved.repair = gpu_default ? defaults.repair : 0.0;
     int default_search = !resolved.repair_threads && gpu_default;
     if (default_search) resolved.repair_threads = defaults.repair_threads;
@@ -588,13 +377,13 @@ int cmd_train(int argc, char **argv) { return cli_train(argc, argv, NULL); }
 
 int cli_train(int argc, char **argv, const ca_options *seam)
 {
-    train_options options;
+    cmd_train_options options;
     int help = 0;
-    if (parse_options(argc, argv, &options, &help)) {
+    if (cmd_train_parse(argc, argv, &options, &help)) {
         ca_config_assignments_free(&options.flags);
         return cli_fail("train", 1);
     }
-    if (help) return ca_config_assignments_free(&options.flags), print_help(), 0;
+    if (help) return ca_config_assignments_free(&options.flags), cmd_train_help(), 0;
     options.stop = cli_stop_on_signals();
     int rc = train(&options, seam);
     ca_config_assignments_free(&options.flags);
