@@ -30,11 +30,8 @@ static void random_start(hard_cpu *e, uint64_t seed)
     rng_init(&rng, seed, 1);
     size_t rows = (size_t)e->channels * e->rows;
     for (size_t r = 0; r < rows; r++)
-        for (int w = 0; w < e->words; w++) {
-            int used = e->shape.width - 64 * w;
-            uint64_t cells = e->words == 1 ? e->valid[r % e->rows] : used >= 64 ? ~0ULL : (1ULL << used) - 1;
-            e->grid[r * (size_t)e->words + (size_t)w] = rng_next(&rng) & cells;
-        }
+        for (int w = 0; w < e->words; w++)
+            e->grid[r * (size_t)e->words + (size_t)w] = rng_next(&rng) & hard_cpu_cell_bits(e, r % e->rows, w);
 }
 
 /* Seconds per run of `steps` steps, one entry per run. */

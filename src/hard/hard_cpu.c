@@ -194,6 +194,11 @@ void hard_cpu_unpack(const hard_cpu *e, double *grid)
 /* Mask of the bits of `word` that are cells of the row. */
 static uint64_t valid_bits(const hard_cpu *e, int word) { return low_bits(e->shape.width - 64 * word); }
 
+uint64_t hard_cpu_cell_bits(const hard_cpu *e, size_t row, int word)
+{
+    return e->words == 1 ? e->valid[row] : valid_bits(e, word);
+}
+
 /* left: bit x = cell x-1; right: bit x = cell x+1; the wrap-around cells on a periodic
  * boundary, 0 on a zero boundary. Bits past the row hold junk that the output mask drops. */
 static void shift_row(const hard_cpu *e, const uint64_t *row, uint64_t *left, uint64_t *right)
@@ -358,7 +363,7 @@ static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
         size_t row = (first + (size_t)i) / words;
         int w = (int)((first + (size_t)i) % words);
         fire[i] = fire_mask(e, t, row, w);
-        keep[i] = ~fire[i] & (words == 1 ? e->valid[row] : valid_bits(e, w));
+        keep[i] = ~fire[i] & hard_cpu_cell_bits(e, row, w);
     }
     for (int ch = 0; ch < e->channels; ch++) {
         uint64_t *next = e->next + (size_t)ch * plane + first;

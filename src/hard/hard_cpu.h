@@ -104,6 +104,10 @@ void hard_cpu_step(hard_cpu *engine, uint32_t t);
 /* Steps first_step, first_step + 1, ..., first_step + steps - 1. */
 void hard_cpu_run(hard_cpu *engine, uint32_t first_step, int steps);
 
+/* The bits of word `word` of word row `row` (of a channel's [rows][words] plane) that are cells:
+ * what a grid may hold there (the others stay 0). */
+uint64_t hard_cpu_cell_bits(const hard_cpu *engine, size_t row, int word);
+
 /* The 64-cell fire mask of `word` of grid row `row` (b H + y, whether stacked or not) at step t:
  * bit i set when cell x = 64 word + i fires (always for a synchronous engine; bits past the row are 0). */
 uint64_t hard_cpu_fire_word(const hard_cpu *engine, uint32_t t, size_t row, int word);
