@@ -79,6 +79,17 @@ static int wait_for_file(const char *path, double seconds)
     return 0;
 }
 
+/* Waits up to `seconds` for `needle` in the log at `log`, read into text each time; whether it came. */
+static int wait_for_text(const char *log, const char *needle, double seconds, char *text, size_t size)
+{
+    for (int i = 0; i < (int)(seconds * 100); i++) {
+        robust_sleep_ms(10);
+        robust_read_text(log, text, size);
+        if (strstr(text, needle)) return 1;
+    }
+    return 0;
+}
+
 static void test_signal(int signal_number, const char *name)
 {
     char out[512], log[512], text[16384], want[64];
@@ -113,12 +124,8 @@ static void test_sweep_signal(void)
     char *argv[] = {NULL, "sweep", "--preset", "checkerboard,gol", "--grid", "8x8", "--T", "4", "--device", "cpu",
                     "--seeds", "1-2", "--steps", "100000000", "--every", "20", "--json", json, "--csv", csv, NULL};
     pid_t pid = robust_spawn(argv, log, NULL, NULL, 0);
-    int started = 0; /* the first progress line: the handler is installed and training under way */
-    for (int i = 0; i < 12000 && !started; i++) {
-        robust_sleep_ms(10);
-        robust_read_text(log, text, sizeof text);
-        started = strstr(text, "step 20/100000000") != NULL;
-    }
+    /* the first progress line: the handler is installed and training under way */
+    int started = wait_for_text(log, "step 20/100000000", 120.0, text, sizeof text);
     CHECK(started, "sweep: no progress line within 120 s: %s", text);
     kill(pid, SIGTERM);
     int status = robust_wait_timeout(pid, 120.0);
@@ -394,12 +401,8 @@ static void test_repair_signal(void)
     char *argv[] = {NULL, "repair", DLCA_ASSET_DIR "/models/lizard-torus.dlca", "--out", out, "--seconds", "600",
                     "--threads", "1", NULL};
     pid_t pid = robust_spawn(argv, log, NULL, NULL, 0);
-    int started = 0; /* its first progress line: the handler is installed and the search under way */
-    for (int i = 0; i < 12000 && !started; i++) {
-        robust_sleep_ms(10);
-        robust_read_text(log, text, sizeof text);
-        started = strstr(text, "repair: ") != NULL;
-    }
+    /* its first progress line: the handler is installed and the search under way */
+    int started = wait_for_text(log, "repair: ", 120.0, text, sizeof text);
     CHECK(started, "repair: no progress line within 120 s: %s", text);
     kill(pid, SIGINT);
     int status = robust_wait_timeout(pid, 60.0);
