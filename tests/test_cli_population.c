@@ -196,8 +196,8 @@ static void test_cpu_default(void)
 }
 
 /* Without flags a GPU run tries 4 seeds at a time, up to 16, and searches 5 s a member with the
- * cores shared; the lizard 50 s a member on every core, one at a time (so also with its network
- * changed). "Every core" is those this process may run on: pinned to one, one thread. */
+ * cores shared; the lizard up to 32 seeds, 50 s on every core for one member a population (so
+ * also with its network changed). "Every core" is those this process may run on: pinned to one, one thread. */
 static void test_default_run(void)
 {
     static const char *const shared[] = {"gol", "checkerboard", "checkerboard-async", "image"};
@@ -212,8 +212,8 @@ static void test_default_run(void)
     ca_config_preset(&c, "lizard");
     c.update_widths[0] = 512;
     cmd_default_run d = cmd_population_default_run(&c);
-    CHECK(d.population == 4 && d.tries == 4 && d.repair == 50.0 && d.repair_threads == ca_fast_default_threads(),
-          "lizard: 4 x 4 seeds, 50 s searches on all %d cores (%d x %d, %g s, %d threads)", ca_fast_default_threads(),
+    CHECK(d.population == 4 && d.tries == 8 && d.repair == 50.0 && d.repair_threads == ca_fast_default_threads(),
+          "lizard: 4 x 8 seeds, 50 s searches on all %d cores (%d x %d, %g s, %d threads)", ca_fast_default_threads(),
           d.population, d.tries, d.repair, d.repair_threads);
     cpu_set_t all, one;
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0, "this process's cores");

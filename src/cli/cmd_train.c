@@ -333,8 +333,8 @@ static int train(const cmd_train_options *o, const ca_options *seam)
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    /* Not given: on a GPU, populations of 4 tried in turn, up to 16 seeds, until one member is
-     * verified exact: a seed is exact by luck, 16 almost always, and members take turns on the
+    /* Not given: on a GPU, populations of 4 tried in turn, up to 16 seeds (the lizard 32), until
+     * one member is verified exact: a seed is exact by luck, 16 almost always, and members take turns on the
      * GPU, so four at a time reach the first exact circuit of the same 16 seeds with fewer steps
      * (README, "The default run"). A single run elsewhere. --population alone means one try. */
     int gpu_default = backend == CA_BACKEND_GPU && !o->resume;

@@ -69,9 +69,9 @@ void cmd_train_help(void)
            "                     gets the best member (exact first, then fewest wrong cells, then\n"
            "                     soft loss), --log its log; a table of all members at the end. No\n"
            "                     checkpoints: --resume does not take a population. Default on a\n"
-           "                     GPU: %d, with --tries %d (a single seed is exact in 3 to 16 runs\n"
-           "                     of 16: README); 1 on the CPU and with --resume; --population 1\n"
-           "                     is the single run, with its checkpoints (--every)\n"
+           "                     GPU: %d, with --tries %d (the lizard: %d; a single seed is exact\n"
+           "                     in 3 to 16 runs of 16: README); 1 on the CPU and with --resume;\n"
+           "                     --population 1 is the single run, with its checkpoints (--every)\n"
            "  --tries K          while a population ends with no verified-exact member, train the\n"
            "                     next N seeds, up to K populations in all (default 1 when\n"
            "                     --population is given); --out gets the best member of all, and\n"
@@ -105,7 +105,7 @@ void cmd_train_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           run.population, run.tries, run.repair, lizard.repair);
+           run.population, run.tries, lizard.tries, run.repair, lizard.repair);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)

@@ -30,7 +30,8 @@ struct vk_context;
 
 /* Pipeline cache data dlca reads or writes at most: a cache that grew past it is not saved. The
  * fused kernels are specialised to each seed's perception wiring, ~5 MB of NVIDIA pipelines a seed
- * for image or lizard, so the 16 seeds a default GPU run may try hold ~80 MB: the cap keeps two presets'. The
+ * for image or lizard, so the 16 seeds a default GPU run may try hold ~80 MB (the lizard's 32,
+ * ~160 MB): the cap keeps a lizard run's and another preset's. The
  * longest cache folder (vk_context_options.pipeline_cache): room for the file name below the
  * longest path the atomic writer takes. */
 enum { VK_CACHE_MAX_BYTES = 256 << 20, VK_CACHE_FOLDER_MAX = 3900 };
