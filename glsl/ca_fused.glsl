@@ -38,7 +38,7 @@ layout(std430, binding = 2) restrict readonly buffer wiring_buf { uint wiring[];
 layout(push_constant) uniform push_block { fused_push pc; };
 #include "fused_clocks.glsl"
 
-// Cells a tile in the forward and in the backward (src/gpu/ca_gpu_fused.c fused_constants); each
+// Cells a tile in the forward and in the backward (src/gpu/ca_gpu_fused.c ca_gpu_fused_constants); each
 // kernel defines TILE_CELLS as its own before including this file. Shared rows are TILE_CELLS
 // floats. Keep it a constant, not a push constant: then row offsets fold into immediates, and
 // the address arithmetic does not cost the backward the registers it needs to stay at or under
@@ -140,7 +140,7 @@ uint moore_in_base = 0u;
 // latencies in a row).
 #define NEIGHBOUR_WAIT(l, i)                                                                       \
     while (floatBitsToUint(v[i]) == FUSED_EMPTY)                                                     \
-        v[i] = uintBitsToFloat(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0))]);
+        v[i] = uintBitsToFloat(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(PICK9(at, 8u - WIRE(0, 0, i)), 0))]);
 #else
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; // [C*8][pitch]
@@ -152,8 +152,8 @@ layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; 
 // then not added) so that they go out together: each one behind its own branch waited for the
 // one before, 8 load latencies at the start of every backward dispatch. Gate i reads direction
 // j = WIRE(0, 0, i) of the cell that sent to `cell`: that cell is `cell`'s neighbour 8 - j.
-#define NEIGHBOUR_LOAD(l, i) v[i] = MOORE_IN((ch * 8 + i) * pc.pitch + uint(max(at[8u - WIRE(0, 0, i)], 0)));
-#define NEIGHBOUR_ADD(l, i) sum = at[8u - WIRE(0, 0, i)] >= 0 ? sum + v[i] : sum;
+#define NEIGHBOUR_LOAD(l, i) v[i] = MOORE_IN((ch * 8 + i) * pc.pitch + uint(max(PICK9(at, 8u - WIRE(0, 0, i)), 0)));
+#define NEIGHBOUR_ADD(l, i) sum = PICK9(at, 8u - WIRE(0, 0, i)) >= 0 ? sum + v[i] : sum;
 
 // neighbour_gradient with `cell`'s neighbourhood_cells at hand.
 float neighbour_gradient_at(uint ch, int at[9])

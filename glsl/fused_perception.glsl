@@ -1,43 +1,31 @@
 // fused_perception.glsl: the fused kernels' perception circuits (kernel k on channel ch of one
-// cell: the moore gates, then the later perception layers), specialised per model.
+// cell: the moore gates, then the later perception layers).
 //
 // The circuits are tiny (width <= 8, depth <= FUSED_PERCEPTION_MAX) and the same for every
-// cell, so their shape and wiring are specialisation constants (src/gpu/ca_gpu_fused.c
-// fused_constants) and the code below is unrolled by macros: every array index is a literal and
-// every wiring choice a comparison of constants the driver folds, so the circuit's values,
-// gradients and S sums stay in registers. (With wiring read from a buffer they would be private arrays indexed at
-// run time, which the driver keeps in local memory, not registers; docs/bench-notes.md, round 3.)
-// Needs, declared before: pc (fused_push), grid, perception_coeff (ca_fused.glsl).
+// cell, so their shape is specialisation constants (src/gpu/ca_gpu_fused.c ca_gpu_fused_constants) and
+// the code below is unrolled by macros: every array index is a literal, and a wiring choice is a
+// chain of selects on a value the whole dispatch shares, so the circuit's values, gradients and
+// S sums stay in registers (an array indexed at run time would live in local memory:
+// docs/bench-notes.md, round 3). The wiring itself is read from the wiring buffer, not
+// specialised: then every seed of a shape runs the same compiled kernels, and a new seed starts
+// from the pipeline cache instead of compiling its own (the selects cost more a step than the
+// folded constants did, the compiles far more a run: docs/bench-notes.md, eighteenth round).
+// Needs, declared before: pc (fused_push), grid, wiring, perception_coeff (ca_fused.glsl).
 #ifndef DLCA_FUSED_PERCEPTION_GLSL
 #define DLCA_FUSED_PERCEPTION_GLSL
 
 const uint FUSED_PERCEPTION_MAX = 4; // perception layers; src/gpu/ca_gpu_plan.c falls back beyond it
 
-// wire_L_S_G: input a (S = 0) or b (S = 1) of gate G of perception layer L; for the moore layer
-// (L = 0) a is a neighbour j = 3 (dy + 1) + (dx + 1) and b the centre, 4. Ids 2.. as in
-// fused_constants.
+// Ids 2-5 as in ca_gpu_fused_constants.
 layout(constant_id = 2) const uint PERCEPTION_DEPTH = 1;
 layout(constant_id = 3) const uint PERCEPTION_WIDTH_1 = 1;
 layout(constant_id = 4) const uint PERCEPTION_WIDTH_2 = 1;
 layout(constant_id = 5) const uint PERCEPTION_WIDTH_3 = 1;
-layout(constant_id = 6) const uint wire_0_0_0 = 0; layout(constant_id = 7) const uint wire_0_0_1 = 0; layout(constant_id = 8) const uint wire_0_0_2 = 0; layout(constant_id = 9) const uint wire_0_0_3 = 0;
-layout(constant_id = 10) const uint wire_0_0_4 = 0; layout(constant_id = 11) const uint wire_0_0_5 = 0; layout(constant_id = 12) const uint wire_0_0_6 = 0; layout(constant_id = 13) const uint wire_0_0_7 = 0;
-layout(constant_id = 14) const uint wire_0_1_0 = 0; layout(constant_id = 15) const uint wire_0_1_1 = 0; layout(constant_id = 16) const uint wire_0_1_2 = 0; layout(constant_id = 17) const uint wire_0_1_3 = 0;
-layout(constant_id = 18) const uint wire_0_1_4 = 0; layout(constant_id = 19) const uint wire_0_1_5 = 0; layout(constant_id = 20) const uint wire_0_1_6 = 0; layout(constant_id = 21) const uint wire_0_1_7 = 0;
-layout(constant_id = 22) const uint wire_1_0_0 = 0; layout(constant_id = 23) const uint wire_1_0_1 = 0; layout(constant_id = 24) const uint wire_1_0_2 = 0; layout(constant_id = 25) const uint wire_1_0_3 = 0;
-layout(constant_id = 26) const uint wire_1_0_4 = 0; layout(constant_id = 27) const uint wire_1_0_5 = 0; layout(constant_id = 28) const uint wire_1_0_6 = 0; layout(constant_id = 29) const uint wire_1_0_7 = 0;
-layout(constant_id = 30) const uint wire_1_1_0 = 0; layout(constant_id = 31) const uint wire_1_1_1 = 0; layout(constant_id = 32) const uint wire_1_1_2 = 0; layout(constant_id = 33) const uint wire_1_1_3 = 0;
-layout(constant_id = 34) const uint wire_1_1_4 = 0; layout(constant_id = 35) const uint wire_1_1_5 = 0; layout(constant_id = 36) const uint wire_1_1_6 = 0; layout(constant_id = 37) const uint wire_1_1_7 = 0;
-layout(constant_id = 38) const uint wire_2_0_0 = 0; layout(constant_id = 39) const uint wire_2_0_1 = 0; layout(constant_id = 40) const uint wire_2_0_2 = 0; layout(constant_id = 41) const uint wire_2_0_3 = 0;
-layout(constant_id = 42) const uint wire_2_0_4 = 0; layout(constant_id = 43) const uint wire_2_0_5 = 0; layout(constant_id = 44) const uint wire_2_0_6 = 0; layout(constant_id = 45) const uint wire_2_0_7 = 0;
-layout(constant_id = 46) const uint wire_2_1_0 = 0; layout(constant_id = 47) const uint wire_2_1_1 = 0; layout(constant_id = 48) const uint wire_2_1_2 = 0; layout(constant_id = 49) const uint wire_2_1_3 = 0;
-layout(constant_id = 50) const uint wire_2_1_4 = 0; layout(constant_id = 51) const uint wire_2_1_5 = 0; layout(constant_id = 52) const uint wire_2_1_6 = 0; layout(constant_id = 53) const uint wire_2_1_7 = 0;
-layout(constant_id = 54) const uint wire_3_0_0 = 0; layout(constant_id = 55) const uint wire_3_0_1 = 0; layout(constant_id = 56) const uint wire_3_0_2 = 0; layout(constant_id = 57) const uint wire_3_0_3 = 0;
-layout(constant_id = 58) const uint wire_3_0_4 = 0; layout(constant_id = 59) const uint wire_3_0_5 = 0; layout(constant_id = 60) const uint wire_3_0_6 = 0; layout(constant_id = 61) const uint wire_3_0_7 = 0;
-layout(constant_id = 62) const uint wire_3_1_0 = 0; layout(constant_id = 63) const uint wire_3_1_1 = 0; layout(constant_id = 64) const uint wire_3_1_2 = 0; layout(constant_id = 65) const uint wire_3_1_3 = 0;
-layout(constant_id = 66) const uint wire_3_1_4 = 0; layout(constant_id = 67) const uint wire_3_1_5 = 0; layout(constant_id = 68) const uint wire_3_1_6 = 0; layout(constant_id = 69) const uint wire_3_1_7 = 0;
 
-#define WIRE(l, s, g) wire_##l##_##s##_##g
+// Input a (s = 0) or b (s = 1) of gate g of perception layer l, from the wiring buffer's first
+// words (CA_GPU_PERCEPTION_WIRES, src/gpu/ca_gpu.c); for the moore layer (l = 0) a is a
+// neighbour j = 3 (dy + 1) + (dx + 1) and b the centre, 4.
+#define WIRE(l, s, g) wiring[(l) * 16u + (s) * 8u + (g)]
 #define WIDTH_0 8u
 #define WIDTH_1 PERCEPTION_WIDTH_1
 #define WIDTH_2 PERCEPTION_WIDTH_2
@@ -57,11 +45,11 @@ layout(constant_id = 66) const uint wire_3_1_4 = 0; layout(constant_id = 67) con
 #define GATE_INDEX(l, k, g) (pc.kernels * PREFIX_##l + (k) * WIDTH_##l + g)
 #define UNIT_ROW(l, unit, g) (pc.kernels * pc.channels * PREFIX_##l + (unit) * WIDTH_##l + g)
 
-// v[i] for a constant i, without indexing at run time.
+// v[i] by selects (i the same in the whole dispatch, or a literal), without indexing at run time.
 #define PICK8(v, i) ((i) == 0u ? v[0] : (i) == 1u ? v[1] : (i) == 2u ? v[2] : (i) == 3u ? v[3] : \
                      (i) == 4u ? v[4] : (i) == 5u ? v[5] : (i) == 6u ? v[6] : v[7])
 #define PICK9(v, i) ((i) == 8u ? v[8] : PICK8(v, i))
-// v[i] += x for a constant i.
+// v[i] += x, i as for PICK8.
 #define ADD8(v, i, x)                                      \
     {                                                      \
         float x_ = (x);                                    \

@@ -1,6 +1,6 @@
 // fused_update_backward.glsl: the update layers' backward in fused_step_backward.comp, unrolled
 // as fused_update_layers.glsl unrolls their forward, with each layer's reverse table and fanout
-// as specialisation constants too (src/gpu/ca_gpu_fused.c fused_constants).
+// as specialisation constants too (src/gpu/ca_gpu_fused.c ca_gpu_fused_constants).
 //
 // A layer's loads (its gate's parameters and S partial, its input's first reverse entries) are
 // issued in the layer above it, once that layer's own parameters are in: the driver counts every

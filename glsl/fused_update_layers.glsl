@@ -1,6 +1,6 @@
 // fused_update_layers.glsl: the update layers' forward in the fused kernels, unrolled, with
 // each layer's shape and offsets as specialisation constants (src/gpu/ca_gpu_fused.c
-// fused_constants).
+// ca_gpu_fused_constants).
 //
 // As constants they are immediates; read from the uniform layer table, every layer would start
 // with a load that the rest of the layer waits on (docs/bench-notes.md, round 8). Each layer's

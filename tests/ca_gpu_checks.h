@@ -383,6 +383,42 @@ static inline void check_fused_forced(void)
     }
 }
 
+/* Two seeds of a preset's shape: different perception wiring, the same fused kernels (their
+ * specialisation constants equal), so a new seed finds its kernels in the pipeline cache. */
+static inline void check_constants_shared(const char *preset)
+{
+    ca_config config[2];
+    ca_model model[2];
+    ca_gpu engine[2];
+    uint32_t values[2][CA_GPU_FUSED_CONSTANTS];
+    uint32_t count[2] = {0, 0};
+    int ready = 0;
+    for (int i = 0; i < 2; i++) {
+        small_preset(&config[i], preset);
+        config[i].seed = 1 + (uint64_t)i;
+        if (ca_model_init(&model[i], &config[i])) break;
+        if (ca_gpu_init(&engine[i], &vk, &model[i], config[i].batch, 0, 0, &gpu_options)) {
+            ca_model_free(&model[i]);
+            break;
+        }
+        count[i] = ca_gpu_fused_constants(&engine[i], values[i]);
+        ready++;
+    }
+    CHECK(ready == 2, "%s: two engines: %s", preset, err_message());
+    if (ready == 2) {
+        int wiring_differs = 0;
+        for (int l = 0; l < config[0].perception_depth; l++)
+            for (int g = 0; g < model[0].perception[l].n_out; g++)
+                wiring_differs |= model[0].perception[l].input_a[g] != model[1].perception[l].input_a[g] ||
+                                  model[0].perception[l].input_b[g] != model[1].perception[l].input_b[g];
+        CHECK(wiring_differs, "%s: seeds 1 and 2 wire the perception differently", preset);
+        CHECK(engine[0].plan.fused && count[0] == count[1] && !memcmp(values[0], values[1], count[0] * sizeof(uint32_t)),
+              "%s: seeds 1 and 2 share the fused kernels' specialisation (fused %d, %u and %u constants)", preset,
+              engine[0].plan.fused, count[0], count[1]);
+    }
+    for (int i = 0; i < ready; i++) ca_gpu_free(&engine[i]), ca_model_free(&model[i]);
+}
+
 /* ca_gpu_buffer_bytes (dlca bench's "engine buffers") is what the engine allocated on this
  * device: its shared memory sets the fused tiles and so the S partials' size. */
 static inline void check_buffer_bytes(void)

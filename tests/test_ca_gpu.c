@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     check_fused_forced();
     check_buffer_bytes();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);
+    for (size_t i = 0; i < 5; i++) check_constants_shared(presets[i]);
     int validation_errors = vk.validation_errors;
     vk_context_free(&vk);
     CHECK(validation_errors == 0, "%d Vulkan validation messages", validation_errors);

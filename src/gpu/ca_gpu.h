@@ -20,6 +20,10 @@ typedef struct {
 } ca_gpu_wiring;
 
 #define CA_GPU_NO_ENTRY 0xffffffffu
+/* The wiring buffer's first words: the perception layers' inputs as the fused kernels read them
+ * (glsl/fused_perception.glsl WIRE), input a of gate g of layer l at l * 16 + g, b at l * 16 + 8
+ * + g, for up to 4 layers of 8; the layers' ca_gpu_wiring parts follow. */
+#define CA_GPU_PERCEPTION_WIRES 64
 /* The persistent kernels (glsl/fused_persistent.glsl): what the values they wait for (grids 1..T,
  * the backward's moore rows) hold until written (a NaN no kernel writes), and the roll call's bit
  * for "not every workgroup came". */
@@ -219,6 +223,13 @@ int ca_gpu_sums_finish(ca_gpu *engine, VkCommandBuffer cmd);
 /* Fills `rows` (16 uints a layer, perception then update layers) with the fused layer table;
  * returns the number of layers. */
 int ca_gpu_fused_layers(const ca_gpu *engine, uint32_t *rows);
+
+/* Fills `values` (CA_GPU_FUSED_CONSTANTS of room) with the specialisation constants of the
+ * engine's fused kernels; returns how many. They depend on the model's shape and the plan, not
+ * on its wiring (read from the wiring buffer), so every seed of a shape, on the presets' unique
+ * wiring, shares its compiled kernels. */
+enum { CA_GPU_FUSED_CONSTANTS = 4 + 4 * 16 + 1 + 5 * CA_MAX_LAYERS + 3 + 2 * CA_MAX_LAYERS };
+uint32_t ca_gpu_fused_constants(const ca_gpu *engine, uint32_t *values);
 
 /* Records BPTT over all engine->steps steps from dgrid; zeroes S first. */
 int ca_gpu_backward(ca_gpu *engine, VkCommandBuffer cmd);

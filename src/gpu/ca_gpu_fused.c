@@ -1,6 +1,7 @@
 /* ca_gpu_fused.c: the fused path (ca_gpu_plan.h): one dispatch a CA step forward and one
  * backward, a workgroup a tile of cells; and the persistent path, all T steps in one dispatch.
- * The kernels are compiled for each model with its shape as specialisation constants. */
+ * The kernels are compiled for each model shape, its widths and offsets as specialisation
+ * constants: every seed of a shape shares them (the wiring is read from buffers). */
 #include "ca_gpu_internal.h"
 
 #include "error.h"
@@ -10,8 +11,8 @@
 #include <string.h>
 
 /* The fused kernels' specialisation constants, from id 2: for fused_perception.glsl the
- * perception depth, the widths of layers 1-3, and each of the 4 possible perception layers'
- * wiring, a at l * 16 + g, b at l * 16 + 8 + g; then for fused_update_layers.glsl the update
+ * perception depth, the widths of layers 1-3, and 64 ids unused (the perception wiring, now read
+ * from the wiring buffer: CA_GPU_PERCEPTION_WIRES); then for fused_update_layers.glsl the update
  * depth and per update layer its width, wiring a and b, coefficient base and step-block row,
  * as the layer table holds them; then, for fused_step_backward.comp, whether its workgroups
  * share slots (take several tiles each); the forward's and the backward's cells a tile; last,
@@ -22,6 +23,7 @@ enum {
     FUSED_REVERSE = FUSED_SHARED_SLOTS + 3,
     FUSED_CONSTANTS = FUSED_REVERSE + 2 * CA_MAX_LAYERS
 };
+_Static_assert((int)FUSED_CONSTANTS == (int)CA_GPU_FUSED_CONSTANTS, "ca_gpu.h counts the fused constants");
 _Static_assert((int)FUSED_CONSTANTS <= (int)VK_SPEC_EXTRA_MAX, "the fused kernels' constants fit a specialisation");
 
 /* The fused kernels' layer table (after upload_wiring: it names the reverse tables). */
@@ -32,18 +34,13 @@ int gpu_upload_layers(ca_gpu *e)
     return vk_buffer_upload(e->vk, &e->layers, 0, rows, e->layer_count * 16 * sizeof(uint32_t));
 }
 
-static uint32_t fused_constants(const ca_gpu *e, uint32_t *values)
+uint32_t ca_gpu_fused_constants(const ca_gpu *e, uint32_t *values)
 {
     const ca_model *m = e->model;
     const ca_config *c = &m->config;
     memset(values, 0, FUSED_CONSTANTS * sizeof *values);
     values[0] = (uint32_t)c->perception_depth;
     for (int l = 1; l < 4; l++) values[l] = l < c->perception_depth ? (uint32_t)c->perception_widths[l] : 1;
-    for (int l = 0; l < c->perception_depth && l < 4; l++)
-        for (int g = 0; g < m->perception[l].n_out && g < 8; g++) {
-            values[4 + l * 16 + g] = (uint32_t)m->perception[l].input_a[g];
-            values[4 + l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
-        }
     uint32_t rows[2 * CA_MAX_LAYERS * 16], *update = values + FUSED_PERCEPTION_CONSTANTS;
     int first = ca_gpu_fused_layers(e, rows) - c->update_depth;
     update[0] = (uint32_t)c->update_depth;
@@ -83,7 +80,7 @@ static void fused_ids(const ca_config *config, uint32_t tile_backward, vk_pipeli
 /* The jobs of engine e's fused pipelines (the constants into `values`, FUSED_CONSTANTS of room). */
 static int fused_jobs(ca_gpu *e, uint32_t *values, vk_specialize_job jobs[5])
 {
-    uint32_t count = fused_constants(e, values);
+    uint32_t count = ca_gpu_fused_constants(e, values);
     fused_ids(&e->model->config, e->plan.tile_backward, e->fused_ids);
     int n = 0;
     for (int i = 0; i < 5; i++) {
