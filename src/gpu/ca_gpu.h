@@ -62,7 +62,7 @@ typedef struct {
                               (ca_gpu_bind) */
     uint32_t layer_count;  /* fused: rows of the layer table */
     vk_pipeline fused_pipelines[5]; /* forward, backward, grid gather, persistent forward and
-                                       backward: specialised to the model (fused_perception.glsl,
+                                       backward: specialised to the model's shape (fused_perception.glsl,
                                        fused_update_layers.glsl), made when the engine first
                                        runs them */
     vk_pipeline_id fused_ids[5];    /* ... their table rows (fused_ids in ca_gpu_fused.c) */

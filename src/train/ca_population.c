@@ -25,8 +25,8 @@ int ca_population_init(ca_population *p, const ca_config *config, int count, con
     p->count = count, p->backend = backend, p->vk = vk, p->image = image;
     p->check_stages = options && options->check_stages;
     p->total = (uint64_t)config->train_steps;
-    /* Each member's fused kernels are specialised to its wiring: compiled together after the
-     * loop, on every core, instead of one member after another. */
+    /* The members' fused pipelines are made together after the loop, on every core, instead of
+     * one member after another (members of one shape share one set). */
     ca_options deferred = options ? *options : (ca_options){0};
     deferred.gpu.defer_pipelines = 1;
     if (backend == CA_BACKEND_GPU) options = &deferred;

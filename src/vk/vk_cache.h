@@ -29,9 +29,8 @@
 struct vk_context;
 
 /* Pipeline cache data dlca reads or writes at most: a cache that grew past it is not saved. The
- * fused kernels are specialised to each seed's perception wiring, ~5 MB of NVIDIA pipelines a seed
- * for image or lizard, so the 16 seeds a default GPU run may try hold ~80 MB (the lizard's 32,
- * ~160 MB): the cap keeps a lizard run's and another preset's. The
+ * fused kernels are specialised to a model's shape, ~5 MB of NVIDIA pipelines for image: the cap
+ * keeps many shapes' (it was set when each seed had its own, 16 a default run). The
  * longest cache folder (vk_context_options.pipeline_cache): room for the file name below the
  * longest path the atomic writer takes. */
 enum { VK_CACHE_MAX_BYTES = 256 << 20, VK_CACHE_FOLDER_MAX = 3900 };

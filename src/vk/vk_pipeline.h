@@ -164,7 +164,7 @@ typedef struct {
 
 /* vk_pipeline_create_specialized for each of `n` jobs, the compiles on up to `threads` threads at
  * once (<= 0: one a CPU core; one while pipeline statistics print): the driver's compiler is most
- * of a cold start-up, and a population of new seeds has one set of fused kernels a member. Jobs
+ * of a cold start-up, and a run may need several models' sets of fused kernels. Jobs
  * with the same id and constants share one pipeline, as do those already made. On failure the
  * first compile's message is set, every out is zeroed and nothing is held. */
 int vk_pipeline_create_specialized_many(vk_context *vk, const vk_specialize_job *jobs, int n, int threads);
