@@ -12,7 +12,7 @@
 # tests again with the persistent kernels forced on (--persistent on: on a GPU that cannot hold
 # their workgroups they give up and the tests check the fallback), and all the GPU tests once
 # more under the Vulkan validation layers where they are installed. Then one line:
-#   gpu-tests: DEVICE (DRIVER), commit C: P passed, F failed, S skipped (why) in N s
+#   gpu-tests: DEVICE (DRIVER), commit C: P passed, F failed (which), S skipped (why) in N s
 # A skip is listed with the reason its test printed. Exit status 0 when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -126,6 +126,6 @@ for name in $failures; do
     echo "---- $name ----"
     tail -n 40 "$log/$name.txt" 2>/dev/null
 done
-echo "gpu-tests: $device_name ($driver), commit $commit: $passed passed, $failed failed, $skipped skipped${skips:+ (${skips#; })} in $seconds s; $validation"
+echo "gpu-tests: $device_name ($driver), commit $commit: $passed passed, $failed failed${failures:+ (${failures# })}, $skipped skipped${skips:+ (${skips#; })} in $seconds s; $validation"
 echo "gpu-tests: logs in $log"
 [ "$failed" = 0 ]
