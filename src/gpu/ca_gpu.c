@@ -53,8 +53,8 @@ static int upload_wiring(ca_gpu *e)
 {
     const ca_model *m = e->model;
     const ca_config *c = &m->config;
-    size_t total = 0, used = 0;
-    total = used = CA_GPU_PERCEPTION_WIRES;
+    /* The perception wires first, at fixed places (CA_GPU_PERCEPTION_WIRES), then each layer. */
+    size_t total = CA_GPU_PERCEPTION_WIRES, used = CA_GPU_PERCEPTION_WIRES;
     for (int l = 0; l < c->perception_depth; l++) total += wiring_words(&m->perception[l]);
     for (int l = 0; l < c->update_depth; l++) total += wiring_words(&m->update[l]);
     uint32_t *words = malloc(total * sizeof(uint32_t));
