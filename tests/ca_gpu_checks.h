@@ -393,11 +393,13 @@ static inline void check_constants_shared(const char *preset)
     uint32_t values[2][CA_GPU_FUSED_CONSTANTS];
     uint32_t count[2] = {0, 0};
     int ready = 0;
+    ca_gpu_options planned = gpu_options;
+    planned.defer_pipelines = 1; /* the constants need the plan, not the compiled kernels */
     for (int i = 0; i < 2; i++) {
         small_preset(&config[i], preset);
         config[i].seed = 1 + (uint64_t)i;
         if (ca_model_init(&model[i], &config[i])) break;
-        if (ca_gpu_init(&engine[i], &vk, &model[i], config[i].batch, 0, 0, &gpu_options)) {
+        if (ca_gpu_init(&engine[i], &vk, &model[i], config[i].batch, 0, 0, &planned)) {
             ca_model_free(&model[i]);
             break;
         }
