@@ -8,6 +8,7 @@
  * run one dispatch a step (CA_GPU_STEPWISE), the trainer's way of recording them too: what
  * they poll cleared beside the gate coefficients (src/gpu/ca_gpu_step.c). */
 #include "ca_fixtures.h"
+#include "ca_population.h"
 #include "ca_train.h"
 #include "check.h"
 #include "vk_test.h"
@@ -76,6 +77,55 @@ static void check_one_workgroup(vk_context *vk, const ca_config *base)
     free(off.logits), free(on.logits);
 }
 
+/* A population spread over queues (ca_population.queues): a member whose persistent kernels give
+ * up beside the others runs its step again alone with them kept, and the population keeps to one
+ * queue from then on. On lavapipe (one queue, which vk_cmd_submit_spread uses for any spread
+ * asked) every member gives up beside the others and alone: one queue after the first step, and
+ * each member's model is its single run's without persistent kernels, bit for bit. */
+static void check_population_crowded(vk_context *vk, const ca_config *config, const run_result *alone, size_t n)
+{
+    enum { MEMBERS = 2 };
+    ca_population p;
+    ca_options options = {.gpu = {.persistent = CA_GPU_ON}};
+    int rc = ca_population_init(&p, config, MEMBERS, NULL, CA_BACKEND_GPU, vk, &options, 1);
+    CHECK(rc == DLCA_OK, "a population of %d: %s", MEMBERS, err_message());
+    if (rc) return;
+    p.queues = 2; /* as on a device of two queues or more */
+    double soft[MEMBERS], hard[MEMBERS];
+    uint32_t queues_after_first = 0;
+    for (int s = 0; !rc && s < STEPS; s++) {
+        rc = ca_population_step(&p, 0, soft, hard);
+        if (s == 0) queues_after_first = p.queues;
+        for (int i = 0; !rc && i < MEMBERS; i++)
+            CHECK(fabs(soft[i] - alone[i].loss[s]) <= 1e-5 * fabs(alone[i].loss[s]), "member %d, step %d: loss %.9g "
+                  "against its single run's %.9g", i, s + 1, soft[i], alone[i].loss[s]);
+    }
+    CHECK(rc == DLCA_OK, "the population's steps: %s", err_message());
+    int cpu = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, gave_up = 0;
+    for (int i = 0; !rc && i < MEMBERS; i++) {
+        ca_trainer *t = &p.members[i].trainer;
+        rc = ca_trainer_sync(t);
+        CHECK(t->beside_others == 0 && t->crowded == 0, "member %d: the step's flags are cleared (%d, %d)", i,
+              t->beside_others, t->crowded);
+        gave_up += t->gpu.persistent_gave_up != 0;
+        if (rc) break;
+        double worst = 0.0;
+        for (size_t k = 0; k < n; k++) worst = fmax(worst, fabs((double)p.members[i].model.logits[k] - alone[i].logits[k]));
+        if (t->gpu.persistent_gave_up)
+            CHECK(memcmp(p.members[i].model.logits, alone[i].logits, n * sizeof(float)) == 0, "member %d: its "
+                  "single run's logits, bit for bit (largest difference %.3g)", i, worst);
+        else
+            CHECK(worst < 1e-4, "member %d: its single run's logits within rounding (%.3g)", i, worst);
+    }
+    if (cpu) {
+        CHECK(gave_up == MEMBERS, "on a CPU driver every member's kernels give up alone too (%d)", gave_up);
+        CHECK(queues_after_first == 1 && p.queues == 1, "after members gave up beside the others the population "
+              "keeps to one queue (%u after the first step, %u now)", queues_after_first, p.queues);
+    }
+    printf("%s: a population asked to spread over 2 queues ends on %u\n", vk->props.deviceName, p.queues);
+    ca_population_free(&p);
+}
+
 int main(void)
 {
     vk_context vk;
@@ -124,7 +174,14 @@ int main(void)
             CHECK(fabs(on.loss[s] - off.loss[s]) <= 1e-5 * fabs(off.loss[s]), "step %d: loss %.9g against %.9g", s + 1,
                   on.loss[s], off.loss[s]);
     }
-    free(off.logits), free(on.logits), free(stepwise.logits);
+    run_result second = {0};
+    ca_config next = config;
+    next.seed = config.seed + 1;
+    int second_rc = rc ? rc : train(&vk, &next, CA_GPU_OFF, 0, &second);
+    CHECK(second_rc == DLCA_OK, "training seed %llu without persistent kernels: %s", (unsigned long long)next.seed,
+          err_message());
+    if (!second_rc) check_population_crowded(&vk, &config, (run_result[2]){off, second}, n);
+    free(off.logits), free(on.logits), free(stepwise.logits), free(second.logits);
     check_one_workgroup(&vk, &config);
     vk_context_free(&vk);
     return test_finish("test_ca_gpu_persistent");

@@ -1,5 +1,5 @@
 /* test_vk_context.c: device choice and listing, buffers (round trip, fills, accounting,
- * errors), timestamps, the shader registry and the pipeline table. With DLCA_VALIDATE=1 any
+ * errors), spreading command buffers over queues, timestamps, the shader registry and the pipeline table. With DLCA_VALIDATE=1 any
  * validation message fails the test. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -117,6 +117,48 @@ static void test_fill(vk_context *vk)
     for (int i = 0; i < 64; i++) wrong += got[i] != ((i >= 16 && i < 24) ? 0.0f : 1.5f);
     CHECK(!rc && wrong == 0, "%d filled values wrong", wrong);
     vk_buffer_free(vk, &buf);
+}
+
+/* vk_cmd_submit_spread: command buffer k fills words [4k, 4k + 4) with k + 1 (+ 10 on the second
+ * round); spread over every queue, then over one, each region is its buffer's. A context asked
+ * for one queue opens one. */
+static void test_submit_spread(vk_context *vk)
+{
+    enum { COUNT = 5, WORDS = 4 * COUNT };
+    CHECK(vk->queue_count >= 1 && vk->queue_count <= VK_MAX_QUEUES && vk->queue == vk->queues[0],
+          "the context opened 1 to %d queues, the first its submit-and-wait queue (%u)", VK_MAX_QUEUES, vk->queue_count);
+    vk_buffer buf;
+    if (vk_buffer_create(vk, &buf, WORDS * sizeof(uint32_t), VK_BUFFER_DEVICE)) {
+        CHECK(0, "set-up: %s", err_message());
+        return;
+    }
+    for (uint32_t queues = 0; queues <= 1; queues++) {
+        VkCommandBuffer cmds[COUNT] = {0};
+        int rc = DLCA_OK;
+        for (uint32_t k = 0; !rc && k < COUNT; k++) {
+            rc = vk_cmd_begin(vk, &cmds[k]);
+            if (!rc) rc = vk_buffer_fill(cmds[k], vk_view_of(&buf, 16 * k, 16), k + 1 + 10 * queues);
+            if (!rc) rc = vk_cmd_end(cmds[k]);
+        }
+        if (!rc) rc = vk_cmd_submit_spread(vk, cmds, COUNT, queues);
+        for (int k = 0; k < COUNT; k++) vk_cmd_free(vk, cmds[k]);
+        uint32_t got[WORDS];
+        if (!rc) rc = vk_buffer_download(vk, &buf, 0, got, sizeof got);
+        CHECK(rc == DLCA_OK, "spread over %u queues: %s", queues ? queues : vk->queue_count, err_message());
+        int wrong = 0;
+        for (uint32_t i = 0; !rc && i < WORDS; i++) wrong += got[i] != i / 4 + 1 + 10 * queues;
+        CHECK(!rc && wrong == 0, "spread over %u queues: %d words not their command buffer's", queues, wrong);
+    }
+    CHECK(vk_cmd_submit_spread(vk, NULL, 0, 0) == DLCA_OK, "nothing to submit is no error");
+    vk_buffer_free(vk, &buf);
+    vk_context one;
+    vk_context_options options = test_vk_options();
+    options.queues = 1;
+    int rc = vk_context_init(&one, vk->device_index, &options);
+    CHECK(rc == DLCA_OK && one.queue_count == 1, "a context asked for one queue opens one (%u): %s", one.queue_count,
+          rc ? err_message() : "");
+    vk_context_free(&one);
+    validation_errors += one.validation_errors;
 }
 
 static void test_buffer_errors(vk_context *vk)
@@ -264,6 +306,7 @@ int main(void)
     test_device_choice(&vk);
     test_round_trip(&vk);
     test_fill(&vk);
+    test_submit_spread(&vk);
     test_buffer_errors(&vk);
     test_timestamps(&vk);
     test_pipelines(&vk);

@@ -94,14 +94,15 @@ int cli_env_read(ca_options *o)
     o->device = env_value("DLCA_DEVICE");
     o->device_from_environment = o->device != NULL;
     o->assets = env_value("DLCA_ASSETS");
-    uint32_t threads = 0, timeout = 0;
+    uint32_t threads = 0, timeout = 0, queues = 0;
     if (env_switch("DLCA_VALIDATE", &o->vk.validate) || env_switch("DLCA_ROBUST", &o->vk.robust) ||
         env_switch("DLCA_PIPELINE_STATS", &o->vk.pipeline_stats) || env_count("DLCA_TIMEOUT", 1, 86400, &timeout) ||
+        env_count("DLCA_QUEUES", 1, VK_MAX_QUEUES, &queues) ||
         env_count("DLCA_THREADS", 1, 256, &threads) || env_switch("DLCA_CPU_REFERENCE", &o->cpu_reference) ||
         env_switch("DLCA_CHECK_STAGES", &o->check_stages) || read_gpu(&o->gpu) ||
         read_pipeline_cache(o->vk.pipeline_cache))
         return DLCA_ERR;
-    o->vk.timeout_s = timeout, o->cpu_threads = (int)threads;
+    o->vk.timeout_s = timeout, o->vk.queues = (int)queues, o->cpu_threads = (int)threads;
     return DLCA_OK;
 }
 

@@ -18,6 +18,7 @@ typedef struct {
     const bench_machine *machine;
     const ca_config *config;
     ca_bench_population_result result;
+    uint32_t queues; /* the GPU queues its members' steps spread over at the end */
 } population_report;
 
 static void json_population(cli_json *w, const void *data)
@@ -39,6 +40,9 @@ static void json_population(cli_json *w, const void *data)
     cli_json_number(w, "member_step_ms_median", r->step_ms.median / r->members);
     cli_json_number(w, "dispatches_per_step", gpu ? r->dispatches_per_step : NAN);
     cli_json_number(w, "submissions_per_step", gpu ? r->submissions_per_step : NAN);
+    cli_json_number(w, "queues", gpu ? t->queues : NAN);
+    cli_json_number(w, "record_ms_median", gpu ? r->record_ms.median : NAN);
+    cli_json_number(w, "run_ms_median", gpu ? r->run_ms.median : NAN);
     cli_json_number(w, "peak_device_bytes", gpu ? (double)r->peak_device_bytes : NAN);
 }
 
@@ -52,9 +56,13 @@ static void print_population(const population_report *t)
            r->step_ms.p10, r->step_ms.p90, r->step_ms.median / r->members);
     printf("  with hard loss  %10.4g ms median (p10 %.4g, p90 %.4g)\n", r->measured_ms.median, r->measured_ms.p10,
            r->measured_ms.p90);
-    if (strcmp(t->machine->engine, "gpu") == 0)
-        printf("  %.0f dispatches and %.0f queue submissions a step; peak device memory %.1f MiB\n",
-               r->dispatches_per_step, r->submissions_per_step, (double)r->peak_device_bytes / (1024.0 * 1024.0));
+    if (strcmp(t->machine->engine, "gpu") == 0) {
+        printf("  of a step       %10.4g ms recording the members' commands, %.4g ms from submission to the "
+               "end (medians)\n", r->record_ms.median, r->run_ms.median);
+        printf("  %.0f dispatches and %.0f queue submissions a step (%u queues); peak device memory %.1f MiB\n",
+               r->dispatches_per_step, r->submissions_per_step, t->queues,
+               (double)r->peak_device_bytes / (1024.0 * 1024.0));
+    }
     fflush(stdout);
 }
 
@@ -68,7 +76,7 @@ int cmd_bench_population(const bench_options *o)
     ca_population population;
     bench_machine machine;
     memset(&target, 0, sizeof target), memset(&vk, 0, sizeof vk), memset(&population, 0, sizeof population);
-    population_report report = {o, &machine, &config, {0}};
+    population_report report = {o, &machine, &config, {0}, 0};
     ca_options run;
     int rc = cli_run_options(&run, o->device);
     run.gpu.cache = o->cache;
@@ -84,6 +92,7 @@ int cmd_bench_population(const bench_options *o)
         cmd_bench_machine_describe(&machine, backend, &vk);
         rc = ca_bench_population(&population, warmup, steps, &report.result);
     }
+    report.queues = backend == CA_BACKEND_GPU ? population.queues : 0;
     if (!rc) print_population(&report);
     if (!rc && o->json) rc = cmd_bench_json_write(o->json, json_population, &report);
     if (population.members) ca_population_free(&population);

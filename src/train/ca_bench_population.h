@@ -11,6 +11,7 @@ typedef struct {
     int members, warmup, steps;  /* warm-up steps run (at least those asked for), measured steps */
     ca_bench_spread step_ms;     /* a step of all members, wall clock, no hard loss */
     ca_bench_spread measured_ms; /* the same with every member's hard loss */
+    ca_bench_spread record_ms, run_ms; /* GPU, no hard loss: its parts (ca_population.record_ms, run_ms) */
     double dispatches_per_step, submissions_per_step; /* GPU: mean over the steps without hard loss */
     size_t peak_device_bytes;    /* GPU: vk->peak_device_bytes after the run */
 } ca_bench_population_result;

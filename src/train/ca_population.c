@@ -25,6 +25,7 @@ int ca_population_init(ca_population *p, const ca_config *config, int count, con
     p->count = count, p->backend = backend, p->vk = vk, p->image = image;
     p->check_stages = options && options->check_stages;
     p->total = (uint64_t)config->train_steps;
+    p->queues = backend == CA_BACKEND_GPU && vk ? vk->queue_count : 1;
     /* The members' fused pipelines are made together after the loop, on every core, instead of
      * one member after another (members of one shape share one set). */
     ca_options deferred = options ? *options : (ca_options){0};
@@ -66,31 +67,47 @@ void ca_population_free(ca_population *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Every active member's step, one submission for all on the GPU. soft/hard per member. */
+/* Every active member's step: a command buffer each, spread over the device's queues so that
+ * members run side by side (vk_cmd_submit_spread). soft/hard per member. */
 static int gpu_step(ca_population *p, int measure, double *soft, double *hard)
 {
     ca_step_results *results = calloc((size_t)p->count, sizeof *results);
-    if (!results) return err_set(DLCA_ERR_NOMEM, "out of memory for %d members' results", p->count);
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    int rc = vk_cmd_begin(p->vk, &cmd), recorded = 0, submitted = 0;
+    VkCommandBuffer *cmds = calloc((size_t)p->count, sizeof *cmds);
+    int *member = calloc((size_t)p->count, sizeof *member);
+    if (!results || !cmds || !member) {
+        free(results), free(cmds), free(member);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for %d members' results", p->count);
+    }
+    int rc = DLCA_OK, recorded = 0, submitted = 0;
+    double start = wall_seconds();
     for (int i = 0; !rc && i < p->count; i++) {
         if (!p->members[i].active) continue;
-        rc = ca_trainer_step_record(&p->members[i].trainer, cmd, measure, &results[i]);
-        recorded = i + 1; /* a failed recording still ends its tn recording: retire it too */
+        rc = vk_cmd_begin(p->vk, &cmds[recorded]);
+        if (rc) break;
+        member[recorded] = i;
+        p->members[i].trainer.beside_others = p->queues > 1;
+        /* a failed recording still ends its tn recording: it is retired too */
+        rc = ca_trainer_step_record(&p->members[i].trainer, cmds[recorded], measure, &results[i]);
+        if (!rc) rc = vk_cmd_end(cmds[recorded]);
+        recorded++;
     }
+    double recorded_at = wall_seconds();
     if (!rc) {
-        rc = vk_cmd_finish(p->vk, cmd);
+        rc = vk_cmd_submit_spread(p->vk, cmds, (uint32_t)recorded, p->queues);
         submitted = rc == DLCA_OK;
-    } else if (cmd != VK_NULL_HANDLE) {
-        vk_cmd_free(p->vk, cmd);
     }
-    for (int i = 0; i < recorded; i++) {
-        if (!p->members[i].active) continue;
-        int done = ca_trainer_step_finish(&p->members[i].trainer, submitted, &results[i], &soft[i],
-                                          measure ? &hard[i] : NULL);
+    p->record_ms = 1e3 * (recorded_at - start), p->run_ms = 1e3 * (wall_seconds() - recorded_at);
+    if (!p->vk->hung)
+        for (int k = 0; k < recorded; k++) vk_cmd_free(p->vk, cmds[k]);
+    for (int k = 0; k < recorded; k++) {
+        int i = member[k];
+        ca_trainer *t = &p->members[i].trainer;
+        int done = ca_trainer_step_finish(t, submitted, &results[i], &soft[i], measure ? &hard[i] : NULL);
+        if (t->crowded) p->queues = 1; /* its persistent kernels gave up beside the others */
+        t->beside_others = t->crowded = 0;
         if (!rc) rc = done;
     }
-    free(results);
+    free(results), free(cmds), free(member);
     return rc;
 }
 

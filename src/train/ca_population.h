@@ -4,12 +4,14 @@
  * the CPU bit for bit, on a GPU as its single run would give them.
  *
  * A member is a ca_trainer with its ca_watch; members share nothing but the vk_context. On the
- * GPU a training step records every active member's step into one command buffer (each member's
- * tn device records in turn) and submits once; a member whose persistent kernels gave up runs
- * that step again alone (ca_train.h). Interleaving members' work inside kernels would gain
- * little: on an H100 a checkerboard step of batch 2 already evaluates gates as fast as one of
- * batch 256; what a population shares is the start-up, and it can stop at its first exact
- * member. On the CPU members step one after another, each on the fast engine's threads. */
+ * GPU a training step records every active member's step into a command buffer of its own (each
+ * member's tn device records in turn) and submits them spread over the device's queues, so
+ * that the device may run members side by side; a member whose persistent kernels gave up runs
+ * that step again alone (ca_train.h), and where that happened beside the others the population
+ * keeps to one queue from then on. Interleaving members' work inside kernels would gain little:
+ * on an H100 a checkerboard step of batch 2 already evaluates gates as fast as one of batch 256;
+ * what a population shares is the start-up, and it can stop at its first exact member. On the
+ * CPU members step one after another, each on the fast engine's threads. */
 #ifndef DLCA_CA_POPULATION_H
 #define DLCA_CA_POPULATION_H
 
@@ -60,6 +62,11 @@ typedef struct {
     const double *image;
     int check_stages;       /* members step one at a time (the stage checker submits its own) */
     uint64_t total;         /* the budget: the config's train_steps */
+    uint32_t queues;        /* GPU: the queues its steps spread over (vk_cmd_submit_spread), 1
+                               once a member's persistent kernel gave up beside the others */
+    double record_ms, run_ms; /* instrumentation (dlca bench): the last GPU step's wall ms spent
+                                 recording the members' command buffers, and from their submission
+                                 to the last one's end */
 } ca_population;
 
 /* How a population trains, and what it tells its caller. */
@@ -82,8 +89,9 @@ int ca_population_init(ca_population *population, const ca_config *config, int c
 
 void ca_population_free(ca_population *population);
 
-/* One training step of every active member: one submission for all on the GPU (each member in
- * turn when the stage checker is on), one after another on the CPU. soft[i] gets member i's soft
+/* One training step of every active member: on the GPU a command buffer each, spread over the
+ * device's queues, for members to run side by side where the device overlaps queues (each member
+ * in turn when the stage checker is on); one after another on the CPU. soft[i] gets member i's soft
  * loss, and hard[i] its hard loss when `measure` (both arrays of `count`). The members' watches are
  * not consulted: ca_population_train does that; `dlca bench --population` times this alone. */
 int ca_population_step(ca_population *population, int measure, double *soft, double *hard);

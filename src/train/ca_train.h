@@ -67,6 +67,11 @@ typedef struct {
     double *scratch;           /* CPU: the rollout's room, and logits and moments in double */
     vk_context *vk;            /* GPU backend */
     ca_gpu gpu;
+    /* Set by a caller whose next step records beside other trainers' steps on other queues
+     * (ca_population.c): a persistent kernel that gives up there (their work held the SMs it
+     * waited for) runs the step again alone with its persistent kernels kept, and sets
+     * `crowded`, for the caller to stop spreading; alone, a give-up switches them off. */
+    int beside_others, crowded;
 } ca_trainer;
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
@@ -105,7 +110,8 @@ int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
  * vk_cmd_finish has run it (or failed: `submitted` 0), ca_trainer_step_finish retires the
  * recording, reads the losses, and counts the step, as ca_trainer_step. A persistent kernel that
  * gave up is handled there as in ca_trainer_step: the step runs again, alone, one dispatch a CA
- * step. Not with options.check_stages. */
+ * step (or, where beside_others was set, with its persistent kernels). Not with
+ * options.check_stages. */
 typedef struct {
     tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible; hard_loss NULL unless measured */
     tn_tensor *target;                /* the round's target rows (the window's: record_target) */

@@ -130,7 +130,10 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
          * step, as every later one (dlca bench reports it). Otherwise the gradient was not
          * finite: as on the CPU, the run stops there. */
         if (!ca_gpu_persistent_gave_up(&t->gpu)) return ca_trainer_nonfinite(t, "gradient");
-        if (ca_gpu_persistent_off(&t->gpu)) return DLCA_ERR;
+        if (t->beside_others)
+            t->beside_others = 0, t->crowded = 1; /* the device may hold them all when alone */
+        else if (ca_gpu_persistent_off(&t->gpu))
+            return DLCA_ERR;
         return ca_trainer_gpu_step(t, soft_loss, hard_loss);
     }
     return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");

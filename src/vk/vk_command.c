@@ -1,6 +1,7 @@
 /* vk_command.c: command buffers, barriers, submit-and-wait, timestamps. */
 #include "vk_command.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "vk_check.h"
@@ -30,6 +31,20 @@ int vk_cmd_end(VkCommandBuffer cmd)
     return DLCA_OK;
 }
 
+/* Waits for `count` fences, at most vk->timeout_ns; a timeout marks the context hung. */
+static int wait_fences(vk_context *vk, uint32_t count, const VkFence *fences)
+{
+    VkResult r = vkWaitForFences(vk->device, count, fences, VK_TRUE, vk->timeout_ns);
+    if (r == VK_TIMEOUT) {
+        vk->hung = 1;
+        return err_set(DLCA_ERR, "GPU work did not finish within %.0f s on %s (the last kernel it recorded: %s); a "
+                                 "hang, or a slow device: raise DLCA_TIMEOUT",
+                       (double)vk->timeout_ns * 1e-9, vk->props.deviceName, vk->last_kernel ? vk->last_kernel : "none");
+    }
+    VK_CHECK(r);
+    return DLCA_OK;
+}
+
 int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
 {
     if (vk->hung) return err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run");
@@ -41,15 +56,34 @@ int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
     };
     VK_CHECK(vkQueueSubmit(vk->queue, 1, &submit, vk->fence));
     vk->submissions++; /* instrumentation for dlca bench */
-    VkResult r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, vk->timeout_ns);
-    if (r == VK_TIMEOUT) {
-        vk->hung = 1;
-        return err_set(DLCA_ERR, "GPU work did not finish within %.0f s on %s (the last kernel it recorded: %s); a "
-                                 "hang, or a slow device: raise DLCA_TIMEOUT",
-                       (double)vk->timeout_ns * 1e-9, vk->props.deviceName, vk->last_kernel ? vk->last_kernel : "none");
+    return wait_fences(vk, 1, &vk->fence);
+}
+
+int vk_cmd_submit_spread(vk_context *vk, const VkCommandBuffer *cmds, uint32_t count, uint32_t queues)
+{
+    if (vk->hung) return err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run");
+    if (count == 0) return DLCA_OK;
+    if (queues == 0 || queues > vk->queue_count) queues = vk->queue_count;
+    if (queues > count) queues = count;
+    VkCommandBuffer *lane = malloc((size_t)count * sizeof *lane);
+    if (!lane) return err_set(DLCA_ERR_NOMEM, "out of host memory for %u command buffers", count);
+    int rc = VK_STATUS(vkResetFences(vk->device, queues, vk->queue_fences));
+    uint32_t submitted = 0;
+    for (uint32_t q = 0; !rc && q < queues; q++) {
+        uint32_t n = 0;
+        for (uint32_t i = q; i < count; i += queues) lane[n++] = cmds[i];
+        VkSubmitInfo submit = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .commandBufferCount = n,
+            .pCommandBuffers = lane,
+        };
+        rc = VK_STATUS(vkQueueSubmit(vk->queues[q], 1, &submit, vk->queue_fences[q]));
+        if (!rc) submitted++, vk->submissions++; /* instrumentation for dlca bench */
     }
-    VK_CHECK(r);
-    return DLCA_OK;
+    free(lane);
+    /* what was submitted is waited for even when a later submission failed: the caller frees it */
+    int waited = submitted ? wait_fences(vk, submitted, vk->queue_fences) : DLCA_OK;
+    return rc ? rc : waited;
 }
 
 void vk_cmd_free(vk_context *vk, VkCommandBuffer cmd)

@@ -15,6 +15,12 @@ int vk_cmd_end(VkCommandBuffer cmd);
  * reported as a hang and makes every later submission on this context fail. */
 int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd);
 
+/* Submits `count` ended command buffers spread over the context's first `queues` queues (0, or
+ * more than it has: all), buffer i on queue i % queues, in order on each, and waits for all of
+ * them, at most vk->timeout_ns: work that shares no buffer (a population's members) may then run
+ * side by side. One queue: one submission of all, in order. */
+int vk_cmd_submit_spread(vk_context *vk, const VkCommandBuffer *cmds, uint32_t count, uint32_t queues);
+
 /* Returns the command buffer to the pool; safe on VK_NULL_HANDLE. Not while it is pending. */
 void vk_cmd_free(vk_context *vk, VkCommandBuffer cmd);
 

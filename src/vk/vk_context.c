@@ -280,6 +280,7 @@ static int queue_family_choose(vk_context *vk)
     if (best >= 0) {
         vk->queue_family = (uint32_t)best;
         vk->timestamp_valid_bits = families[best].timestampValidBits;
+        vk->queue_count = families[best].queueCount;
     }
     free(families);
     if (best < 0) return err_set(DLCA_ERR, "Vulkan device %s has no compute queue", vk->props.deviceName);
@@ -359,12 +360,17 @@ static int device_create(vk_context *vk, const vk_context_options *o)
                        VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
     extensions[extension_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME, chain = &clocks;
 #endif
-    float priority = 1.0f;
+    /* Queues of one family share every buffer without ownership transfers; equal priorities. */
+    uint32_t queues = vk->queue_count < VK_MAX_QUEUES ? vk->queue_count : VK_MAX_QUEUES;
+    if (o->queues > 0 && (uint32_t)o->queues < queues) queues = (uint32_t)o->queues;
+    vk->queue_count = queues;
+    float priorities[VK_MAX_QUEUES];
+    for (uint32_t i = 0; i < VK_MAX_QUEUES; i++) priorities[i] = 1.0f;
     VkDeviceQueueCreateInfo queue = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = vk->queue_family,
-        .queueCount = 1,
-        .pQueuePriorities = &priority,
+        .queueCount = queues,
+        .pQueuePriorities = priorities,
     };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -375,7 +381,8 @@ static int device_create(vk_context *vk, const vk_context_options *o)
         .pNext = chain,
     };
     VK_CHECK(vkCreateDevice(vk->physical, &info, NULL, &vk->device));
-    vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    for (uint32_t i = 0; i < queues; i++) vkGetDeviceQueue(vk->device, vk->queue_family, i, &vk->queues[i]);
+    vk->queue = vk->queues[0];
     vk->cmd_push_descriptor_set =
         (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(vk->device, "vkCmdPushDescriptorSetKHR");
     if (!vk->cmd_push_descriptor_set) return err_set(DLCA_ERR, "vkCmdPushDescriptorSetKHR not found on %s", vk->props.deviceName);
@@ -392,6 +399,7 @@ static int device_objects_create(vk_context *vk, const vk_context_options *o)
     VK_CHECK(vkCreateCommandPool(vk->device, &pool, NULL, &vk->command_pool));
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VK_CHECK(vkCreateFence(vk->device, &fence, NULL, &vk->fence));
+    for (uint32_t i = 0; i < vk->queue_count; i++) VK_CHECK(vkCreateFence(vk->device, &fence, NULL, &vk->queue_fences[i]));
     vk->timeout_ns = o->timeout_s > 0 ? (uint64_t)(o->timeout_s * 1e9) : vk_default_timeout_ns;
     vk->timestamp_period_ns = vk->props.limits.timestampPeriod;
     if (vk->timestamp_valid_bits == 0) return DLCA_OK; /* profiling reads zeros; nothing else changes */
@@ -454,6 +462,8 @@ void vk_context_free(vk_context *vk)
         }
         if (vk->timestamps) vkDestroyQueryPool(vk->device, vk->timestamps, NULL);
         if (vk->fence) vkDestroyFence(vk->device, vk->fence, NULL);
+        for (uint32_t i = 0; i < VK_MAX_QUEUES; i++)
+            if (vk->queue_fences[i]) vkDestroyFence(vk->device, vk->queue_fences[i], NULL);
         if (vk->command_pool) vkDestroyCommandPool(vk->device, vk->command_pool, NULL);
         vkDestroyDevice(vk->device, NULL);
     }

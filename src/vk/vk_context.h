@@ -15,6 +15,7 @@ struct vk_pipeline;
 struct vk_buffer;
 
 enum { VK_TIMESTAMP_COUNT = 1024 }; /* queries in the context's timestamp pool */
+enum { VK_MAX_QUEUES = 16 };        /* queues a context opens at most (vk_cmd_submit_spread) */
 
 /* Per-dispatch timestamps (dlca bench --kernels): while a context points at one, every dispatch it
  * records is followed by a timestamp at pool index first + count (up to `limit`), and its kernel's
@@ -31,8 +32,12 @@ typedef struct vk_context {
     VkDebugUtilsMessengerEXT messenger; /* only with DLCA_VALIDATE=1 */
     VkPhysicalDevice physical;
     VkDevice device;
-    VkQueue queue;
+    VkQueue queue;                  /* queues[0]: every submit-and-wait */
     uint32_t queue_family;
+    VkQueue queues[VK_MAX_QUEUES];  /* the family's queues the context opened, for independent work
+                                       that may run side by side (vk_cmd_submit_spread) */
+    VkFence queue_fences[VK_MAX_QUEUES];
+    uint32_t queue_count;           /* >= 1 */
     int device_index; /* index in vkEnumeratePhysicalDevices order, as `dlca devices` prints */
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory;
@@ -78,6 +83,8 @@ typedef struct {
     int robust;         /* keep the driver's bounds checks on buffer accesses (DLCA_ROBUST=1) */
     int pipeline_stats; /* print what the driver reports of each compiled kernel (DLCA_PIPELINE_STATS=1) */
     double timeout_s;   /* a submission not finished after this long is reported as a hang; 0: 120 s */
+    int queues;         /* queues to open, at most the family's and VK_MAX_QUEUES; 0: all of those
+                           (DLCA_QUEUES=N) */
     /* The persistent pipeline cache's folder (vk_cache.h); "": none. src/cli/cli_env.c fills it:
      * DLCA_PIPELINE_CACHE=DIR, else $XDG_CACHE_HOME/dlca, else $HOME/.cache/dlca; off: "". */
     char pipeline_cache[VK_CACHE_FOLDER_MAX + 1];
