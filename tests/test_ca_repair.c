@@ -91,7 +91,7 @@ static void test_repairs(const char *name)
     ca_target_image t;
     if (!load(name, &m, &t)) return;
     double *image = t.bits ? ca_target_values(&t) : NULL;
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
     ca_repair_result r;
     CHECK(ca_repair(&m, image, &o, &r) == DLCA_OK && r.exact && r.already_exact && r.tries == 0,
           "%s: an exact circuit is left alone", name);
@@ -130,7 +130,7 @@ static void test_persistence(void)
     long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
         ca_repair_result r;
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
@@ -153,7 +153,7 @@ static void test_more_rounds(void)
     long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL};
+        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL, NULL};
         ca_repair_result r;
         int rc = ca_repair(&m, NULL, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1,
@@ -177,7 +177,7 @@ static void test_torus(void)
     CHECK(wrong_off_the_training_grid(&m, image), "lizard-torus: right on the training grid, inexact");
     /* 8 s: two exact checks and a search of the training rollout come first (under a
      * sanitizer, seconds), and the torus is searched only while time is left */
-    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
+    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
     ca_repair_result r;
     int rc = ca_repair(&m, image, &o, &r);
     CHECK(rc == DLCA_OK && r.wrong_before == 0 && (r.exact || (strstr(r.why, "and the torus") && r.wrong_after > 0)),
@@ -213,7 +213,7 @@ static void test_breakout(void)
             if (top_out == GATE_FALSE || q == top_partner) continue;
             zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
             if (!inexact(&m, NULL)) continue;
-            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL};
+            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
             ca_repair_result r;
             int rc = ca_repair(&m, NULL, &o, &r);
             if (rc) {
@@ -285,6 +285,18 @@ static void test_population(void)
     CHECK(!p.members[1].repaired && p.members[1].repair.seconds == 0.0, "with first, the other is not searched");
     CHECK(ca_population_exact_count(&p) == 1 && ca_population_best(&p) == 0, "the repaired member counts as exact");
     CHECK(notes > 0, "the search's progress is passed on (%d notes)", notes);
+    /* Side by side with first: once member 0 is repaired the fresh member's search under way ends
+     * (cancelled), long before its 30 s, or never started. */
+    p.members[0].repaired = 0, p.members[0].out = (ca_mark){500, 3.0, 0.01, 0};
+    memcpy(p.members[0].model.logits, shipped.logits, n * sizeof(float));
+    ca_population_search side = {30.0, 2, 1, 1, 0, NULL, NULL, 0.0, NULL};
+    rc = ca_population_repair(&p, &side, &repaired);
+    const ca_repair_result *other = &p.members[1].repair;
+    CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && !p.members[1].repaired &&
+              (other->seconds == 0.0 || (other->cancelled && other->seconds < 15.0)),
+          "side by side with first: the other search ends once one member is repaired (%s, cancelled %d, %.2f s)",
+          rc ? err_message() : other->why, other->cancelled, other->seconds);
+    memset(&p.members[1].repair, 0, sizeof p.members[1].repair);
     ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0, NULL};
     rc = ca_population_repair(&p, &all, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
@@ -393,6 +405,21 @@ static void test_background(void)
     } else {
         CHECK(0, "populations for the search that repairs nothing: %s", err_message());
     }
+    /* cancelled (the next try found an exact member): a 30 s search of a fresh member ends at once */
+    if (ca_population_init(&searched, &shipped.config, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
+        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0};
+        search.seconds = 30.0;
+        rc = ca_population_repair_start(&b, &searched, &search);
+        if (!rc) ca_population_repair_cancel(&b);
+        if (!rc) rc = ca_population_repair_wait(&b, &repaired);
+        const ca_repair_result *r = &searched.members[0].repair;
+        CHECK(rc == DLCA_OK && repaired == 0 && (r->seconds == 0.0 || (r->cancelled && r->seconds < 15.0)),
+              "a cancelled search ends long before its 30 s (cancelled %d, %.2f s: %s)", r->cancelled, r->seconds,
+              rc ? err_message() : r->why);
+        ca_population_free(&searched);
+    } else {
+        CHECK(0, "a population for the cancelled search: %s", err_message());
+    }
     search.seconds = 0.0;
     CHECK(ca_population_repair_start(&b, &searched, &search) == DLCA_ERR, "0 seconds refused before a thread starts");
     ca_model_free(&shipped);
@@ -426,23 +453,31 @@ static void test_unrepairable(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *before = malloc(n * sizeof(float));
     memcpy(before, m.logits, n * sizeof(float));
-    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL};
+    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL, NULL};
     ca_repair_result r;
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
     /* An interrupt (Ctrl-C's flag) ends the search before its first batch of tries. */
     volatile sig_atomic_t stop = 1;
-    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop};
+    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop, NULL};
     CHECK(ca_repair(&m, NULL, &stopped, &r) == DLCA_OK && r.interrupted && r.tries == 0 && !r.exact &&
               strncmp(r.why, "interrupted", 11) == 0,
           "an interrupted search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an interrupted model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL},
-                               {1.0, 0, NULL, NULL, 1, NULL},
-                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL},
-                               {1.0, 2, NULL, NULL, -1, NULL},
-                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL}};
+    /* A cancel (another thread's: a population's other member was repaired) ends it as well. */
+    atomic_int cancel;
+    atomic_init(&cancel, 1);
+    ca_repair_options cancelled = {30.0, 2, NULL, NULL, 2, NULL, &cancel};
+    CHECK(ca_repair(&m, NULL, &cancelled, &r) == DLCA_OK && r.cancelled && !r.interrupted && r.tries == 0 &&
+              !r.exact && strncmp(r.why, "stopped", 7) == 0,
+          "a cancelled search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
+    CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "a cancelled model comes back unchanged");
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL, NULL},
+                               {1.0, 0, NULL, NULL, 1, NULL, NULL},
+                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL, NULL},
+                               {1.0, 2, NULL, NULL, -1, NULL, NULL},
+                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL, NULL}};
     for (int i = 0; i < 5; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);

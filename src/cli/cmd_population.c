@@ -263,7 +263,9 @@ static int train_try(const cmd_population_args *a, int try, try_slot *slot, doub
 /* The search of try `t`'s inexact members on a thread of its own while try t + 1 trains on the GPU
  * (into *next), so that a population without an exact member costs its training, not its
  * training and its search. The training stops once a member is repaired, and the next try is then
- * not used: what is written is what the searches one after the other would write. On more than 4
+ * not used; the search stops once the next try has a verified-exact member, which is then written
+ * unless the search repaired one before (one after the other, the search would have had its whole
+ * time: a search's reach depends on its time in any case, the CPU's speed). On more than 4
  * cores the search leaves one to the training thread (a sixteenth of the search on an H100 host,
  * where a training step waits on the CPU that records and submits it); on fewer it would be a
  * third to half, for a thread that mostly waits on the GPU. */
@@ -278,6 +280,7 @@ static int repair_beside(const cmd_population_args *a, int t, try_slot *cur, try
     ca_population_background b;
     if (ca_population_repair_start(&b, &cur->p, &search)) return DLCA_ERR;
     int rc = train_try(a, t + 1, next, seconds, &b.repaired);
+    if (rc || (next->ready && ca_population_exact_count(&next->p) > 0)) ca_population_repair_cancel(&b);
     char error[512] = "";
     if (rc) snprintf(error, sizeof error, "%s", err_message());
     int waited = ca_population_repair_wait(&b, repaired); /* always: the thread uses cur's members */

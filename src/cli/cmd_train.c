@@ -266,7 +266,7 @@ static int repair_written(const cmd_train_options *o, training_run *r, const cha
 {
     int threads = o->repair_threads ? (int)o->repair_threads : ca_fast_default_threads();
     if (threads > CA_REPAIR_MAX_THREADS) threads = CA_REPAIR_MAX_THREADS;
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop};
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop, NULL};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);

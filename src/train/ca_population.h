@@ -111,7 +111,7 @@ typedef struct {
     double seconds;     /* each search's limit (> 0) */
     int threads;        /* threads in all (>= 1) */
     int search_threads; /* each search's (ca_repair_options.threads); 0: threads / members, at least 1 */
-    int first;          /* stop starting searches once one member is repaired (those under way finish) */
+    int first;          /* once one member is repaired, start no other search and end those under way */
     int most;           /* search only the `most` best-ranked inexact members (0: all) */
     /* Called from a searching thread once every `every` seconds of a search, from its start (may
      * be NULL): the member's seed and its search's progress (ca_repair_options.progress). */
@@ -139,6 +139,7 @@ typedef struct {
     ca_population_search search;
     pthread_t thread;
     atomic_int repaired;
+    atomic_int cancel; /* ca_population_repair_cancel, or a member repaired with search.first */
     int count, rc, started;
     char error[256];
 } ca_population_background;
@@ -146,6 +147,10 @@ typedef struct {
 /* Checks `search` as ca_population_repair does, then starts the search (search is copied). */
 int ca_population_repair_start(ca_population_background *background, ca_population *population,
                                const ca_population_search *search);
+
+/* Ends the searches under way after their batch of tries (ca_repair_options.cancel) and starts no
+ * other; what they repaired so far stays repaired. Then ca_population_repair_wait. */
+void ca_population_repair_cancel(ca_population_background *background);
 
 /* Waits for the search to end: its status, and *repaired as ca_population_repair's. */
 int ca_population_repair_wait(ca_population_background *background, int *repaired);

@@ -16,6 +16,8 @@ typedef struct {
     int *order, count, next;
     int search_threads; /* each search's (ca_repair_options.threads) */
     int repaired, failed;
+    atomic_int *cancel; /* set (search->first and a member repaired, or by the caller): the
+                           searches under way end and no other starts */
     char error[256]; /* the first search that could not run */
     pthread_mutex_t lock;
 } repair_work;
@@ -43,18 +45,19 @@ static void *repair_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&w->lock);
         int stop = w->next == w->count || w->failed || (search->first && w->repaired > 0) ||
-                   (search->interrupt && *search->interrupt);
+                   (search->interrupt && *search->interrupt) || atomic_load(w->cancel);
         int i = stop ? -1 : w->order[w->next++];
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
         ca_member *m = &w->population->members[i];
         search_note note = {search, m->model.config.seed, 0.0};
         ca_repair_options options = {search->seconds, CA_REPAIR_ROUNDS, search->progress ? note_progress : NULL,
-                                     &note, w->search_threads, search->interrupt};
+                                     &note, w->search_threads, search->interrupt, w->cancel};
         int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
         pthread_mutex_lock(&w->lock);
         if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());
         if (!rc && m->repair.exact) m->repaired = 1, m->out.exact = 1, m->out.wrong = 0.0, w->repaired++;
+        if (w->repaired > 0 && search->first) atomic_store(w->cancel, 1);
         pthread_mutex_unlock(&w->lock);
     }
 }
@@ -106,13 +109,13 @@ static int check_search(const ca_population_search *search)
 }
 
 /* The searches of the ranked inexact members (their circuits restored), touching nothing but the
- * members' models and repair results. */
-static int search_members(ca_population *p, const ca_population_search *search, int *repaired)
+ * members' models and repair results; all end once *cancel is set (by them, or by another thread). */
+static int search_members(ca_population *p, const ca_population_search *search, atomic_int *cancel, int *repaired)
 {
     *repaired = 0;
     repair_work w;
     memset(&w, 0, sizeof w);
-    w.population = p, w.search = search;
+    w.population = p, w.search = search, w.cancel = cancel;
     w.order = malloc((size_t)p->count * sizeof(int));
     if (!w.order) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair of %d members", p->count);
     rank_inexact(p, &w);
@@ -137,13 +140,15 @@ int ca_population_repair(ca_population *p, const ca_population_search *search, i
 {
     *repaired = 0;
     if (check_search(search) || restore_outputs(p)) return DLCA_ERR;
-    return search_members(p, search, repaired);
+    atomic_int cancel;
+    atomic_init(&cancel, 0);
+    return search_members(p, search, &cancel, repaired);
 }
 
 static void *background_search(void *arg)
 {
     ca_population_background *b = arg;
-    b->rc = search_members(b->population, &b->search, &b->count);
+    b->rc = search_members(b->population, &b->search, &b->cancel, &b->count);
     if (b->rc) snprintf(b->error, sizeof b->error, "%s", err_message());
     if (!b->rc && b->count > 0) atomic_store(&b->repaired, 1);
     return NULL;
@@ -153,6 +158,7 @@ int ca_population_repair_start(ca_population_background *b, ca_population *p, co
 {
     memset(b, 0, sizeof *b);
     atomic_init(&b->repaired, 0);
+    atomic_init(&b->cancel, 0);
     if (check_search(search) || restore_outputs(p)) return DLCA_ERR;
     b->population = p, b->search = *search;
     if (pthread_create(&b->thread, NULL, background_search, b) != 0)
@@ -160,6 +166,8 @@ int ca_population_repair_start(ca_population_background *b, ca_population *p, co
     b->started = 1;
     return DLCA_OK;
 }
+
+void ca_population_repair_cancel(ca_population_background *b) { atomic_store(&b->cancel, 1); }
 
 int ca_population_repair_wait(ca_population_background *b, int *repaired)
 {

@@ -159,6 +159,14 @@ static int run_batch(repair_search *s, batch *b)
     return DLCA_OK;
 }
 
+/* Whether the search is to end now: an interrupt or a cancel (noted in the result). */
+static int stopped(const ca_repair_options *o, ca_repair_result *res)
+{
+    if (o->interrupt && *o->interrupt) res->interrupted = 1;
+    if (o->cancel && atomic_load(o->cancel)) res->cancelled = 1;
+    return res->interrupted || res->cancelled;
+}
+
 /* Passes over every try (each gate to each of its 16 ops but the one it has), keeping each that
  * lowers the cost, until none is wrong or the time is up. A pass that keeps nothing ends at a
  * minimum of single changes; then the bits wrong there weigh more (the breakout method of local
@@ -200,8 +208,7 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
         size_t mildest = count, need = 0; /* the try a minimum keeps, and the weight it needs */
         for (size_t i = 0; i < count && s->wrong_kept > 0 && !rc;) {
             double now = ca_bench_now_ms();
-            if (o->interrupt && *o->interrupt) res->interrupted = 1;
-            if (now >= limit_ms || res->interrupted) {
+            if (now >= limit_ms || stopped(o, res)) {
                 out_of_time = 1;
                 break;
             }
@@ -254,7 +261,8 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
         snprintf(res->why, sizeof res->why,
                  "%s with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 res->interrupted ? "interrupted" : "out of time", s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
+                 res->interrupted ? "interrupted" : res->cancelled ? "stopped (an exact circuit was found elsewhere)" : "out of time",
+                 s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
                  res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
@@ -327,9 +335,7 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
                  torus ? " and the torus" : "", exact.why);
         int grow = more && rounds * 2 <= CA_REPAIR_MAX_ROUNDS, add_torus = has_torus && !torus;
-        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 ||
-            (o->interrupt && *o->interrupt))
-            break;
+        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
         if (grow) rounds *= 2;
         torus = has_torus;
     }

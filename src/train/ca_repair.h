@@ -25,6 +25,7 @@
 #include "ca_model.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,9 @@ typedef struct {
     /* May be NULL; set (by a signal handler, say): the search ends after the batch of tries under
      * way, as when out of time (result.interrupted). */
     volatile sig_atomic_t *interrupt;
+    /* May be NULL; set by another thread (a population's search once another member is
+     * repaired): the search ends as on interrupt, and result.cancelled says so. */
+    const atomic_int *cancel;
 } ca_repair_options;
 
 typedef struct {
@@ -64,6 +68,7 @@ typedef struct {
     size_t tries;             /* single-gate changes tried */
     double seconds;           /* search time */
     int interrupted;          /* options.interrupt ended it */
+    int cancelled;            /* options.cancel ended it */
     char why[192];            /* when not exact: the check it fails, or that no change helped */
 } ca_repair_result;
 
