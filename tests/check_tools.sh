@@ -36,6 +36,8 @@ for f in "$src"/assets/readme/* "$src/assets/viewer.png"; do
 done
 produced=$(cd "$work/assets/readme" && ls | sort)
 committed=$(cd "$src/assets/readme" && ls | sort)
+# without Graphviz the script leaves the circuit drawing out (it says so), as the loop above does
+command -v dot > /dev/null 2>&1 || committed=$(printf '%s\n' "$committed" | grep -v '^gol_circuit.png$')
 [ "$produced" = "$committed" ]
 check $? "the script makes exactly the committed pictures: made [$produced], committed [$committed]"
 
