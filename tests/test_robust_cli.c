@@ -4,7 +4,8 @@
  * Vulkan at all) names the index; --resume refuses preset overrides and a step count it has
  * already passed. A fresh run never replaces a model it did not start (without --force), and
  * says what to do instead; export refuses to write over its own model. CPU only (device errors
- * are found before any GPU work). */
+ * are found before any GPU work). The environment's settings (DLCA_QUEUES, DLCA_TIMEOUT, ...) are
+ * checked as flags are. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "robust.h"
 
@@ -225,6 +226,20 @@ static void test_export_onto_model(void)
 }
 
 /* --help names the new flag and what the signals do. */
+/* The environment's settings are range-checked like flags: a bad value is one line naming the
+ * variable, before any work. */
+static void test_environment(void)
+{
+    static const char *cases[][2] = {{"DLCA_QUEUES", "0"},       {"DLCA_QUEUES", "17"},    {"DLCA_QUEUES", "two"},
+                                     {"DLCA_TIMEOUT", "0"},      {"DLCA_THREADS", "-1"},   {"DLCA_PERSISTENT", "maybe"},
+                                     {"DLCA_VALIDATE", "2"},     {"DLCA_CACHE", "half"},   {"DLCA_TILE", "65"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv(cases[i][0], cases[i][1], 1);
+        robust_refused(cases[i][0], "env.dlca", "train --preset gol --steps 1 --device cpu --out env.dlca");
+        unsetenv(cases[i][0]);
+    }
+}
+
 static void test_help(void)
 {
     char err[8192], out[8192];
@@ -247,6 +262,7 @@ int main(int argc, char **argv)
         test_no_clobber();
         test_export_onto_model();
     }
+    test_environment();
     test_help();
     robust_cleanup();
     return test_finish("test_robust_cli");
