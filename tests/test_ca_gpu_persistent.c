@@ -79,7 +79,7 @@ static void check_one_workgroup(vk_context *vk, const ca_config *base)
 
 /* A population spread over queues (ca_population.queues): a member whose persistent kernels give
  * up beside the others runs its step again alone with them kept, and the population keeps to one
- * queue from then on. On lavapipe (one queue, which vk_cmd_submit_spread uses for any spread
+ * queue from then on. On lavapipe (one queue, which vk_spread uses for any spread
  * asked) every member gives up beside the others and alone: one queue after the first step, and
  * each member's model is its single run's without persistent kernels, bit for bit. */
 static void check_population_crowded(vk_context *vk, const ca_config *config, const run_result *alone, size_t n)

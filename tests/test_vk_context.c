@@ -119,9 +119,10 @@ static void test_fill(vk_context *vk)
     vk_buffer_free(vk, &buf);
 }
 
-/* vk_cmd_submit_spread: command buffer k fills words [4k, 4k + 4) with k + 1 (+ 10 on the second
- * round); spread over every queue, then over one, each region is its buffer's. A context asked
- * for one queue opens one. */
+/* vk_spread: command buffer k fills words [4k, 4k + 4) with k + 1 (+ 10 on the second round) and
+ * is submitted once recorded, spread over every queue, then over one: each region is its
+ * buffer's once the wait returns. Nothing submitted is no error. A context asked for one queue
+ * opens one. */
 static void test_submit_spread(vk_context *vk)
 {
     enum { COUNT = 5, WORDS = 4 * COUNT };
@@ -134,22 +135,30 @@ static void test_submit_spread(vk_context *vk)
     }
     for (uint32_t queues = 0; queues <= 1; queues++) {
         VkCommandBuffer cmds[COUNT] = {0};
+        vk_spread spread;
+        vk_spread_begin(vk, &spread, queues);
         int rc = DLCA_OK;
         for (uint32_t k = 0; !rc && k < COUNT; k++) {
             rc = vk_cmd_begin(vk, &cmds[k]);
             if (!rc) rc = vk_buffer_fill(cmds[k], vk_view_of(&buf, 16 * k, 16), k + 1 + 10 * queues);
             if (!rc) rc = vk_cmd_end(cmds[k]);
+            if (!rc) rc = vk_spread_submit(&spread, cmds[k]);
         }
-        if (!rc) rc = vk_cmd_submit_spread(vk, cmds, COUNT, queues);
+        int waited = vk_spread_wait(&spread);
+        if (!rc) rc = waited;
+        CHECK(spread.submitted == COUNT && spread.queues == (queues ? 1 : vk->queue_count),
+              "%u submitted on %u queues", spread.submitted, spread.queues);
         for (int k = 0; k < COUNT; k++) vk_cmd_free(vk, cmds[k]);
         uint32_t got[WORDS];
         if (!rc) rc = vk_buffer_download(vk, &buf, 0, got, sizeof got);
-        CHECK(rc == DLCA_OK, "spread over %u queues: %s", queues ? queues : vk->queue_count, err_message());
+        CHECK(rc == DLCA_OK, "spread over %u queues: %s", spread.queues, err_message());
         int wrong = 0;
         for (uint32_t i = 0; !rc && i < WORDS; i++) wrong += got[i] != i / 4 + 1 + 10 * queues;
-        CHECK(!rc && wrong == 0, "spread over %u queues: %d words not their command buffer's", queues, wrong);
+        CHECK(!rc && wrong == 0, "spread over %u queues: %d words not their command buffer's", spread.queues, wrong);
     }
-    CHECK(vk_cmd_submit_spread(vk, NULL, 0, 0) == DLCA_OK, "nothing to submit is no error");
+    vk_spread none;
+    vk_spread_begin(vk, &none, 0);
+    CHECK(vk_spread_wait(&none) == DLCA_OK, "nothing submitted: the wait returns at once");
     vk_buffer_free(vk, &buf);
     vk_context one;
     vk_context_options options = test_vk_options();

@@ -57,8 +57,9 @@ static void print_population(const population_report *t)
     printf("  with hard loss  %10.4g ms median (p10 %.4g, p90 %.4g)\n", r->measured_ms.median, r->measured_ms.p10,
            r->measured_ms.p90);
     if (strcmp(t->machine->engine, "gpu") == 0) {
-        printf("  of a step       %10.4g ms recording the members' commands, %.4g ms from submission to the "
-               "end (medians)\n", r->record_ms.median, r->run_ms.median);
+        printf("  of a step       %10.4g ms recording and submitting the members' commands (the GPU running "
+               "meanwhile), %.4g ms from the last submission to the end (medians)\n", r->record_ms.median,
+               r->run_ms.median);
         printf("  %.0f dispatches and %.0f queue submissions a step (%u queues); peak device memory %.1f MiB\n",
                r->dispatches_per_step, r->submissions_per_step, t->queues,
                (double)r->peak_device_bytes / (1024.0 * 1024.0));

@@ -67,8 +67,9 @@ void ca_population_free(ca_population *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Every active member's step: a command buffer each, spread over the device's queues so that
- * members run side by side (vk_cmd_submit_spread). soft/hard per member. */
+/* Every active member's step: a command buffer each, submitted as soon as it is recorded and
+ * spread over the device's queues (vk_spread), so that the GPU runs a member while the host
+ * records the next, and members side by side where the device overlaps queues. */
 static int gpu_step(ca_population *p, int measure, double *soft, double *hard)
 {
     ca_step_results *results = calloc((size_t)p->count, sizeof *results);
@@ -78,8 +79,10 @@ static int gpu_step(ca_population *p, int measure, double *soft, double *hard)
         free(results), free(cmds), free(member);
         return err_set(DLCA_ERR_NOMEM, "out of memory for %d members' results", p->count);
     }
-    int rc = DLCA_OK, recorded = 0, submitted = 0;
+    int rc = DLCA_OK, recorded = 0;
     double start = wall_seconds();
+    vk_spread spread;
+    vk_spread_begin(p->vk, &spread, p->queues);
     for (int i = 0; !rc && i < p->count; i++) {
         if (!p->members[i].active) continue;
         rc = vk_cmd_begin(p->vk, &cmds[recorded]);
@@ -89,13 +92,13 @@ static int gpu_step(ca_population *p, int measure, double *soft, double *hard)
         /* a failed recording still ends its tn recording: it is retired too */
         rc = ca_trainer_step_record(&p->members[i].trainer, cmds[recorded], measure, &results[i]);
         if (!rc) rc = vk_cmd_end(cmds[recorded]);
+        if (!rc) rc = vk_spread_submit(&spread, cmds[recorded]);
         recorded++;
     }
     double recorded_at = wall_seconds();
-    if (!rc) {
-        rc = vk_cmd_submit_spread(p->vk, cmds, (uint32_t)recorded, p->queues);
-        submitted = rc == DLCA_OK;
-    }
+    int waited = vk_spread_wait(&spread); /* also after a failure: what was submitted must end */
+    if (!rc) rc = waited;
+    int submitted = rc == DLCA_OK;
     p->record_ms = 1e3 * (recorded_at - start), p->run_ms = 1e3 * (wall_seconds() - recorded_at);
     if (!p->vk->hung)
         for (int k = 0; k < recorded; k++) vk_cmd_free(p->vk, cmds[k]);

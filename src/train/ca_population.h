@@ -5,8 +5,9 @@
  *
  * A member is a ca_trainer with its ca_watch; members share nothing but the vk_context. On the
  * GPU a training step records every active member's step into a command buffer of its own (each
- * member's tn device records in turn) and submits them spread over the device's queues, so
- * that the device may run members side by side; a member whose persistent kernels gave up runs
+ * member's tn device records in turn), submitted as soon as it is recorded and spread over the
+ * device's queues (vk_spread), so that the GPU runs a member while the host records the next and
+ * may run members side by side; a member whose persistent kernels gave up runs
  * that step again alone (ca_train.h), and where that happened beside the others the population
  * keeps to one queue from then on. Interleaving members' work inside kernels would gain little:
  * on an H100 a checkerboard step of batch 2 already evaluates gates as fast as one of batch 256;
@@ -62,11 +63,12 @@ typedef struct {
     const double *image;
     int check_stages;       /* members step one at a time (the stage checker submits its own) */
     uint64_t total;         /* the budget: the config's train_steps */
-    uint32_t queues;        /* GPU: the queues its steps spread over (vk_cmd_submit_spread), 1
+    uint32_t queues;        /* GPU: the queues its steps spread over (vk_spread), 1
                                once a member's persistent kernel gave up beside the others */
     double record_ms, run_ms; /* instrumentation (dlca bench): the last GPU step's wall ms spent
-                                 recording the members' command buffers, and from their submission
-                                 to the last one's end */
+                                 recording and submitting the members' command buffers (the GPU
+                                 runs the first meanwhile), and from the last submission to the
+                                 end of all */
 } ca_population;
 
 /* How a population trains, and what it tells its caller. */
@@ -89,9 +91,9 @@ int ca_population_init(ca_population *population, const ca_config *config, int c
 
 void ca_population_free(ca_population *population);
 
-/* One training step of every active member: on the GPU a command buffer each, spread over the
- * device's queues, for members to run side by side where the device overlaps queues (each member
- * in turn when the stage checker is on); one after another on the CPU. soft[i] gets member i's soft
+/* One training step of every active member: on the GPU a command buffer each, submitted once
+ * recorded and spread over the device's queues (each member in turn when the stage checker is
+ * on); one after another on the CPU. soft[i] gets member i's soft
  * loss, and hard[i] its hard loss when `measure` (both arrays of `count`). The members' watches are
  * not consulted: ca_population_train does that; `dlca bench --population` times this alone. */
 int ca_population_step(ca_population *population, int measure, double *soft, double *hard);

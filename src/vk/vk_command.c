@@ -1,7 +1,6 @@
 /* vk_command.c: command buffers, barriers, submit-and-wait, timestamps. */
 #include "vk_command.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "vk_check.h"
@@ -59,31 +58,42 @@ int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
     return wait_fences(vk, 1, &vk->fence);
 }
 
-int vk_cmd_submit_spread(vk_context *vk, const VkCommandBuffer *cmds, uint32_t count, uint32_t queues)
+void vk_spread_begin(vk_context *vk, vk_spread *spread, uint32_t queues)
 {
+    spread->vk = vk;
+    spread->queues = queues == 0 || queues > vk->queue_count ? vk->queue_count : queues;
+    spread->submitted = 0;
+}
+
+int vk_spread_submit(vk_spread *spread, VkCommandBuffer cmd)
+{
+    vk_context *vk = spread->vk;
     if (vk->hung) return err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run");
-    if (count == 0) return DLCA_OK;
-    if (queues == 0 || queues > vk->queue_count) queues = vk->queue_count;
-    if (queues > count) queues = count;
-    VkCommandBuffer *lane = malloc((size_t)count * sizeof *lane);
-    if (!lane) return err_set(DLCA_ERR_NOMEM, "out of host memory for %u command buffers", count);
-    int rc = VK_STATUS(vkResetFences(vk->device, queues, vk->queue_fences));
-    uint32_t submitted = 0;
-    for (uint32_t q = 0; !rc && q < queues; q++) {
-        uint32_t n = 0;
-        for (uint32_t i = q; i < count; i += queues) lane[n++] = cmds[i];
-        VkSubmitInfo submit = {
-            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .commandBufferCount = n,
-            .pCommandBuffers = lane,
-        };
-        rc = VK_STATUS(vkQueueSubmit(vk->queues[q], 1, &submit, vk->queue_fences[q]));
-        if (!rc) submitted++, vk->submissions++; /* instrumentation for dlca bench */
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &cmd,
+    };
+    VK_CHECK(vkQueueSubmit(vk->queues[spread->submitted % spread->queues], 1, &submit, VK_NULL_HANDLE));
+    spread->submitted++, vk->submissions++; /* instrumentation for dlca bench */
+    return DLCA_OK;
+}
+
+int vk_spread_wait(vk_spread *spread)
+{
+    vk_context *vk = spread->vk;
+    uint32_t used = spread->submitted < spread->queues ? spread->submitted : spread->queues;
+    if (used == 0 || vk->hung) return DLCA_OK;
+    /* A submission of no work with a fence: it signals once everything before it on its queue ran. */
+    VK_CHECK(vkResetFences(vk->device, used, vk->queue_fences));
+    uint32_t fenced = 0;
+    int rc = DLCA_OK;
+    for (; fenced < used && !rc; fenced++) rc = VK_STATUS(vkQueueSubmit(vk->queues[fenced], 0, NULL, vk->queue_fences[fenced]));
+    if (rc) {
+        vkDeviceWaitIdle(vk->device); /* what was submitted must end before the caller frees it */
+        return rc;
     }
-    free(lane);
-    /* what was submitted is waited for even when a later submission failed: the caller frees it */
-    int waited = submitted ? wait_fences(vk, submitted, vk->queue_fences) : DLCA_OK;
-    return rc ? rc : waited;
+    return wait_fences(vk, used, vk->queue_fences);
 }
 
 void vk_cmd_free(vk_context *vk, VkCommandBuffer cmd)

@@ -15,11 +15,25 @@ int vk_cmd_end(VkCommandBuffer cmd);
  * reported as a hang and makes every later submission on this context fail. */
 int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd);
 
-/* Submits `count` ended command buffers spread over the context's first `queues` queues (0, or
- * more than it has: all), buffer i on queue i % queues, in order on each, and waits for all of
- * them, at most vk->timeout_ns: work that shares no buffer (a population's members) may then run
- * side by side. One queue: one submission of all, in order. */
-int vk_cmd_submit_spread(vk_context *vk, const VkCommandBuffer *cmds, uint32_t count, uint32_t queues);
+/* Command buffers submitted one at a time as they are recorded, spread over the context's first
+ * `queues` queues (0, or more than it has: all; buffer i on queue i % queues, in order on each),
+ * then waited for together: the GPU runs the first while the host records the next, and work
+ * that shares no buffer (a population's members) may run side by side on the device. */
+typedef struct {
+    vk_context *vk;
+    uint32_t queues;    /* queues used, round-robin */
+    uint32_t submitted; /* command buffers submitted so far */
+} vk_spread;
+
+void vk_spread_begin(vk_context *vk, vk_spread *spread, uint32_t queues);
+
+/* Submits an ended command buffer to the next queue, without waiting. */
+int vk_spread_submit(vk_spread *spread, VkCommandBuffer cmd);
+
+/* Waits for everything submitted (at most vk->timeout_ns; a timeout is a hang, as in
+ * vk_cmd_submit_wait). Call it whenever anything was submitted, also after a failure, before
+ * freeing the command buffers; nothing submitted: returns at once. */
+int vk_spread_wait(vk_spread *spread);
 
 /* Returns the command buffer to the pool; safe on VK_NULL_HANDLE. Not while it is pending. */
 void vk_cmd_free(vk_context *vk, VkCommandBuffer cmd);

@@ -15,7 +15,7 @@ struct vk_pipeline;
 struct vk_buffer;
 
 enum { VK_TIMESTAMP_COUNT = 1024 }; /* queries in the context's timestamp pool */
-enum { VK_MAX_QUEUES = 16 };        /* queues a context opens at most (vk_cmd_submit_spread) */
+enum { VK_MAX_QUEUES = 16 };        /* queues a context opens at most (vk_spread) */
 
 /* Per-dispatch timestamps (dlca bench --kernels): while a context points at one, every dispatch it
  * records is followed by a timestamp at pool index first + count (up to `limit`), and its kernel's
@@ -35,7 +35,7 @@ typedef struct vk_context {
     VkQueue queue;                  /* queues[0]: every submit-and-wait */
     uint32_t queue_family;
     VkQueue queues[VK_MAX_QUEUES];  /* the family's queues the context opened, for independent work
-                                       that may run side by side (vk_cmd_submit_spread) */
+                                       that may run side by side (vk_spread) */
     VkFence queue_fences[VK_MAX_QUEUES];
     uint32_t queue_count;           /* >= 1 */
     int device_index; /* index in vkEnumeratePhysicalDevices order, as `dlca devices` prints */
