@@ -85,10 +85,8 @@ int vk_spread_wait(vk_spread *spread)
     uint32_t used = spread->submitted < spread->queues ? spread->submitted : spread->queues;
     if (used == 0 || vk->hung) return DLCA_OK;
     /* A submission of no work with a fence: it signals once everything before it on its queue ran. */
-    VK_CHECK(vkResetFences(vk->device, used, vk->queue_fences));
-    uint32_t fenced = 0;
-    int rc = DLCA_OK;
-    for (; fenced < used && !rc; fenced++) rc = VK_STATUS(vkQueueSubmit(vk->queues[fenced], 0, NULL, vk->queue_fences[fenced]));
+    int rc = VK_STATUS(vkResetFences(vk->device, used, vk->queue_fences));
+    for (uint32_t q = 0; q < used && !rc; q++) rc = VK_STATUS(vkQueueSubmit(vk->queues[q], 0, NULL, vk->queue_fences[q]));
     if (rc) {
         vkDeviceWaitIdle(vk->device); /* what was submitted must end before the caller frees it */
         return rc;
