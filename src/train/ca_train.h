@@ -104,10 +104,10 @@ int ca_trainer_round(ca_trainer *trainer);
  * same on every engine (the gradient checked first), and the model is not to be saved. */
 int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 
-/* The GPU step in two halves, so that several trainers on one vk_context share a command buffer
- * and a submission (ca_population.c). ca_trainer_step_record records trainer t's step of round
- * t->step into `cmd` (begun by the caller with vk_cmd_begin on t->vk); once the caller's
- * vk_cmd_finish has run it (or failed: `submitted` 0), ca_trainer_step_finish retires the
+/* The GPU step in two halves, so that several trainers on one vk_context step together
+ * (ca_population.c). ca_trainer_step_record records trainer t's step of round t->step into `cmd`
+ * (begun by the caller with vk_cmd_begin on t->vk); once the caller's submission has run it (or
+ * failed: `submitted` 0), ca_trainer_step_finish retires the
  * recording, reads the losses, and counts the step, as ca_trainer_step. A persistent kernel that
  * gave up is handled there as in ca_trainer_step: the step runs again, alone, one dispatch a CA
  * step (or, where beside_others was set, with its persistent kernels). Not with
