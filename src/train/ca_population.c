@@ -73,44 +73,40 @@ void ca_population_free(ca_population *p)
 static int gpu_step(ca_population *p, int measure, double *soft, double *hard)
 {
     ca_step_results *results = calloc((size_t)p->count, sizeof *results);
-    VkCommandBuffer *cmds = calloc((size_t)p->count, sizeof *cmds);
-    int *member = calloc((size_t)p->count, sizeof *member);
-    if (!results || !cmds || !member) {
-        free(results), free(cmds), free(member);
+    VkCommandBuffer *cmds = calloc((size_t)p->count, sizeof *cmds); /* member i's, NULL: none recorded */
+    if (!results || !cmds) {
+        free(results), free(cmds);
         return err_set(DLCA_ERR_NOMEM, "out of memory for %d members' results", p->count);
     }
-    int rc = DLCA_OK, recorded = 0;
+    int rc = DLCA_OK;
     double start = wall_seconds();
     vk_spread spread;
     vk_spread_begin(p->vk, &spread, p->queues);
     for (int i = 0; !rc && i < p->count; i++) {
         if (!p->members[i].active) continue;
-        rc = vk_cmd_begin(p->vk, &cmds[recorded]);
+        rc = vk_cmd_begin(p->vk, &cmds[i]);
         if (rc) break;
-        member[recorded] = i;
         p->members[i].trainer.beside_others = p->queues > 1;
         /* a failed recording still ends its tn recording: it is retired too */
-        rc = ca_trainer_step_record(&p->members[i].trainer, cmds[recorded], measure, &results[i]);
-        if (!rc) rc = vk_cmd_end(cmds[recorded]);
-        if (!rc) rc = vk_spread_submit(&spread, cmds[recorded]);
-        recorded++;
+        rc = ca_trainer_step_record(&p->members[i].trainer, cmds[i], measure, &results[i]);
+        if (!rc) rc = vk_cmd_end(cmds[i]);
+        if (!rc) rc = vk_spread_submit(&spread, cmds[i]);
     }
     double recorded_at = wall_seconds();
     int waited = vk_spread_wait(&spread); /* also after a failure: what was submitted must end */
     if (!rc) rc = waited;
     int submitted = rc == DLCA_OK;
     p->record_ms = 1e3 * (recorded_at - start), p->run_ms = 1e3 * (wall_seconds() - recorded_at);
-    if (!p->vk->hung)
-        for (int k = 0; k < recorded; k++) vk_cmd_free(p->vk, cmds[k]);
-    for (int k = 0; k < recorded; k++) {
-        int i = member[k];
+    for (int i = 0; i < p->count; i++) {
+        if (!cmds[i]) continue;
+        if (!p->vk->hung) vk_cmd_free(p->vk, cmds[i]);
         ca_trainer *t = &p->members[i].trainer;
         int done = ca_trainer_step_finish(t, submitted, &results[i], &soft[i], measure ? &hard[i] : NULL);
         if (t->crowded) p->queues = 1; /* its persistent kernels gave up beside the others */
         t->beside_others = t->crowded = 0;
         if (!rc) rc = done;
     }
-    free(results), free(cmds), free(member);
+    free(results), free(cmds);
     return rc;
 }
 
