@@ -44,8 +44,8 @@ static void *repair_worker(void *arg)
     const ca_population_search *search = w->search;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        int stop = w->next == w->count || w->failed || (search->first && w->repaired > 0) ||
-                   (search->interrupt && *search->interrupt) || atomic_load(w->cancel);
+        int stop = w->next == w->count || w->failed || (search->interrupt && *search->interrupt) ||
+                   atomic_load(w->cancel);
         int i = stop ? -1 : w->order[w->next++];
         pthread_mutex_unlock(&w->lock);
         if (i < 0) return NULL;
