@@ -44,9 +44,15 @@ static int wait_fences(vk_context *vk, uint32_t count, const VkFence *fences)
     return DLCA_OK;
 }
 
+/* After a hang the queues are unusable: every later submission is refused. */
+static int refuse_if_hung(const vk_context *vk)
+{
+    return vk->hung ? err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run") : DLCA_OK;
+}
+
 int vk_cmd_submit_wait(vk_context *vk, VkCommandBuffer cmd)
 {
-    if (vk->hung) return err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run");
+    if (refuse_if_hung(vk)) return DLCA_ERR;
     VK_CHECK(vkResetFences(vk->device, 1, &vk->fence));
     VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -68,7 +74,7 @@ void vk_spread_begin(vk_context *vk, vk_spread *spread, uint32_t queues)
 int vk_spread_submit(vk_spread *spread, VkCommandBuffer cmd)
 {
     vk_context *vk = spread->vk;
-    if (vk->hung) return err_set(DLCA_ERR, "the Vulkan queue hung earlier; no further work can run");
+    if (refuse_if_hung(vk)) return DLCA_ERR;
     VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .commandBufferCount = 1,
