@@ -81,6 +81,7 @@ int cmd_bench_population(const bench_options *o)
     ca_options run;
     int rc = cli_run_options(&run, o->device);
     run.gpu.cache = o->cache;
+    run.hard_rollout_always = 1; /* "with hard loss" times the rollout */
     if (o->cold) run.vk.pipeline_cache[0] = '\0';
     if (!rc) rc = cmd_bench_config(o, run.assets, &config, &target, &image);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);

@@ -19,6 +19,9 @@ typedef struct {
     int cpu_threads;        /* the fast CPU engine's threads; 0: the online cores */
     int cpu_reference;      /* train on the double reference engine instead of the fast one */
     int check_stages;       /* GPU training steps stage by stage against the CPU engine (slow) */
+    int hard_rollout_always; /* a step asked for the hard loss runs the hard rollout even where
+                                the trainer could reuse the last one's (ca_train.h): dlca bench
+                                times the rollout, tests compare the two ways */
     const char *assets;     /* where the shipped targets and models are; NULL: the source tree's */
     /* A test seam, never set by the command line: called before training step `step` (1-based)
      * with the model, whose logits it may change (return 1 when it did: they go to the engine;

@@ -2,6 +2,7 @@
  * GPU step is ca_train_gpu.c). */
 #include "ca_train.h"
 
+#include "ca_exact.h"
 #include "ca_task.h"
 #include "error.h"
 #include "gates.h"
@@ -160,6 +161,35 @@ int ca_trainer_snapshot(ca_trainer *t)
                : DLCA_OK;
 }
 
+int ca_trainer_hard_reusable(const ca_trainer *t) { return t->same_round && t->measured_ops && !t->ops_changed; }
+
+void ca_trainer_measured_ops(ca_trainer *t, tn_tensor *onehot)
+{
+    tn_free(t->measured_ops);
+    t->measured_ops = onehot;
+}
+
+tn_tensor *ca_trainer_ops_diff(ca_trainer *t, int *rc)
+{
+    *rc = DLCA_OK;
+    if (!t->same_round || !t->measured_ops) return NULL;
+    tn_no_grad_begin();
+    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
+    tn_tensor *diff = onehot ? tn_sse_loss(onehot, t->measured_ops) : NULL; /* an exact count of 0s and 1s */
+    tn_no_grad_end();
+    tn_free(onehot);
+    if (!diff) *rc = DLCA_ERR;
+    return diff;
+}
+
+/* z is written from the model's logits: what was measured says nothing about its ops. */
+static int write_z(ca_trainer *t)
+{
+    ca_trainer_measured_ops(t, NULL);
+    t->ops_changed = 1;
+    return write_gate_rows(t, t->params.params[0], t->model->logits);
+}
+
 void ca_trainer_keep_measured(ca_trainer *t)
 {
     ca_snapshot kept = t->kept;
@@ -206,7 +236,7 @@ static int tensors_init(ca_trainer *t)
     if (t->roll_words) t->optim.skip_flag = t->roll_words, t->optim.skip_mask = CA_GPU_ROLL_CLOSED;
     if (tn_optim_state_init(&t->optim, &t->params, 0)) return DLCA_ERR;
     if (snapshots_init(t)) return DLCA_ERR;
-    return write_gate_rows(t, t->params.params[0], t->model->logits);
+    return write_z(t);
 }
 
 int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_backend backend, vk_context *vk,
@@ -241,6 +271,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     if (!rc) rc = backend == CA_BACKEND_GPU ? gpu_engine_init(t) : cpu_engine_init(t);
     if (!rc && c->window_loss == CA_WINDOW_LOSS_EVERY) rc = window_init(t);
     if (!rc) rc = tensors_init(t);
+    t->same_round = ca_exact_one_rollout(c) && !c->pool && !c->window && !t->options.hard_rollout_always;
     if (rc) ca_trainer_free(t);
     return rc;
 }
@@ -248,6 +279,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
 void ca_trainer_free(ca_trainer *t)
 {
     snapshot_free(&t->measured), snapshot_free(&t->kept);
+    tn_free(t->measured_ops);
     tn_optim_free(&t->optim);
     tn_params_free(&t->params);
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);
@@ -277,7 +309,7 @@ int ca_trainer_resume(ca_trainer *t, uint64_t step, const float *moment1, const 
     t->optim.step = (long)step;
     return write_gate_rows(t, t->optim.state[0], moment1) || write_gate_rows(t, t->optim.state[1], moment2)
                ? DLCA_ERR
-               : write_gate_rows(t, t->params.params[0], t->model->logits);
+               : write_z(t);
 }
 
 int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps)
@@ -303,7 +335,7 @@ static int before_step(ca_trainer *t)
     if (!t->options.before_step) return DLCA_OK;
     int changed = t->options.before_step(t->options.before_step_context, t->step + 1, t->model);
     if (changed < 0) return DLCA_ERR;
-    return changed ? write_gate_rows(t, t->params.params[0], t->model->logits) : DLCA_OK;
+    return changed ? write_z(t) : DLCA_OK;
 }
 
 /* The CPU engine's start grid for the round. */
@@ -345,18 +377,35 @@ static tn_tensor *cpu_round_target(ca_trainer *t)
     return tn_from_f64(TN_F32, 2, rows, t->window_target);
 }
 
-/* The hard circuit's loss on the round: argmax gates, no gradient. */
+/* The hard circuit's loss on the round: argmax gates, no gradient; or the last one's, where
+ * ca_trainer_hard_reusable says it is the same. */
 static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
 {
+    if (ca_trainer_hard_reusable(t)) {
+        *hard_loss = t->measured_hard;
+        t->hard_reused++;
+        return DLCA_OK;
+    }
     tn_no_grad_begin();
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
     tn_tensor *c = onehot ? tn_matmul(onehot, t->op_matrix) : NULL;
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
     tn_no_grad_end();
-    if (loss) *hard_loss = ca_trainer_round_hard(t, tn_item(loss));
+    if (loss) *hard_loss = t->measured_hard = ca_trainer_round_hard(t, tn_item(loss));
+    if (loss && t->same_round) ca_trainer_measured_ops(t, tn_retain(onehot)), t->ops_changed = 0;
     tn_free(loss), tn_free(out), tn_free(c), tn_free(onehot);
     return loss ? DLCA_OK : DLCA_ERR;
+}
+
+/* Whether the optimizer's step changed an op of the measured circuit (ca_trainer_ops_diff). */
+static int cpu_ops_changed(ca_trainer *t)
+{
+    int rc;
+    tn_tensor *diff = ca_trainer_ops_diff(t, &rc);
+    if (diff) t->ops_changed = tn_item(diff) != 0.0;
+    tn_free(diff);
+    return rc;
 }
 
 /* The soft rollout, its loss and gradient; then AdamW, unless the gradient or loss is not finite. */
@@ -403,6 +452,7 @@ static int cpu_step(ca_trainer *t, double *soft_loss, double *hard_loss)
     if (!rc && hard_loss) rc = cpu_hard_loss(t, target, hard_loss) || ca_trainer_snapshot(t);
     if (!rc && hard_loss) cpu_store_pool(t); /* the hard circuit's final grids */
     if (!rc) rc = cpu_soft_step(t, target, soft_loss);
+    if (!rc) rc = cpu_ops_changed(t);
     tn_free(target);
     if (!rc && !hard_loss) cpu_store_pool(t); /* the soft rollout's */
     return rc;

@@ -72,6 +72,18 @@ typedef struct {
      * waited for) runs the step again alone with its persistent kernels kept, and sets
      * `crowded`, for the caller to stop spreading; alone, a give-up switches them off. */
     int beside_others, crowded;
+    /* Where every round is the same rollout (ca_exact_one_rollout, no pool or window: image,
+     * lizard), the same circuit has the same hard loss, so a step asked for it whose circuit has
+     * the ops of the last measured one reuses that loss instead of running the hard rollout (it
+     * still snapshots the state into `measured`); late in a run most steps change no gate's op.
+     * `same_round`: the run is such (and options.hard_rollout_always is off); `measured_ops`: the
+     * last measured circuit's ops one-hot [gates][16] on the engine's device (NULL: none yet, or
+     * z was written since); `ops_changed`: z's ops differ from them after the last step;
+     * `measured_hard`: that circuit's hard loss; `hard_reused`: steps that reused it. */
+    int same_round, ops_changed;
+    tn_tensor *measured_ops;
+    double measured_hard;
+    uint64_t hard_reused;
 } ca_trainer;
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
@@ -115,6 +127,9 @@ int ca_trainer_step(ca_trainer *trainer, double *soft_loss, double *hard_loss);
 typedef struct {
     tn_tensor *hard_loss, *soft_loss; /* 0-d, host-visible; hard_loss NULL unless measured */
     tn_tensor *target;                /* the round's target rows (the window's: record_target) */
+    tn_tensor *ops_diff;              /* 0-d: > 0 where z's ops after the step differ from
+                                         measured_ops; NULL unless same_round and measured */
+    int hard_reused;                  /* the hard loss asked for is measured_hard: no rollout */
 } ca_step_results;
 
 int ca_trainer_step_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
@@ -145,6 +160,17 @@ int ca_trainer_gpu_finish(ca_trainer *trainer, int submitted, ca_step_results *r
 
 /* Copies the state the step under way starts from into trainer->measured (recorded on the GPU). */
 int ca_trainer_snapshot(ca_trainer *trainer);
+
+/* Whether the step under way, asked for the hard loss, reuses measured_hard (see same_round). */
+int ca_trainer_hard_reusable(const ca_trainer *trainer);
+
+/* The hard rollout's ops one-hot `onehot` becomes measured_ops (the trainer takes the reference). */
+void ca_trainer_measured_ops(ca_trainer *trainer, tn_tensor *onehot);
+
+/* After the optimizer's step (recorded on the GPU): a 0-d count > 0 where z's ops differ from
+ * measured_ops; NULL with no error where nothing is to be compared (not same_round, or nothing
+ * measured); NULL with an error set when an op fails. */
+tn_tensor *ca_trainer_ops_diff(ca_trainer *trainer, int *rc);
 
 /* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
  * squared errors against `target` [loss_channels][same columns]. */

@@ -20,6 +20,10 @@
  * without a barrier: the next tn op's covers it. */
 static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 {
+    if (ca_trainer_hard_reusable(t)) { /* the circuit measured last, on the same round */
+        r->hard_reused = 1;
+        return ca_trainer_snapshot(t);
+    }
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 0)) return DLCA_ERR;
     tn_no_grad_begin();
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
@@ -27,6 +31,7 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     r->hard_loss = out ? ca_trainer_loss(out, r->target) : NULL;
     tn_no_grad_end();
+    if (r->hard_loss && t->same_round) ca_trainer_measured_ops(t, tn_retain(onehot)), t->ops_changed = 0;
     tn_free(out), tn_free(c), tn_free(onehot);
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
 }
@@ -44,7 +49,9 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_free(out), tn_free(c);
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
-    return tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END) ? DLCA_ERR : DLCA_OK;
+    if (tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END)) return DLCA_ERR;
+    r->ops_diff = ca_trainer_ops_diff(t, &rc);
+    return rc;
 }
 
 /* The round's target tensor: the engine's target rows, or with a window loss their copies into
@@ -119,10 +126,12 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
     if (!rc) rc = tn_optim_status_read(&t->optim, &status);
     if (!rc) {
         *soft_loss = tn_item(r->soft_loss);
-        if (hard_loss) *hard_loss = ca_trainer_round_hard(t, tn_item(r->hard_loss));
+        if (hard_loss && r->hard_reused) *hard_loss = t->measured_hard, t->hard_reused++;
+        else if (hard_loss) *hard_loss = t->measured_hard = ca_trainer_round_hard(t, tn_item(r->hard_loss));
+        if (r->ops_diff) t->ops_changed = tn_item(r->ops_diff) != 0.0;
     }
-    tn_free(r->soft_loss), tn_free(r->hard_loss), tn_free(r->target);
-    r->soft_loss = r->hard_loss = r->target = NULL;
+    tn_free(r->soft_loss), tn_free(r->hard_loss), tn_free(r->target), tn_free(r->ops_diff);
+    r->soft_loss = r->hard_loss = r->target = r->ops_diff = NULL;
     if (rc) return rc;
     if (status.last_skipped) {
         /* Not every workgroup of a persistent kernel could run at once (too many tiles for the
@@ -130,6 +139,7 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
          * step, as every later one (dlca bench reports it). Otherwise the gradient was not
          * finite: as on the CPU, the run stops there. */
         if (!ca_gpu_persistent_gave_up(&t->gpu)) return ca_trainer_nonfinite(t, "gradient");
+        ca_trainer_measured_ops(t, NULL); /* its hard rollout may have given up too */
         if (t->beside_others)
             t->beside_others = 0, t->crowded = 1; /* the device may hold them all when alone */
         else if (ca_gpu_persistent_off(&t->gpu))
