@@ -7,17 +7,27 @@
 
 #include "vk_check.h"
 
-/* Resolves the view and checks it against the device's limits for its kind of binding. */
+/* Resolves the view and checks it against the device's limits for its kind of binding. Every
+ * dispatch binds several views, so a good one costs a few compares; the message is made only for
+ * a bad one. */
 static int view_bind_check(const vk_context *vk, const char *name, uint32_t binding, int uniform, vk_view *view)
 {
+    const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    VkDeviceSize align = uniform ? lim->minUniformBufferOffsetAlignment : lim->minStorageBufferOffsetAlignment;
+    VkDeviceSize range = uniform ? lim->maxUniformBufferRange : lim->maxStorageBufferRange;
+    const vk_buffer *b = view->buffer;
+    if (b && b->buffer && view->offset < b->size && view->size <= b->size - view->offset) {
+        VkDeviceSize size = view->size ? view->size : b->size - view->offset;
+        if (view->offset % align == 0 && size <= range) {
+            view->size = size;
+            return DLCA_OK;
+        }
+    }
     char what[96];
     snprintf(what, sizeof what, "%s binding %u", name, binding);
     int rc = vk_view_check(view, what);
     if (rc) return rc;
-    const VkPhysicalDeviceLimits *lim = &vk->props.limits;
     const char *kind = uniform ? "Uniform" : "Storage";
-    VkDeviceSize align = uniform ? lim->minUniformBufferOffsetAlignment : lim->minStorageBufferOffsetAlignment;
-    VkDeviceSize range = uniform ? lim->maxUniformBufferRange : lim->maxStorageBufferRange;
     if (view->size == 0) return err_set(DLCA_ERR, "%s: empty view", what);
     if (view->offset % align)
         return err_set(DLCA_ERR, "%s: offset %llu is not a multiple of min%sBufferOffsetAlignment %llu", what,

@@ -282,6 +282,11 @@ static int table_entry(vk_pipeline_id id, const vk_pipeline_desc **desc, const v
 
 int vk_pipeline_get(vk_context *vk, vk_pipeline_id id, const vk_pipeline **out)
 {
+    /* every dispatch asks: a built pipeline is returned before the shader table is searched */
+    if ((unsigned)id < VK_PIPE_COUNT && vk->pipelines && vk->pipelines[id].pipeline) {
+        *out = &vk->pipelines[id];
+        return DLCA_OK;
+    }
     const vk_pipeline_desc *desc = NULL;
     const vk_shader_code *code = NULL;
     if (table_entry(id, &desc, &code)) return DLCA_ERR;
