@@ -466,7 +466,9 @@ int ca_trainer_round(ca_trainer *t)
     int rc = t->backend == CA_BACKEND_GPU ? ca_gpu_set_steps(&t->gpu, steps)
              : t->options.cpu_reference  ? ca_cpu_set_steps(&t->cpu, steps)
                                          : ca_fast_set_steps(&t->fast, steps);
-    if (!rc) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
+    /* Without a pool the GPU draws the round itself (ca_gpu_task_round): nothing to make here. */
+    int on_host = t->backend == CA_BACKEND_CPU || t->pool.grids;
+    if (!rc && on_host) rc = ca_round_inputs(c, shape, t->step, t->image, t->start, t->target);
     if (!rc && t->pool.grids) rc = ca_pool_round(&t->pool, t->step, from_pool, t->target, t->start);
     t->rollout.window_steps = c->window_loss == CA_WINDOW_LOSS_EVERY ? steps - c->steps : 0;
     return rc;

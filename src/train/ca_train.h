@@ -106,7 +106,8 @@ int ca_trainer_resume(ca_trainer *trainer, uint64_t step, const float *moment1, 
 int ca_trainer_resume_steps(const char *path, uint64_t done, long long wanted, int *train_steps);
 
 /* Prepares round trainer->step: its rollout's length (ca_task_round_steps) in the engine, its
- * start grid and target in trainer->start/target (from the pool where there is one). The step
+ * start grid and target in trainer->start/target (from the pool where there is one; on the GPU
+ * only with a pool, as without one the GPU draws the round itself). The step
  * functions below call it; a persistent kernel's retry of the step does not. */
 int ca_trainer_round(ca_trainer *trainer);
 
