@@ -161,32 +161,31 @@ int ca_trainer_snapshot(ca_trainer *t)
                : DLCA_OK;
 }
 
-int ca_trainer_hard_reusable(const ca_trainer *t) { return t->same_round && t->measured_ops && !t->ops_changed; }
+int ca_trainer_hard_reusable(const ca_trainer *t) { return t->measured_ops && !t->ops_changed; }
 
 void ca_trainer_measured_ops(ca_trainer *t, tn_tensor *onehot)
 {
     tn_free(t->measured_ops);
-    t->measured_ops = onehot;
+    t->measured_ops = onehot && t->same_round ? tn_retain(onehot) : NULL;
+    t->ops_changed = !t->measured_ops;
 }
 
-tn_tensor *ca_trainer_ops_diff(ca_trainer *t, int *rc)
+int ca_trainer_ops_diff(ca_trainer *t, tn_tensor **diff)
 {
-    *rc = DLCA_OK;
-    if (!t->same_round || !t->measured_ops) return NULL;
+    *diff = NULL;
+    if (!t->same_round || !t->measured_ops) return DLCA_OK;
     tn_no_grad_begin();
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
-    tn_tensor *diff = onehot ? tn_sse_loss(onehot, t->measured_ops) : NULL; /* an exact count of 0s and 1s */
+    *diff = onehot ? tn_sse_loss(onehot, t->measured_ops) : NULL; /* an exact count of 0s and 1s */
     tn_no_grad_end();
     tn_free(onehot);
-    if (!diff) *rc = DLCA_ERR;
-    return diff;
+    return *diff ? DLCA_OK : DLCA_ERR;
 }
 
 /* z is written from the model's logits: what was measured says nothing about its ops. */
 static int write_z(ca_trainer *t)
 {
     ca_trainer_measured_ops(t, NULL);
-    t->ops_changed = 1;
     return write_gate_rows(t, t->params.params[0], t->model->logits);
 }
 
@@ -393,7 +392,7 @@ static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
     tn_tensor *loss = out ? ca_trainer_loss(out, target) : NULL;
     tn_no_grad_end();
     if (loss) *hard_loss = t->measured_hard = ca_trainer_round_hard(t, tn_item(loss));
-    if (loss && t->same_round) ca_trainer_measured_ops(t, tn_retain(onehot)), t->ops_changed = 0;
+    if (loss) ca_trainer_measured_ops(t, onehot);
     tn_free(loss), tn_free(out), tn_free(c), tn_free(onehot);
     return loss ? DLCA_OK : DLCA_ERR;
 }
@@ -401,8 +400,8 @@ static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
 /* Whether the optimizer's step changed an op of the measured circuit (ca_trainer_ops_diff). */
 static int cpu_ops_changed(ca_trainer *t)
 {
-    int rc;
-    tn_tensor *diff = ca_trainer_ops_diff(t, &rc);
+    tn_tensor *diff;
+    int rc = ca_trainer_ops_diff(t, &diff);
     if (diff) t->ops_changed = tn_item(diff) != 0.0;
     tn_free(diff);
     return rc;

@@ -165,13 +165,15 @@ int ca_trainer_snapshot(ca_trainer *trainer);
 /* Whether the step under way, asked for the hard loss, reuses measured_hard (see same_round). */
 int ca_trainer_hard_reusable(const ca_trainer *trainer);
 
-/* The hard rollout's ops one-hot `onehot` becomes measured_ops (the trainer takes the reference). */
+/* The ops one-hot of the circuit a hard rollout just measured, z's now: kept (a reference of
+ * its own) as measured_ops where same_round, and ops_changed cleared; NULL (z written from
+ * outside, or a measurement to distrust) forgets them, and ops_changed is set. */
 void ca_trainer_measured_ops(ca_trainer *trainer, tn_tensor *onehot);
 
-/* After the optimizer's step (recorded on the GPU): a 0-d count > 0 where z's ops differ from
- * measured_ops; NULL with no error where nothing is to be compared (not same_round, or nothing
- * measured); NULL with an error set when an op fails. */
-tn_tensor *ca_trainer_ops_diff(ca_trainer *trainer, int *rc);
+/* After the optimizer's step (recorded on the GPU): *diff a 0-d count > 0 where z's ops differ
+ * from measured_ops; NULL where nothing is to be compared (not same_round, or nothing
+ * measured). Fails when an op does. */
+int ca_trainer_ops_diff(ca_trainer *trainer, tn_tensor **diff);
 
 /* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
  * squared errors against `target` [loss_channels][same columns]. */

@@ -31,7 +31,7 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     r->hard_loss = out ? ca_trainer_loss(out, r->target) : NULL;
     tn_no_grad_end();
-    if (r->hard_loss && t->same_round) ca_trainer_measured_ops(t, tn_retain(onehot)), t->ops_changed = 0;
+    if (r->hard_loss) ca_trainer_measured_ops(t, onehot);
     tn_free(out), tn_free(c), tn_free(onehot);
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
 }
@@ -50,8 +50,7 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
     if (tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END)) return DLCA_ERR;
-    r->ops_diff = ca_trainer_ops_diff(t, &rc);
-    return rc;
+    return ca_trainer_ops_diff(t, &r->ops_diff);
 }
 
 /* The round's target tensor: the engine's target rows, or with a window loss their copies into
