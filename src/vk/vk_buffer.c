@@ -123,15 +123,22 @@ void vk_buffer_free(vk_context *vk, vk_buffer *buf)
     memset(buf, 0, sizeof *buf);
 }
 
+int vk_view_inside(vk_view *view)
+{
+    if (!view->buffer || !view->buffer->buffer) return 0;
+    VkDeviceSize total = view->buffer->size;
+    if (view->offset > total || (view->size && view->size > total - view->offset)) return 0;
+    if (!view->size) view->size = total - view->offset;
+    return 1;
+}
+
 int vk_view_check(vk_view *view, const char *what)
 {
+    if (vk_view_inside(view)) return DLCA_OK;
     if (!view->buffer || !view->buffer->buffer) return err_set(DLCA_ERR, "%s: view of no buffer", what);
-    VkDeviceSize total = view->buffer->size;
-    if (view->offset > total || (view->size && view->size > total - view->offset))
-        return err_set(DLCA_ERR, "%s: view [%llu, +%llu) outside its buffer of %llu bytes", what,
-                       (unsigned long long)view->offset, (unsigned long long)view->size, (unsigned long long)total);
-    if (!view->size) view->size = total - view->offset;
-    return DLCA_OK;
+    return err_set(DLCA_ERR, "%s: view [%llu, +%llu) outside its buffer of %llu bytes", what,
+                   (unsigned long long)view->offset, (unsigned long long)view->size,
+                   (unsigned long long)view->buffer->size);
 }
 
 static int range_check(const vk_buffer *buf, VkDeviceSize offset, VkDeviceSize bytes, const char *what)

@@ -60,6 +60,10 @@ static inline vk_view vk_view_of(vk_buffer *buf, VkDeviceSize offset, VkDeviceSi
     return (vk_view){buf, offset, size};
 }
 
+/* Whether the view lies inside its buffer, resolving size 0 to "the rest" where it does; no
+ * message (what vk_view_check says when it does not). */
+int vk_view_inside(vk_view *view);
+
 /* Checks that the view lies inside its buffer and resolves size 0 to "the rest";
  * `what` names the view in the error message. */
 int vk_view_check(vk_view *view, const char *what);

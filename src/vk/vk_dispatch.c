@@ -15,14 +15,7 @@ static int view_bind_check(const vk_context *vk, const char *name, uint32_t bind
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
     VkDeviceSize align = uniform ? lim->minUniformBufferOffsetAlignment : lim->minStorageBufferOffsetAlignment;
     VkDeviceSize range = uniform ? lim->maxUniformBufferRange : lim->maxStorageBufferRange;
-    const vk_buffer *b = view->buffer;
-    if (b && b->buffer && view->offset < b->size && view->size <= b->size - view->offset) {
-        VkDeviceSize size = view->size ? view->size : b->size - view->offset;
-        if (view->offset % align == 0 && size <= range) {
-            view->size = size;
-            return DLCA_OK;
-        }
-    }
+    if (vk_view_inside(view) && view->size && view->offset % align == 0 && view->size <= range) return DLCA_OK;
     char what[96];
     snprintf(what, sizeof what, "%s binding %u", name, binding);
     int rc = vk_view_check(view, what);
