@@ -186,6 +186,7 @@ int ca_trainer_ops_diff(ca_trainer *t, tn_tensor **diff)
 static int write_z(ca_trainer *t)
 {
     ca_trainer_measured_ops(t, NULL);
+    t->ops_host_valid = 0;
     return write_gate_rows(t, t->params.params[0], t->model->logits);
 }
 
@@ -271,6 +272,7 @@ int ca_trainer_init(ca_trainer *t, ca_model *model, const double *image, ca_back
     if (!rc && c->window_loss == CA_WINDOW_LOSS_EVERY) rc = window_init(t);
     if (!rc) rc = tensors_init(t);
     t->same_round = ca_exact_one_rollout(c) && !c->pool && !c->window && !t->options.hard_rollout_always;
+    if (!rc && backend == CA_BACKEND_GPU) rc = ca_trainer_gpu_hard_host_init(t);
     if (rc) ca_trainer_free(t);
     return rc;
 }
@@ -279,6 +281,10 @@ void ca_trainer_free(ca_trainer *t)
 {
     snapshot_free(&t->measured), snapshot_free(&t->kept);
     tn_free(t->measured_ops);
+    ca_hard_host_free(&t->hard_host);
+    free(t->host_ops);
+    tn_free(t->ops_host_rows), tn_free(t->op_index);
+    if (t->ops_host.buffer) vk_buffer_free(t->vk, &t->ops_host);
     tn_optim_free(&t->optim);
     tn_params_free(&t->params);
     tn_free(t->op_matrix), tn_free(t->loss_seed), tn_free(t->target_rows), tn_free(t->roll_words);

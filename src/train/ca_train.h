@@ -13,6 +13,7 @@
 #include "ca_cpu.h"
 #include "ca_fast.h"
 #include "ca_gpu.h"
+#include "ca_hard_host.h"
 #include "ca_model.h"
 #include "ca_options.h"
 #include "ca_pool.h"
@@ -84,6 +85,19 @@ typedef struct {
     tn_tensor *measured_ops;
     double measured_hard;
     uint64_t hard_reused;
+    /* On the GPU without a pool or window (and options.hard_on_gpu, check_stages off), a step
+     * asked for the hard loss measures it on the host (ca_hard_host.h) while the GPU runs the
+     * step: every step copies z's ops after its update into `ops_host` ([gates] floats 0..15, the
+     * engine's gate order), which the next step reads as its circuit's. `hard_on_host`: the run
+     * is such; `ops_host_valid`: ops_host holds z's ops (a step wrote them, and z was not written
+     * from outside since); `host_ops`: the circuit measured, in the model's gate order;
+     * `hard_on_host_steps`: steps measured so. Elsewhere the hard rollout runs on the GPU. */
+    int hard_on_host, ops_host_valid;
+    vk_buffer ops_host;
+    tn_tensor *ops_host_rows, *op_index; /* ops_host as a [gates][1] tensor; [16][1]: 0..15 */
+    uint8_t *host_ops;
+    ca_hard_host hard_host;
+    uint64_t hard_on_host_steps;
 } ca_trainer;
 
 /* Prepares training of `model` (logits are updated in place) on the CPU, or on `vk`'s device
@@ -131,6 +145,7 @@ typedef struct {
     tn_tensor *ops_diff;              /* 0-d: > 0 where z's ops after the step differ from
                                          measured_ops; NULL unless same_round and measured */
     int hard_reused;                  /* the hard loss asked for is measured_hard: no rollout */
+    int hard_on_host;                 /* the hard loss is being measured on the host (hard_host) */
 } ca_step_results;
 
 int ca_trainer_step_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
@@ -158,6 +173,9 @@ int ca_trainer_gpu_step(ca_trainer *trainer, double *soft_loss, double *hard_los
 int ca_trainer_gpu_record(ca_trainer *trainer, VkCommandBuffer cmd, int with_hard, ca_step_results *results);
 int ca_trainer_gpu_finish(ca_trainer *trainer, int submitted, ca_step_results *results, double *soft_loss,
                           double *hard_loss);
+
+/* Prepares hard_on_host where it applies (after the engine and z are made). */
+int ca_trainer_gpu_hard_host_init(ca_trainer *trainer);
 
 /* Copies the state the step under way starts from into trainer->measured (recorded on the GPU). */
 int ca_trainer_snapshot(ca_trainer *trainer);

@@ -7,23 +7,85 @@
 
 #include "ca_gpu_check.h"
 #include "error.h"
+#include "gates.h"
 #include "rng.h"
 #include "tn_ops.h"
 #include "tn_vk.h"
 #include "vk_command.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* The hard circuit's rollout and loss: argmax gates, no gradient; then the snapshot of the state
- * the step starts from (ca_trainer_snapshot). What the persistent forward polls is cleared first,
- * without a barrier: the next tn op's covers it. */
+int ca_trainer_gpu_hard_host_init(ca_trainer *t)
+{
+    const ca_config *c = &t->model->config;
+    if (c->pool || c->window || t->options.check_stages || t->options.hard_on_gpu) return DLCA_OK;
+    size_t gates = t->model->gate_count, rows[2] = {gates, 1}, index_shape[2] = {GATE_OP_COUNT, 1};
+    double index[GATE_OP_COUNT];
+    for (int i = 0; i < GATE_OP_COUNT; i++) index[i] = i;
+    t->host_ops = malloc(gates);
+    if (!t->host_ops) return err_set(DLCA_ERR_NOMEM, "out of memory for the host's hard circuit");
+    if (vk_buffer_create(t->vk, &t->ops_host, gates * sizeof(float), VK_BUFFER_STAGING)) return DLCA_ERR;
+    t->ops_host_rows = tn_vk_wrap(t->dev, &t->ops_host, 0, 2, rows);
+    tn_tensor *index_cpu = tn_from_f64(TN_F32, 2, index_shape, index);
+    t->op_index = index_cpu ? tn_to_device(index_cpu, t->dev) : NULL;
+    tn_free(index_cpu);
+    if (!t->ops_host_rows || !t->op_index || ca_hard_host_init(&t->hard_host, t->model, t->image)) return DLCA_ERR;
+    t->hard_on_host = 1;
+    return DLCA_OK;
+}
+
+/* After the optimizer's step: z's ops into ops_host, for the next step's hard loss on the host. */
+static int record_ops_to_host(ca_trainer *t)
+{
+    if (!t->hard_on_host) return DLCA_OK;
+    tn_no_grad_begin();
+    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
+    tn_tensor *ops = onehot ? tn_matmul(onehot, t->op_index) : NULL; /* exact: one 1 times k a row */
+    int rc = ops ? tn_assign(t->ops_host_rows, ops) : DLCA_ERR;
+    tn_no_grad_end();
+    tn_free(ops), tn_free(onehot);
+    return rc;
+}
+
+/* The circuit in ops_host (z's ops, the last step wrote them) measured on the host while the GPU
+ * runs the step; where same_round, its one-hot becomes measured_ops as a GPU rollout's would. */
+static int start_hard_on_host(ca_trainer *t, ca_step_results *r)
+{
+    const float *ops = t->ops_host.mapped;
+    for (size_t g = 0; g < t->model->gate_count; g++) {
+        float op = ops[t->gpu.gate_row[g]];
+        if (!(op >= 0.0f && op < (float)GATE_OP_COUNT))
+            return err_set(DLCA_ERR, "the GPU's ops of step %llu: gate %zu has op %g", (unsigned long long)t->step, g,
+                           (double)op);
+        t->host_ops[g] = (uint8_t)op;
+    }
+    if (ca_hard_host_start(&t->hard_host, t->host_ops, t->step)) return DLCA_ERR;
+    r->hard_on_host = 1;
+    if (t->same_round) {
+        tn_no_grad_begin();
+        tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
+        tn_no_grad_end();
+        if (!onehot) return DLCA_ERR;
+        ca_trainer_measured_ops(t, onehot);
+        tn_free(onehot);
+    }
+    return ca_trainer_snapshot(t);
+}
+
+/* The hard circuit's loss: the last one's where ca_trainer_hard_reusable says it is the same;
+ * on the host where ops_host holds the circuit (start_hard_on_host); else its rollout here,
+ * argmax gates, no gradient. Then the snapshot of the state the step starts from
+ * (ca_trainer_snapshot). What the persistent forward polls is cleared first, without a barrier:
+ * the next tn op's covers it. */
 static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
 {
     if (ca_trainer_hard_reusable(t)) { /* the circuit measured last, on the same round */
         r->hard_reused = 1;
         return ca_trainer_snapshot(t);
     }
+    if (t->ops_host_valid) return start_hard_on_host(t, r);
     if (ca_gpu_clear_persistent(&t->gpu, cmd, 1, 0)) return DLCA_ERR;
     tn_no_grad_begin();
     tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
@@ -50,7 +112,7 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
     if (tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END)) return DLCA_ERR;
-    return ca_trainer_ops_diff(t, &r->ops_diff);
+    return record_ops_to_host(t) || ca_trainer_ops_diff(t, &r->ops_diff);
 }
 
 /* The round's target tensor: the engine's target rows, or with a window loss their copies into
@@ -121,16 +183,25 @@ static int run_step(ca_trainer *t, int with_hard, ca_step_results *r)
 /* The losses and AdamW's status of a step that ran (rc: how its recording and submission went). */
 static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_loss, double *hard_loss)
 {
+    double host_wrong = 0.0;
+    if (r->hard_on_host) { /* waited for whatever happened: its thread reads the trainer's model */
+        int waited = ca_hard_host_wait(&t->hard_host, &host_wrong);
+        if (!rc) rc = waited;
+    }
+    t->ops_host_valid = 0; /* until this step is known to have written them */
     tn_optim_status status = {0};
     if (!rc) rc = tn_optim_status_read(&t->optim, &status);
     if (!rc) {
         *soft_loss = tn_item(r->soft_loss);
         if (hard_loss && r->hard_reused) *hard_loss = t->measured_hard, t->hard_reused++;
+        else if (hard_loss && r->hard_on_host)
+            *hard_loss = t->measured_hard = ca_trainer_round_hard(t, host_wrong), t->hard_on_host_steps++;
         else if (hard_loss) *hard_loss = t->measured_hard = ca_trainer_round_hard(t, tn_item(r->hard_loss));
         if (r->ops_diff) t->ops_changed = tn_item(r->ops_diff) != 0.0;
     }
     tn_free(r->soft_loss), tn_free(r->hard_loss), tn_free(r->target), tn_free(r->ops_diff);
     r->soft_loss = r->hard_loss = r->target = r->ops_diff = NULL;
+    r->hard_on_host = 0;
     if (rc) return rc;
     if (status.last_skipped) {
         /* Not every workgroup of a persistent kernel could run at once (too many tiles for the
@@ -145,6 +216,7 @@ static int read_step(ca_trainer *t, int rc, ca_step_results *r, double *soft_los
             return DLCA_ERR;
         return ca_trainer_gpu_step(t, soft_loss, hard_loss);
     }
+    t->ops_host_valid = t->hard_on_host;
     return isfinite(*soft_loss) ? DLCA_OK : ca_trainer_nonfinite(t, "loss");
 }
 
