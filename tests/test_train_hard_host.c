@@ -4,7 +4,8 @@
  * bit, on rounds of random starts (a batch of two), of random fire masks (asynchronous), of one
  * seed-cell rollout (where the hard loss is also reused), through the GPU's paths and a
  * population; the host must measure nearly every step, the hard loss must change during the run,
- * and logits written from outside (the test seam) must be measured as written. */
+ * and logits written from outside (the test seam) must be measured as written. By default only
+ * rollouts of CA_HARD_HOST_MIN_EVALS gate evaluations or more go to the host. */
 #include "ca_fixtures.h"
 #include "ca_population.h"
 #include "ca_train.h"
@@ -74,15 +75,16 @@ static int same_losses(const char *label, const run_losses *a, const run_losses 
 static void check_path(const char *label, const ca_config *config, vk_context *vk, ca_options options, int same_round)
 {
     run_losses host, gpu;
+    options.hard_on_host = CA_GPU_ON; /* the test's rollouts are below CA_HARD_HOST_MIN_EVALS */
     ca_options on_gpu = options;
-    on_gpu.hard_on_gpu = 1;
+    on_gpu.hard_on_host = CA_GPU_OFF;
     int rc = train(config, vk, options, &host) || train(config, vk, on_gpu, &gpu);
     CHECK(!rc, "%s: %s", label, err_message());
     if (rc) return;
     int changes = 0;
     for (int s = 1; s < STEPS; s++) changes += gpu.hard[s] != gpu.hard[s - 1];
     CHECK(same_losses(label, &host, &gpu), "%s: the losses equal those of the hard rollout on the GPU", label);
-    CHECK(gpu.on_host == 0, "%s: hard_on_gpu measured %llu steps on the host", label, (unsigned long long)gpu.on_host);
+    CHECK(gpu.on_host == 0, "%s: hard_on_host off measured %llu steps on the host", label, (unsigned long long)gpu.on_host);
     /* step 1 and the poked step have no ops copied out: the GPU measures them */
     if (same_round)
         CHECK(host.on_host >= 3 && host.on_host <= STEPS - 2, "%s: %llu steps measured on the host", label,
@@ -98,7 +100,7 @@ static void check_path(const char *label, const ca_config *config, vk_context *v
 static void check_population(const ca_config *config, vk_context *vk)
 {
     ca_population p;
-    ca_options options = {.before_step = poke};
+    ca_options options = {.before_step = poke, .hard_on_host = CA_GPU_ON};
     double soft[MEMBERS], hard[MEMBERS];
     static run_losses got[MEMBERS];
     memset(&p, 0, sizeof p);
@@ -115,13 +117,26 @@ static void check_population(const ca_config *config, vk_context *vk)
         ca_config member = *config;
         member.seed = config->seed + (uint64_t)i;
         run_losses want;
-        CHECK(!train(&member, vk, (ca_options){.hard_on_gpu = 1}, &want), "member %d alone: %s", i, err_message());
+        CHECK(!train(&member, vk, (ca_options){.hard_on_host = CA_GPU_OFF}, &want), "member %d alone: %s", i, err_message());
         char label[64];
         snprintf(label, sizeof label, "population member %d", i);
         CHECK(same_losses(label, &got[i], &want), "%s: the losses equal its run alone, hard loss on the GPU", label);
         CHECK(got[i].on_host == STEPS - 2, "%s: %llu steps measured on the host", label,
               (unsigned long long)got[i].on_host);
     }
+}
+
+/* Whether a trainer of `config` with the default options measures on the host. */
+static void check_default(const ca_config *config, vk_context *vk, int want)
+{
+    ca_model model;
+    ca_trainer t;
+    int rc = ca_model_init(&model, config), got = -1;
+    if (!rc) rc = ca_trainer_init(&t, &model, NULL, CA_BACKEND_GPU, vk, NULL);
+    if (!rc) got = t.hard_on_host, ca_trainer_free(&t);
+    ca_model_free(&model);
+    CHECK(!rc && got == want, "%dx%d x %d, T %d: hard_on_host %d by default, want %d (%s)", config->height,
+          config->width, config->batch, config->steps, got, want, rc ? err_message() : "");
 }
 
 int main(void)
@@ -150,8 +165,15 @@ int main(void)
     ca_config pooled = seed;
     pooled.pool = 4, pooled.batch = 2;
     run_losses pool;
-    CHECK(!train(&pooled, &vk, (ca_options){0}, &pool) && pool.on_host == 0, "pool: %llu steps on the host (%s)",
-          (unsigned long long)pool.on_host, err_message());
+    CHECK(!train(&pooled, &vk, (ca_options){.hard_on_host = CA_GPU_ON}, &pool) && pool.on_host == 0,
+          "pool: %llu steps on the host (%s)", (unsigned long long)pool.on_host, err_message());
+
+    /* by default only rollouts of CA_HARD_HOST_MIN_EVALS gate evaluations or more: the test's
+     * small one stays on the GPU, the checkerboard preset's (16x16 x 2, T 20) goes to the host */
+    check_default(&random, &vk, 0);
+    ca_config preset;
+    ca_config_preset(&preset, "checkerboard");
+    check_default(&preset, &vk, 1);
     vk_context_free(&vk);
     return test_finish("test_train_hard_host");
 }

@@ -12,6 +12,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
+/* The hard rollouts measured on the host by default: those of at least this many gate
+ * evaluations (gate rows x cells x T). Below, the GPU's rollout (a few short dispatches) costs
+ * a step less than the thread's start and the circuit's build: gol, 3e5, a step of 4 members
+ * 0.39 ms with the GPU's rollout against 0.43 on the host (H200); checkerboard (4.7e7) and the
+ * lizard (7.8e7) are far above. */
+#define CA_HARD_HOST_MIN_EVALS 1e6
+
 typedef struct {
     ca_model model;      /* the trainer's model (config and wiring shared), logits its own: the
                             measured circuit's ops as one-hot rows */

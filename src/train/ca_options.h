@@ -22,8 +22,10 @@ typedef struct {
     int hard_rollout_always; /* a step asked for the hard loss runs the hard rollout even where
                                 the trainer could reuse the last one's (ca_train.h): dlca bench
                                 times the rollout, tests compare the two ways */
-    int hard_on_gpu;        /* a GPU step measures the hard loss by a rollout on the GPU even where
-                               the host could (ca_train.h, hard_on_host): tests compare the two */
+    ca_gpu_choice hard_on_host; /* where a GPU step measures the hard loss (ca_train.h,
+                               hard_on_host): AUTO on the host where the rollout is large enough
+                               (ca_hard_host.h), ON wherever the host can, OFF never: tests
+                               compare the two */
     const char *assets;     /* where the shipped targets and models are; NULL: the source tree's */
     /* A test seam, never set by the command line: called before training step `step` (1-based)
      * with the model, whose logits it may change (return 1 when it did: they go to the engine;

@@ -20,7 +20,9 @@
 int ca_trainer_gpu_hard_host_init(ca_trainer *t)
 {
     const ca_config *c = &t->model->config;
-    if (c->pool || c->window || t->options.check_stages || t->options.hard_on_gpu) return DLCA_OK;
+    if (c->pool || c->window || t->options.check_stages || t->options.hard_on_host == CA_GPU_OFF) return DLCA_OK;
+    double evals = (double)t->gpu.step_rows * (double)t->gpu.plan.cells * (double)c->steps;
+    if (t->options.hard_on_host != CA_GPU_ON && evals < CA_HARD_HOST_MIN_EVALS) return DLCA_OK;
     size_t gates = t->model->gate_count, rows[2] = {gates, 1}, index_shape[2] = {GATE_OP_COUNT, 1};
     double index[GATE_OP_COUNT];
     for (int i = 0; i < GATE_OP_COUNT; i++) index[i] = i;
