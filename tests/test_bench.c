@@ -243,6 +243,8 @@ static void test_population(int device, double single_dispatches)
         double step = check_spread(text, "step"), measured = check_spread(text, "measured_step");
         CHECK(step > 0.0 && measured > 0.0, "step %g and with hard loss %g ms", step, measured);
         CHECK_CLOSE(number(text, "member_step_ms_median"), step / 3.0, 0.0, 1e-9, "a member's share is a third");
+        /* gol's rollout is under CA_HARD_HOST_MIN_EVALS: on a GPU the GPU measures it */
+        CHECK(has_string(text, "hard_loss_on", device >= 0 ? "gpu" : "cpu"), "hard_loss_on on %s", where);
         if (device >= 0) {
             /* a submission a member, as soon as it is recorded (vk_spread) */
             double queues = number(text, "queues");
@@ -256,7 +258,9 @@ static void test_population(int device, double single_dispatches)
         } else
             CHECK(has_string(text, "engine", "cpu"), "on the CPU engine");
     }
-    CHECK(out && strstr(out, "a population of 3 gol members") && strstr(out, "with hard loss"), "stdout: %s",
+    CHECK(out && strstr(out, "a population of 3 gol members") && strstr(out, "with hard loss") &&
+              strstr(out, device >= 0 ? "a hard rollout in the GPU's step" : "a hard rollout on the CPU engine"),
+          "stdout: %s",
           out ? out : "");
     free(out), free(text);
 }

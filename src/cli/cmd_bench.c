@@ -82,8 +82,10 @@ static void print_help(void)
            "                   memory), --T steps per submission (default %d), --steps timed submissions\n"
            "                   after an untimed one; median by GPU timestamps and by wall clock\n"
            "  --population N   time a step of N members (seeds 1..N, as dlca train --population):\n"
-           "                   one submission for all on a GPU; wall clock of the whole step, without\n"
-           "                   and with every member's hard loss (what dlca train measures each step)\n"
+           "                   a submission a member over the GPU's queues; wall clock of the whole\n"
+           "                   step, without and with every member's hard loss (what dlca train\n"
+           "                   measures each step), and where that is measured (the host's threads\n"
+           "                   or the GPU)\n"
            "\n"
            "The trainer's logits really change during the run; nothing is saved.\n",
            HARD_GPU_BATCH, HARD_GPU_T, HARD_SIZE, HARD_SIZE, HARD_GPU_BATCH, HARD_GPU_T);

@@ -37,6 +37,7 @@ static void json_population(cli_json *w, const void *data)
     cli_json_number(w, "measured_steps", r->steps);
     cmd_bench_json_spread(w, "step_ms", &r->step_ms, 1);
     cmd_bench_json_spread(w, "measured_step_ms", &r->measured_ms, 1);
+    cli_json_string(w, "hard_loss_on", r->hard_loss_on);
     cli_json_number(w, "member_step_ms_median", r->step_ms.median / r->members);
     cli_json_number(w, "dispatches_per_step", gpu ? r->dispatches_per_step : NAN);
     cli_json_number(w, "submissions_per_step", gpu ? r->submissions_per_step : NAN);
@@ -54,8 +55,14 @@ static void print_population(const population_report *t)
            r->members, c->preset, c->batch, c->height, c->width, c->steps, t->machine->device, r->warmup, r->steps);
     printf("  step            %10.4g ms median (p10 %.4g, p90 %.4g), %.4g ms a member\n", r->step_ms.median,
            r->step_ms.p10, r->step_ms.p90, r->step_ms.median / r->members);
-    printf("  with hard loss  %10.4g ms median (p10 %.4g, p90 %.4g)\n", r->measured_ms.median, r->measured_ms.p10,
-           r->measured_ms.p90);
+    static const char *const where[][2] = {{"host", "measured on the host's threads while the GPU steps"},
+                                           {"gpu", "a hard rollout in the GPU's step"},
+                                           {"cpu", "a hard rollout on the CPU engine"}};
+    const char *how = "";
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
+        if (r->hard_loss_on && strcmp(r->hard_loss_on, where[i][0]) == 0) how = where[i][1];
+    printf("  with hard loss  %10.4g ms median (p10 %.4g, p90 %.4g): %s\n", r->measured_ms.median,
+           r->measured_ms.p10, r->measured_ms.p90, how);
     if (strcmp(t->machine->engine, "gpu") == 0) {
         printf("  of a step       %10.4g ms recording and submitting the members' commands (the GPU running "
                "meanwhile), %.4g ms from the last submission to the end (medians)\n", r->record_ms.median,

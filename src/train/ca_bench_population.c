@@ -47,6 +47,7 @@ int ca_bench_population(ca_population *p, int warmup, int steps, ca_bench_popula
         r->record_ms = ca_bench_spread_of(ms + 2 * steps, steps);
         r->run_ms = ca_bench_spread_of(ms + 3 * steps, steps);
         r->peak_device_bytes = vk ? vk->peak_device_bytes : 0;
+        r->hard_loss_on = !vk ? "cpu" : p->members[0].trainer.hard_on_host ? "host" : "gpu";
     }
     free(soft), free(hard), free(ms);
     return rc;

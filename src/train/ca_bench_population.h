@@ -14,6 +14,9 @@ typedef struct {
     ca_bench_spread record_ms, run_ms; /* GPU, no hard loss: its parts (ca_population.record_ms, run_ms) */
     double dispatches_per_step, submissions_per_step; /* GPU: mean over the steps without hard loss */
     size_t peak_device_bytes;    /* GPU: vk->peak_device_bytes after the run */
+    const char *hard_loss_on;    /* where the members measure the hard loss: "host" (on threads
+                                    while the GPU steps, ca_train.h hard_on_host), "gpu" (a hard
+                                    rollout in the step's commands) or "cpu" (the CPU engine) */
 } ca_bench_population_result;
 
 /* Runs `warmup` steps of every member (on a real GPU, as many more as take 1 s in all), then

@@ -3,6 +3,7 @@
 
 #include "ca_exact.h"
 #include "error.h"
+#include "gates.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@ int ca_hard_host_init(ca_hard_host *h, const ca_model *model, const double *imag
 {
     memset(h, 0, sizeof *h);
     h->model = *model;
-    h->model.logits = calloc(model->gate_count * 16, sizeof(float));
+    h->model.logits = calloc(model->gate_count * GATE_OP_COUNT, sizeof(float));
     if (!h->model.logits) return err_set(DLCA_ERR_NOMEM, "out of memory for the host's hard circuit");
     h->image = image;
     return DLCA_OK;
@@ -41,10 +42,10 @@ int ca_hard_host_start(ca_hard_host *h, const uint8_t *ops, uint64_t round)
 {
     if (h->running) return err_set(DLCA_ERR, "the host's hard loss: a measurement is under way already");
     size_t gates = h->model.gate_count;
-    memset(h->model.logits, 0, gates * 16 * sizeof(float));
+    memset(h->model.logits, 0, gates * GATE_OP_COUNT * sizeof(float));
     for (size_t g = 0; g < gates; g++) {
-        if (ops[g] > 15) return err_set(DLCA_ERR, "the host's hard loss: gate %zu has op %u", g, ops[g]);
-        h->model.logits[g * 16 + ops[g]] = 1.0f;
+        if (ops[g] >= GATE_OP_COUNT) return err_set(DLCA_ERR, "the host's hard loss: gate %zu has op %u", g, ops[g]);
+        h->model.logits[g * GATE_OP_COUNT + ops[g]] = 1.0f;
     }
     h->round = round, h->rc = DLCA_OK, h->wrong = 0.0, h->error[0] = '\0';
     h->running = 1;

@@ -87,11 +87,12 @@ typedef struct {
     uint64_t hard_reused;
     /* On the GPU without a pool or window (nor check_stages), where the rollout is large enough
      * (options.hard_on_host), a step asked for the hard loss measures it on the host
-     * (ca_hard_host.h) while the GPU runs the step: every step copies z's ops after its update into `ops_host` ([gates] floats 0..15, the
-     * engine's gate order), which the next step reads as its circuit's. `hard_on_host`: the run
-     * is such; `ops_host_valid`: ops_host holds z's ops (a step wrote them, and z was not written
-     * from outside since); `host_ops`: the circuit measured, in the model's gate order;
-     * `hard_on_host_steps`: steps measured so. Elsewhere the hard rollout runs on the GPU. */
+     * (ca_hard_host.h) while the GPU runs the step: every step copies z's ops after its update
+     * into `ops_host` ([gates] floats 0..15, the engine's gate order), which the next step reads
+     * as its circuit's. `hard_on_host`: the run is such; `ops_host_valid`: ops_host holds z's
+     * ops (a step wrote them, and z was not written from outside since); `host_ops`: the circuit
+     * measured, in the model's gate order; `hard_on_host_steps`: steps measured so. Elsewhere the
+     * hard rollout runs on the GPU. */
     int hard_on_host, ops_host_valid;
     vk_buffer ops_host;
     tn_tensor *ops_host_rows, *op_index; /* ops_host as a [gates][1] tensor; [16][1]: 0..15 */
