@@ -170,15 +170,15 @@ void ca_trainer_measured_ops(ca_trainer *t, tn_tensor *onehot)
     t->ops_changed = !t->measured_ops;
 }
 
-int ca_trainer_ops_diff(ca_trainer *t, tn_tensor **diff)
+int ca_trainer_ops_diff(ca_trainer *t, tn_tensor *onehot, tn_tensor **diff)
 {
     *diff = NULL;
     if (!t->same_round || !t->measured_ops) return DLCA_OK;
     tn_no_grad_begin();
-    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
-    *diff = onehot ? tn_sse_loss(onehot, t->measured_ops) : NULL; /* an exact count of 0s and 1s */
+    tn_tensor *ops = onehot ? tn_retain(onehot) : tn_argmax_onehot(t->params.params[0]);
+    *diff = ops ? tn_sse_loss(ops, t->measured_ops) : NULL; /* an exact count of 0s and 1s */
     tn_no_grad_end();
-    tn_free(onehot);
+    tn_free(ops);
     return *diff ? DLCA_OK : DLCA_ERR;
 }
 
@@ -407,7 +407,7 @@ static int cpu_hard_loss(ca_trainer *t, tn_tensor *target, double *hard_loss)
 static int cpu_ops_changed(ca_trainer *t)
 {
     tn_tensor *diff;
-    int rc = ca_trainer_ops_diff(t, &diff);
+    int rc = ca_trainer_ops_diff(t, NULL, &diff);
     if (diff) t->ops_changed = tn_item(diff) != 0.0;
     tn_free(diff);
     return rc;

@@ -191,8 +191,9 @@ void ca_trainer_measured_ops(ca_trainer *trainer, tn_tensor *onehot);
 
 /* After the optimizer's step (recorded on the GPU): *diff a 0-d count > 0 where z's ops differ
  * from measured_ops; NULL where nothing is to be compared (not same_round, or nothing
- * measured). Fails when an op does. */
-int ca_trainer_ops_diff(ca_trainer *trainer, tn_tensor **diff);
+ * measured). `onehot`: z's ops one-hot where the caller made it already, else NULL (made here
+ * when needed). Fails when an op does. */
+int ca_trainer_ops_diff(ca_trainer *trainer, tn_tensor *onehot, tn_tensor **diff);
 
 /* The loss of a rollout's output `out` (the final grid's loss channels, ca_rollout.h): the sum of
  * squared errors against `target` [loss_channels][same columns]. */

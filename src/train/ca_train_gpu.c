@@ -38,16 +38,19 @@ int ca_trainer_gpu_hard_host_init(ca_trainer *t)
     return DLCA_OK;
 }
 
-/* After the optimizer's step: z's ops into ops_host, for the next step's hard loss on the host. */
-static int record_ops_to_host(ca_trainer *t)
+/* After the optimizer's step: z's ops into ops_host, for the next step's hard loss on the host;
+ * *onehot their one-hot (NULL where the run does not measure on the host), which the comparison
+ * with the measured circuit reads too (ca_trainer_ops_diff). */
+static int record_ops_to_host(ca_trainer *t, tn_tensor **onehot)
 {
+    *onehot = NULL;
     if (!t->hard_on_host) return DLCA_OK;
     tn_no_grad_begin();
-    tn_tensor *onehot = tn_argmax_onehot(t->params.params[0]);
-    tn_tensor *ops = onehot ? tn_matmul(onehot, t->op_index) : NULL; /* exact: one 1 times k a row */
+    *onehot = tn_argmax_onehot(t->params.params[0]);
+    tn_tensor *ops = *onehot ? tn_matmul(*onehot, t->op_index) : NULL; /* exact: one 1 times k a row */
     int rc = ops ? tn_assign(t->ops_host_rows, ops) : DLCA_ERR;
     tn_no_grad_end();
-    tn_free(ops), tn_free(onehot);
+    tn_free(ops);
     return rc;
 }
 
@@ -114,7 +117,11 @@ static int record_soft(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     if (rc) return rc;
     t->optim.lr = ca_trainer_learning_rate(t);
     if (tn_optim_step(&t->optim, &t->params) || ca_gpu_timestamp(&t->gpu, cmd, CA_GPU_MARK_END)) return DLCA_ERR;
-    return record_ops_to_host(t) || ca_trainer_ops_diff(t, &r->ops_diff);
+    tn_tensor *onehot;
+    rc = record_ops_to_host(t, &onehot);
+    if (!rc) rc = ca_trainer_ops_diff(t, onehot, &r->ops_diff);
+    tn_free(onehot);
+    return rc;
 }
 
 /* The round's target tensor: the engine's target rows, or with a window loss their copies into
