@@ -6,10 +6,9 @@
  * population; the host must measure nearly every step, the hard loss must change during the run,
  * and logits written from outside (the test seam) must be measured as written. By default only
  * rollouts of CA_HARD_HOST_MIN_EVALS gate evaluations or more go to the host. */
-#include "ca_fixtures.h"
 #include "ca_population.h"
-#include "ca_train.h"
 #include "check.h"
+#include "train_fixtures.h"
 #include "vk_test.h"
 
 #include <stdio.h>
@@ -17,45 +16,20 @@
 
 enum { STEPS = 30, POKE_STEP = 17, MEMBERS = 2 };
 
-/* A small checkerboard whose gates leave pass-through within a few steps (a small init logit),
- * so that ops and the hard loss change while the test runs. */
-static void base_config(ca_config *c)
-{
-    small_preset(c, "checkerboard");
-    c->height = c->width = 4, c->steps = 3;
-    c->init_logit = 0.5, c->learning_rate = 0.1, c->train_steps = STEPS;
-}
-
-/* The test seam: at POKE_STEP every gate's logits are rotated by one op, which changes every op,
- * so the circuit the host last read is not z's. */
+/* The test seam: at POKE_STEP every gate's logits are rotated by one op (rotate_ops), so the
+ * circuit the host last read is not z's. */
 static int poke(void *context, uint64_t step, ca_model *model)
 {
     (void)context;
     if (step != POKE_STEP) return 0;
-    for (size_t g = 0; g < model->gate_count; g++) {
-        float *l = model->logits + g * GATE_OP_COUNT, first = l[0];
-        memmove(l, l + 1, (GATE_OP_COUNT - 1) * sizeof(float));
-        l[GATE_OP_COUNT - 1] = first;
-    }
+    rotate_ops(model);
     return 1;
 }
 
-typedef struct {
-    double soft[STEPS], hard[STEPS];
-    uint64_t on_host;
-} run_losses;
-
 static int train(const ca_config *config, vk_context *vk, ca_options options, run_losses *out)
 {
-    ca_model model;
-    ca_trainer t;
     options.before_step = poke;
-    if (ca_model_init(&model, config)) return DLCA_ERR;
-    int rc = ca_trainer_init(&t, &model, NULL, CA_BACKEND_GPU, vk, &options);
-    for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&t, &out->soft[s], &out->hard[s]);
-    if (!rc) out->on_host = t.hard_on_host_steps, ca_trainer_free(&t);
-    ca_model_free(&model);
-    return rc;
+    return train_losses(config, CA_BACKEND_GPU, vk, &options, out);
 }
 
 /* Whether two runs' losses are equal at every step (the first difference printed). */
@@ -147,7 +121,7 @@ int main(void)
         return status == 77 ? test_finish("test_train_hard_host") : status;
     }
     ca_config random, async, seed;
-    base_config(&random); /* random starts, a batch of two */
+    changing_ops_config(&random, STEPS); /* random starts, a batch of two */
     async = random;
     async.fire_rate = 0.5, async.batch = 1;
     seed = random;

@@ -5,10 +5,9 @@
  * happen, and so must new measurements once ops change (the hard loss moves during the run);
  * logits written from outside (the test seam) are measured anew; a run whose rounds differ never
  * reuses. */
-#include "ca_fixtures.h"
 #include "ca_population.h"
-#include "ca_train.h"
 #include "check.h"
+#include "train_fixtures.h"
 #include "vk_test.h"
 
 #include <stdio.h>
@@ -16,46 +15,27 @@
 
 enum { STEPS = 40, POKE_STEP = 25, MEMBERS = 2 };
 
-/* A checkerboard target grown from a seed cell: the same rollout every round. A small init logit
- * lets gates leave pass-through within a few steps, so that ops change while the test runs. */
+/* A checkerboard target grown from a seed cell: the same rollout every round, with ops that
+ * change while the test runs (changing_ops_config). */
 static void same_round_config(ca_config *c)
 {
-    small_preset(c, "checkerboard");
-    c->height = c->width = 4, c->batch = 1, c->steps = 3;
-    c->start = CA_START_SEED_CELL, c->fire_rate = 1.0;
-    c->init_logit = 0.5, c->learning_rate = 0.1, c->train_steps = STEPS;
+    changing_ops_config(c, STEPS);
+    c->batch = 1, c->start = CA_START_SEED_CELL, c->fire_rate = 1.0;
 }
 
-/* The test seam: at POKE_STEP every gate's logits are rotated by one op, which changes every op
- * while the optimizer's own steps are small. */
+/* The test seam: at POKE_STEP every gate's logits are rotated by one op (rotate_ops). */
 static int poke(void *context, uint64_t step, ca_model *model)
 {
     (void)context;
     if (step != POKE_STEP) return 0;
-    for (size_t g = 0; g < model->gate_count; g++) {
-        float *l = model->logits + g * GATE_OP_COUNT, first = l[0];
-        memmove(l, l + 1, (GATE_OP_COUNT - 1) * sizeof(float));
-        l[GATE_OP_COUNT - 1] = first;
-    }
+    rotate_ops(model);
     return 1;
 }
 
-typedef struct {
-    double soft[STEPS], hard[STEPS];
-    uint64_t reused;
-} run_losses;
-
 static int train(const ca_config *config, ca_backend backend, vk_context *vk, ca_options options, run_losses *out)
 {
-    ca_model model;
-    ca_trainer t;
     options.before_step = poke;
-    if (ca_model_init(&model, config)) return DLCA_ERR;
-    int rc = ca_trainer_init(&t, &model, NULL, backend, vk, &options);
-    for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&t, &out->soft[s], &out->hard[s]);
-    if (!rc) out->reused = t.hard_reused, ca_trainer_free(&t);
-    ca_model_free(&model);
-    return rc;
+    return train_losses(config, backend, vk, &options, out);
 }
 
 /* Runs `label` both ways and compares. */
