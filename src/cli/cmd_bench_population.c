@@ -90,9 +90,10 @@ int cmd_bench_population(const bench_options *o)
     run.gpu.cache = o->cache;
     run.hard_rollout_always = 1; /* "with hard loss" times the rollout */
     if (o->cold) run.vk.pipeline_cache[0] = '\0';
+    int members = (int)o->population;
+    run.models = members;
     if (!rc) rc = cmd_bench_config(o, run.assets, &config, &target, &image);
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    int members = (int)o->population;
     if (!rc) rc = cmd_population_memory(&config, members, backend, &vk, &run, CA_MEMORY_DEFAULT_GIB);
     if (!rc) rc = ca_population_init(&population, &config, members, image, backend, &vk, &run, 1);
     if (!rc) {

@@ -544,6 +544,7 @@ static int sweep(const sweep_options *o)
     if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
     if (!rc && o->keep_exact) rc = check_keep_exact(o);
     if (!rc) rc = prepare_presets(o, run.assets, inputs);
+    run.models = (int)o->seed_count; /* a preset's seeds train as one population */
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     /* the first preset always runs (it stops at once when interrupted, and reports what it has) */
     for (int i = 0; !rc && i < o->preset_count && (i == 0 || !*o->interrupt); i++, done++)

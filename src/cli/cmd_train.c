@@ -332,13 +332,14 @@ static int train(const cmd_train_options *o, const ca_options *seam)
         rc = err_set(DLCA_ERR, "%s: its run found an exact circuit at step %llu already: give --no-stop-exact to "
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
-    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     /* Not given: on a GPU, populations of 4 tried in turn, up to 16 seeds (the lizard 32), until
      * one member is verified exact: a seed is exact by luck, 16 almost always, and members take turns on the
      * GPU, so four at a time reach the first exact circuit of the same 16 seeds with fewer steps
      * (README, "The default run"). A single run elsewhere. --population alone means one try. */
-    int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
     cmd_default_run defaults = cmd_population_default_run(&r.model.config);
+    run.models = (int)(o->population ? o->population : !o->resume ? defaults.population : 1); /* on a GPU */
+    if (!rc) rc = ca_backend_open(&run, &vk, &backend);
+    int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
     long long population = o->population ? o->population : gpu_default ? defaults.population : 1;
     long long tries = o->tries ? o->tries : gpu_default && !o->population ? defaults.tries : 1;
     if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)

@@ -6,8 +6,15 @@
 #include <stdio.h>
 #include <string.h>
 
+uint32_t ca_backend_queues(int models)
+{
+    return models <= 1 ? 1 : models < CA_BACKEND_QUEUES_MAX ? (uint32_t)models : CA_BACKEND_QUEUES_MAX;
+}
+
 int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backend)
 {
+    vk_context_options made = options->vk;
+    if (made.queues <= 0) made.queues = (int)ca_backend_queues(options->models);
     const char *spec = options->device ? options->device : "auto";
     char source[160];
     if (options->device_from_environment)
@@ -21,7 +28,7 @@ int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backe
                                  "(see `dlca devices`)");
     if (strcmp(spec, "cpu") == 0) return DLCA_OK;
     if (strcmp(spec, "auto") == 0) {
-        if (vk_context_init_spec(vk, "auto", &options->vk) != DLCA_OK) {
+        if (vk_context_init_spec(vk, "auto", &made) != DLCA_OK) {
             err_clear();
             return DLCA_OK;
         }
@@ -32,7 +39,7 @@ int ca_backend_open(const ca_options *options, vk_context *vk, ca_backend *backe
         *backend = CA_BACKEND_GPU;
         return DLCA_OK;
     }
-    int status = vk_context_init_spec(vk, spec, &options->vk);
+    int status = vk_context_init_spec(vk, spec, &made);
     if (status != DLCA_OK) {
         /* "no Vulkan device found" alone would not say which device was asked for, or where. */
         char reason[768];

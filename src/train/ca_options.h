@@ -14,7 +14,11 @@
 typedef struct {
     const char *device;     /* auto (NULL), cpu, a Vulkan device index, type or part of its name */
     int device_from_environment; /* `device` is DLCA_DEVICE's (messages say so), not --device's */
-    vk_context_options vk;  /* validation layers, bounds checks, pipeline statistics, hang timeout */
+    vk_context_options vk;  /* validation layers, bounds checks, pipeline statistics, hang timeout;
+                               its queues (DLCA_QUEUES) 0 unless set: then ca_backend_open opens
+                               what `models` needs (ca_backend.h) */
+    int models;             /* models trained side by side on the GPU (a population's members, a
+                               sweep's seeds); 0: one */
     ca_gpu_options gpu;     /* the GPU engine's path: cache, fused, persistent, tiles */
     int cpu_threads;        /* the fast CPU engine's threads; 0: the online cores */
     int cpu_reference;      /* train on the double reference engine instead of the fast one */
