@@ -141,7 +141,7 @@ static void test_cpu(void)
         check_common(text, "gol", 2, 1, 9);
         double v;
         CHECK(has_string(text, "engine", "cpu") && json_number(text, "gpu_ms_median", &v) == 0 &&
-                  json_number(text, "dispatches_per_step", &v) == 0,
+                  json_number(text, "dispatches_per_step", &v) == 0 && json_number(text, "startup_queues", &v) == 0,
               "CPU engine: GPU numbers are null");
         CHECK(strstr(out, "gate evals/s") && strstr(out, "wall clock"), "table on stdout: %s", out);
     }
@@ -163,6 +163,10 @@ static char *bench_gpu(int device, const char *cache, int timestamps)
     }
     check_common(text, "gol", 2, 2, 9);
     CHECK(has_string(text, "engine", "gpu") && has_string(text, "cache", cache), "engine gpu, cache %s", cache);
+    /* one model: one queue (ca_backend_queues), unless DLCA_QUEUES says otherwise */
+    if (!getenv("DLCA_QUEUES"))
+        CHECK(number(text, "startup_queues") == 1, "a bench of one model opens one queue (%g)",
+              number(text, "startup_queues"));
     CHECK(number(text, "dispatches_per_step") >= 10 && number(text, "submissions_per_step") >= 1,
           "dispatches %g and submissions %g per step", number(text, "dispatches_per_step"),
           number(text, "submissions_per_step"));

@@ -244,6 +244,7 @@ static void json_startup(cli_json *w, const ca_bench_startup *s)
     json_number(w, "startup_context_ms", ca_bench_startup_ms(s, CA_STARTUP_CONTEXT), 1);
     json_number(w, "startup_instance_ms", s->instance_ms, gpu);
     json_number(w, "startup_device_ms", s->device_ms, gpu);
+    json_number(w, "startup_queues", s->queues, gpu);
     json_number(w, "startup_cache_read_ms", s->cache_ms, gpu);
     json_number(w, "startup_pipelines_ms", ca_bench_startup_pipelines_ms(s), 1);
     json_number(w, "startup_pipelines", s->pipelines[CA_STARTUP_FIRST_STEP], 1);
@@ -309,8 +310,8 @@ static void print_startup(const ca_bench_startup *s)
     printf("    %-12s %9.1f ms  options, model, target\n", "setup", ca_bench_startup_ms(s, CA_STARTUP_SETUP));
     printf("    %-12s %9.1f ms", "context", ca_bench_startup_ms(s, CA_STARTUP_CONTEXT));
     if (s->gpu)
-        printf("  instance %.1f, device %.1f, pipeline cache %.1f (%s", s->instance_ms, s->device_ms, s->cache_ms,
-               s->cache_state);
+        printf("  instance %.1f, device %.1f (%u queue%s), pipeline cache %.1f (%s", s->instance_ms, s->device_ms,
+               s->queues, s->queues == 1 ? "" : "s", s->cache_ms, s->cache_state);
     if (s->gpu && s->cache_bytes) printf(", %zu bytes read", s->cache_bytes);
     printf("%s\n", s->gpu ? ")" : "  (the CPU engine: no Vulkan context)");
     if (s->gpu) {

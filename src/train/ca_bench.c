@@ -33,6 +33,7 @@ void ca_bench_startup_mark(ca_bench_startup *s, int part, const vk_context *vk)
     s->gpu = vk != NULL, s->cache_state = vk_cache_state_name(vk ? vk->cache.state : VK_CACHE_OFF);
     if (!vk) return;
     s->instance_ms = vk->instance_ms, s->device_ms = vk->device_ms, s->cache_ms = vk->cache_ms;
+    s->queues = vk->queue_count;
     s->cache_feedback = vk->creation_feedback, s->cache_bytes = vk->cache.loaded_bytes;
 }
 

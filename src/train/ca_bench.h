@@ -30,6 +30,7 @@ typedef struct {
     uint64_t submissions[CA_STARTUP_PARTS]; /* queue submissions so far (each upload waits for one) */
     /* The context's own parts (vk_context_init) and its pipeline cache, copied at CA_STARTUP_CONTEXT. */
     double instance_ms, device_ms, cache_ms;
+    uint32_t queues;                      /* the queues the device was made with (ca_backend_queues) */
     int gpu, cache_feedback;              /* a Vulkan context; the driver reports cache hits */
     const char *cache_state;              /* vk_cache_state_name: off, new, loaded, ignored */
     size_t cache_bytes;                   /* the pipeline cache data read from its file */
