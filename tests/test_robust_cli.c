@@ -225,7 +225,6 @@ static void test_export_onto_model(void)
     free(bytes);
 }
 
-/* --help names the new flag and what the signals do. */
 /* The environment's settings are range-checked like flags: a bad value is one line naming the
  * variable, before any work. */
 static void test_environment(void)
@@ -240,6 +239,7 @@ static void test_environment(void)
     }
 }
 
+/* train --help names --force and what the signals do; dlca --help the environment a user sets. */
 static void test_help(void)
 {
     char err[8192], out[8192];
@@ -247,6 +247,12 @@ static void test_help(void)
     robust_read_text(robust_path("stdout.txt"), out, sizeof out);
     CHECK(status == 0 && strstr(out, "--force") && strstr(out, "SIGHUP") && strstr(out, "symbolic link"),
           "train --help documents --force, SIGHUP and symbolic links: %s", out);
+    status = robust_run(err, sizeof err, "--help");
+    robust_read_text(robust_path("stdout.txt"), out, sizeof out);
+    static const char *const names[] = {"DLCA_DEVICE=", "DLCA_VALIDATE=", "DLCA_ASSETS=", "DLCA_PIPELINE_CACHE=",
+                                        "DLCA_QUEUES="};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK(status == 0 && strstr(out, names[i]), "dlca --help names %s: %s", names[i], out);
 }
 
 int main(int argc, char **argv)

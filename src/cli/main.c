@@ -60,9 +60,14 @@ static void print_usage(FILE *out)
     fputs("\n'dlca <command> --help' describes each command's options.\n"
           "\n"
           "environment:\n"
-          "  DLCA_DEVICE=N     Vulkan device index (see 'dlca devices')\n"
+          "  DLCA_DEVICE=D     the device when --device is not given: auto, cpu, an index or part of\n"
+          "                    a name (see 'dlca devices')\n"
           "  DLCA_VALIDATE=1   enable the Vulkan validation layers\n"
-          "  DLCA_ASSETS=DIR   where the shipped targets and models are (default: the source tree's assets/)\n",
+          "  DLCA_ASSETS=DIR   where the shipped targets and models are (default: the source tree's assets/)\n"
+          "  DLCA_PIPELINE_CACHE=DIR|off\n"
+          "                    where compiled GPU kernels are kept (default: $XDG_CACHE_HOME/dlca, else\n"
+          "                    $HOME/.cache/dlca); off keeps none\n"
+          "  DLCA_QUEUES=N     GPU queues to open (default: one a model trained side by side, up to 4)\n",
           out);
 }
 
