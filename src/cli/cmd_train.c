@@ -337,10 +337,11 @@ static int train(const cmd_train_options *o, const ca_options *seam)
      * GPU, so four at a time reach the first exact circuit of the same 16 seeds with fewer steps
      * (README, "The default run"). A single run elsewhere. --population alone means one try. */
     cmd_default_run defaults = cmd_population_default_run(&r.model.config);
-    run.models = (int)(o->population ? o->population : !o->resume ? defaults.population : 1); /* on a GPU */
+    long long on_gpu = o->population ? o->population : !o->resume ? defaults.population : 1;
+    run.models = (int)on_gpu; /* the queues it opens (ca_backend_queues) */
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
     int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
-    long long population = o->population ? o->population : gpu_default ? defaults.population : 1;
+    long long population = backend == CA_BACKEND_GPU ? on_gpu : o->population ? o->population : 1;
     long long tries = o->tries ? o->tries : gpu_default && !o->population ? defaults.tries : 1;
     if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)
         rc = err_set(DLCA_ERR, "--tries %lld of %lld seeds: at most %d seeds in all", tries, population,
