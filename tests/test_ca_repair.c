@@ -91,7 +91,7 @@ static void test_repairs(const char *name)
     ca_target_image t;
     if (!load(name, &m, &t)) return;
     double *image = t.bits ? ca_target_values(&t) : NULL;
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
     ca_repair_result r;
     CHECK(ca_repair(&m, image, &o, &r) == DLCA_OK && r.exact && r.already_exact && r.tries == 0,
           "%s: an exact circuit is left alone", name);
@@ -130,7 +130,7 @@ static void test_persistence(void)
     long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
         ca_repair_result r;
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
@@ -153,15 +153,49 @@ static void test_more_rounds(void)
     long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL, NULL};
+        ca_repair_options capped = {30.0, 1, NULL, NULL, 1, NULL, NULL, 1};
         ca_repair_result r;
-        int rc = ca_repair(&m, NULL, &o, &r);
-        CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1,
-              "repaired on more rounds than the one it started from (%s): %zu wrong bits on it, %d changes",
-              rc ? err_message() : r.why, r.wrong_before, r.changes);
+        int rc = ca_repair(&m, NULL, &capped, &r);
+        CHECK(rc == DLCA_OK && !r.exact && r.rounds == 1 && strstr(r.why, "right on 1 repair round;"),
+              "most_rounds 1: right on its one round, not searched on more (%s; %d rounds)", rc ? err_message() : r.why,
+              r.rounds);
+        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL, NULL, 0};
+        rc = ca_repair(&m, NULL, &o, &r);
+        CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1 && r.rounds >= 2 &&
+                  r.rounds <= CA_REPAIR_ROUNDS,
+              "repaired on more rounds than the one it started from (%s): %zu wrong bits on it, %d changes, %d rounds",
+              rc ? err_message() : r.why, r.wrong_before, r.changes, r.rounds);
     }
     ca_target_image_free(&t);
     ca_model_free(&m);
+}
+
+/* How far the rounds grow: past CA_REPAIR_MAX_ROUNDS while the counted bits stay within
+ * CA_REPAIR_GROW_BITS, never below it, one where every round is the same rollout. */
+static void test_most_rounds(void)
+{
+    struct {
+        const char *preset;
+        int grid, batch, window, want;
+    } cases[] = {
+        {"checkerboard", 16, 2, 0, CA_REPAIR_GROW_ROUNDS},      /* 512 bits a round */
+        {"checkerboard-async", 14, 1, 0, CA_REPAIR_GROW_ROUNDS}, /* 196 */
+        {"checkerboard", 64, 4, 0, 256},                         /* 16384: 4 Mi / 16384 */
+        {"checkerboard", 64, 2, 0, 512},                         /* 8192 */
+        {"checkerboard", 16, 2, 4, CA_REPAIR_MAX_ROUNDS},        /* to 10T: 181 x 512 */
+        {"image", 16, 1, 0, 1},                                  /* one rollout */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ca_config c;
+        if (ca_config_preset(&c, cases[i].preset)) {
+            CHECK(0, "preset %s: %s", cases[i].preset, err_message());
+            continue;
+        }
+        c.height = c.width = cases[i].grid, c.batch = cases[i].batch, c.window = cases[i].window;
+        int most = ca_repair_most_rounds(&c);
+        CHECK(most == cases[i].want, "%s on %dx%d, batch %d, window %d: grows to %d rounds (want %d)",
+              cases[i].preset, cases[i].grid, cases[i].grid, cases[i].batch, cases[i].window, most, cases[i].want);
+    }
 }
 
 /* lizard-torus (seed 84 of the lizard preset, trained on an H100): right on its 20x20 training
@@ -177,7 +211,7 @@ static void test_torus(void)
     CHECK(wrong_off_the_training_grid(&m, image), "lizard-torus: right on the training grid, inexact");
     /* 8 s: two exact checks and a search of the training rollout come first (under a
      * sanitizer, seconds), and the torus is searched only while time is left */
-    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
+    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
     ca_repair_result r;
     int rc = ca_repair(&m, image, &o, &r);
     CHECK(rc == DLCA_OK && r.wrong_before == 0 && (r.exact || (strstr(r.why, "and the torus") && r.wrong_after > 0)),
@@ -213,7 +247,7 @@ static void test_breakout(void)
             if (top_out == GATE_FALSE || q == top_partner) continue;
             zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
             if (!inexact(&m, NULL)) continue;
-            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL};
+            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
             ca_repair_result r;
             int rc = ca_repair(&m, NULL, &o, &r);
             if (rc) {
@@ -453,14 +487,14 @@ static void test_unrepairable(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *before = malloc(n * sizeof(float));
     memcpy(before, m.logits, n * sizeof(float));
-    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL, NULL};
+    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL, NULL, 0};
     ca_repair_result r;
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
     /* An interrupt (Ctrl-C's flag) ends the search before its first batch of tries. */
     volatile sig_atomic_t stop = 1;
-    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop, NULL};
+    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop, NULL, 0};
     CHECK(ca_repair(&m, NULL, &stopped, &r) == DLCA_OK && r.interrupted && r.tries == 0 && !r.exact &&
               strncmp(r.why, "interrupted", 11) == 0,
           "an interrupted search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
@@ -468,17 +502,19 @@ static void test_unrepairable(void)
     /* A cancel (another thread's: a population's other member was repaired) ends it as well. */
     atomic_int cancel;
     atomic_init(&cancel, 1);
-    ca_repair_options cancelled = {30.0, 2, NULL, NULL, 2, NULL, &cancel};
+    ca_repair_options cancelled = {30.0, 2, NULL, NULL, 2, NULL, &cancel, 0};
     CHECK(ca_repair(&m, NULL, &cancelled, &r) == DLCA_OK && r.cancelled && !r.interrupted && r.tries == 0 &&
               !r.exact && strncmp(r.why, "stopped", 7) == 0,
           "a cancelled search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "a cancelled model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL, NULL},
-                               {1.0, 0, NULL, NULL, 1, NULL, NULL},
-                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL, NULL},
-                               {1.0, 2, NULL, NULL, -1, NULL, NULL},
-                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL, NULL}};
-    for (int i = 0; i < 5; i++)
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL, NULL, 0},
+                               {1.0, 0, NULL, NULL, 1, NULL, NULL, 0},
+                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL, NULL, 0},
+                               {1.0, 2, NULL, NULL, -1, NULL, NULL, 0},
+                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL, NULL, 0},
+                               {1.0, 4, NULL, NULL, 1, NULL, NULL, 2},
+                               {1.0, 2, NULL, NULL, 1, NULL, NULL, CA_REPAIR_GROW_ROUNDS + 1}};
+    for (int i = 0; i < 7; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);
     ca_model_free(&m);
@@ -582,6 +618,7 @@ int main(int argc, char **argv)
     test_repairs("image.dlca");
     test_persistence();
     test_more_rounds();
+    test_most_rounds();
     test_torus();
     test_breakout();
     test_population();

@@ -92,9 +92,11 @@ static void repair_report(const ca_population *p)
         const ca_repair_result *r = &m->repair;
         if (!(r->seconds > 0.0)) continue;
         if (m->repaired)
-            fprintf(stderr, "repair: seed %llu: %zu wrong cell bits -> verified exact by changing %d gate%s (%.1f s)\n",
+            fprintf(stderr,
+                    "repair: seed %llu: %zu wrong cell bits -> verified exact by changing %d gate%s (%d repair "
+                    "round%s, %.1f s)\n",
                     (unsigned long long)m->model.config.seed, r->wrong_before, r->changes, r->changes == 1 ? "" : "s",
-                    r->seconds);
+                    r->rounds, r->rounds == 1 ? "" : "s", r->seconds);
         else
             fprintf(stderr, "repair: seed %llu: not repaired (%zu wrong cell bits before): %s (%.1f s)\n",
                     (unsigned long long)m->model.config.seed, r->wrong_before, r->why, r->seconds);

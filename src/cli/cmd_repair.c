@@ -36,12 +36,13 @@ static void print_help(void)
            "  --force      replace an existing --out\n"
            "  --seconds S  search time limit (default 60)\n"
            "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
-           "               doubled, up to %d, while a circuit right on them is wrong on an\n"
-           "               unseen round; one rollout where every round is the same, as image\n"
-           "               and lizard)\n"
+           "               doubled while a circuit right on them is wrong on an unseen round, up\n"
+           "               to %d, or while their counted cell bits stay within %zu, up to %d;\n"
+           "               one rollout where every round is the same, as image and lizard)\n"
            "  --threads N  threads trying changes at once, 1..%d (default: the online cores); the\n"
            "               search and its result are the same on any number, only faster\n",
-           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_MAX_THREADS);
+           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_GROW_BITS, CA_REPAIR_GROW_ROUNDS,
+           CA_REPAIR_MAX_THREADS);
 }
 
 typedef struct {
@@ -116,17 +117,18 @@ int cmd_repair(int argc, char **argv)
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
     /* Ctrl-C ends the search where it is, and says so */
-    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads, cli_stop_on_signals(), NULL};
+    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads, cli_stop_on_signals(), NULL,
+                                 0};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);
     if (!rc && result.already_exact)
         printf("%s is already exact: wrote it unchanged to %s\n", o.model, o.out);
     else if (!rc && result.exact)
-        printf("repaired %s: %zu wrong cell bits on the repair rounds -> 0 by changing %d gate%s (%zu tries, %.1f s); "
-               "verified exact; wrote %s\n",
-               o.model, result.wrong_before, result.changes, result.changes == 1 ? "" : "s", result.tries,
-               result.seconds, o.out);
+        printf("repaired %s: %zu wrong cell bits on the repair rounds -> 0 on %d round%s by changing %d gate%s (%zu "
+               "tries, %.1f s); verified exact; wrote %s\n",
+               o.model, result.wrong_before, result.rounds, result.rounds == 1 ? "" : "s", result.changes,
+               result.changes == 1 ? "" : "s", result.tries, result.seconds, o.out);
     else if (!rc)
         printf("not repaired: %s (%.1f s); wrote nothing\n", result.why, result.seconds);
     free(image);

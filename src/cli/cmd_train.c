@@ -266,7 +266,7 @@ static int repair_written(const cmd_train_options *o, training_run *r, const cha
 {
     int threads = o->repair_threads ? (int)o->repair_threads : ca_fast_default_threads();
     if (threads > CA_REPAIR_MAX_THREADS) threads = CA_REPAIR_MAX_THREADS;
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop, NULL};
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop, NULL, 0};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);
@@ -278,9 +278,11 @@ static int repair_written(const cmd_train_options *o, training_run *r, const cha
         return DLCA_OK;
     }
     if (ca_file_save(out, &r->model, NULL, r->target.bits ? &r->target : NULL)) return DLCA_ERR;
-    train_log_message(log, "repair: %zu wrong cell bits -> verified exact by changing %d gate%s (%zu tries, %.1f s); "
-                      "wrote it to %s, without training state", result.wrong_before, result.changes,
-                      result.changes == 1 ? "" : "s", result.tries, result.seconds, out);
+    train_log_message(log,
+                      "repair: %zu wrong cell bits -> verified exact by changing %d gate%s (%d repair round%s, %zu "
+                      "tries, %.1f s); wrote it to %s, without training state",
+                      result.wrong_before, result.changes, result.changes == 1 ? "" : "s", result.rounds,
+                      result.rounds == 1 ? "" : "s", result.tries, result.seconds, out);
     return DLCA_OK;
 }
 

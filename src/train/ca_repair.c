@@ -290,12 +290,22 @@ static int search_rounds(ca_model *m, const double *image, int rounds, int torus
     repair_keep_wrong(&s, &s.lanes[0], &k);
     size_t wrong = k.wrong;
     if (first) res->wrong_before = wrong;
+    res->rounds = s.set[0].rounds;
     res->wrong_after = res->wrong_fewest = wrong;
     int rc = run_search(&s, m, op, o, res, start_ms);
     repair_search_free(&s);
     *right = !rc && res->wrong_after == 0;
     if (*right) apply_ops(m, op);
     return rc;
+}
+
+int ca_repair_most_rounds(const ca_config *c)
+{
+    if (ca_exact_one_rollout(c)) return 1;
+    size_t bits = repair_round_bits(c);
+    int most = CA_REPAIR_MAX_ROUNDS;
+    while (most * 2 <= CA_REPAIR_GROW_ROUNDS && (size_t)most * 2 * bits <= CA_REPAIR_GROW_BITS) most *= 2;
+    return most;
 }
 
 int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_repair_result *res)
@@ -305,6 +315,10 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         o->threads > CA_REPAIR_MAX_THREADS)
         return err_set(DLCA_ERR, "repair: %g seconds, %d rounds and %d threads (want > 0, 1..%d and 0..%d)", o->seconds,
                        o->rounds, o->threads, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_MAX_THREADS);
+    if (o->most_rounds && (o->most_rounds < o->rounds || o->most_rounds > CA_REPAIR_GROW_ROUNDS))
+        return err_set(DLCA_ERR, "repair: at most %d rounds, starting from %d (want %d..%d, or 0)", o->most_rounds,
+                       o->rounds, o->rounds, CA_REPAIR_GROW_ROUNDS);
+    int most = o->most_rounds ? o->most_rounds : ca_repair_most_rounds(&m->config);
     double start_ms = ca_bench_now_ms();
     ca_exact_result exact;
     if (ca_exact_check(m, image, &exact)) return DLCA_ERR;
@@ -334,7 +348,7 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         if (rc || res->exact) break;
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
                  torus ? " and the torus" : "", exact.why);
-        int grow = more && rounds * 2 <= CA_REPAIR_MAX_ROUNDS, add_torus = has_torus && !torus;
+        int grow = more && rounds * 2 <= most, add_torus = has_torus && !torus;
         if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
         if (grow) rounds *= 2;
         torus = has_torus;

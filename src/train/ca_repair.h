@@ -12,7 +12,7 @@
  * there weighs 1 more, so the search goes on through changes that fix those bits and break
  * others (the breakout method). Then the exact check (ca_exact.h) decides: only an exact circuit
  * is kept; one right on the repair rounds and wrong elsewhere is searched again from there on
- * twice the rounds, up to CA_REPAIR_MAX_ROUNDS, and counting the eval's torus rollout too where
+ * twice the rounds, up to ca_repair_most_rounds, and counting the eval's torus rollout too where
  * the preset has one (the lizard's, ca_eval_torus: a circuit right on its 20x20 grid can still
  * grow past its picture on a larger one). A gate no output depends on is not tried; a try rewrites
  * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
@@ -29,9 +29,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Rounds searched at first where rounds differ, and at most: a circuit right on them and wrong on
- * an unseen round is searched again on twice as many. */
-enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64 };
+/* Rounds searched at first where rounds differ (CA_REPAIR_ROUNDS by default, at most
+ * CA_REPAIR_MAX_ROUNDS): a circuit right on them and wrong on an unseen round is searched again on
+ * twice as many, to CA_REPAIR_MAX_ROUNDS always and on to CA_REPAIR_GROW_ROUNDS while the rounds'
+ * counted bits stay within CA_REPAIR_GROW_BITS (ca_repair_most_rounds). A circuit can be right on
+ * 64 rounds and wrong on an unseen one (docs/exact-circuits.md, section 18); the bits bound keeps a
+ * search's marks (5 bytes a counted bit, 1 more a thread) to tens of megabytes where every round
+ * counts many steps (a window to 10T). */
+enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64, CA_REPAIR_GROW_ROUNDS = 1024 };
+#define CA_REPAIR_GROW_BITS ((size_t)1 << 22)
 /* Threads one search may cost its tries on, at most. */
 enum { CA_REPAIR_MAX_THREADS = 256 };
 #define CA_REPAIR_FIRST_ROUND 500000000ull
@@ -55,6 +61,9 @@ typedef struct {
     /* May be NULL; set by another thread (a population's search once another member is
      * repaired): the search ends as on interrupt, and result.cancelled says so. */
     const atomic_int *cancel;
+    /* The most rounds the search grows to (0: ca_repair_most_rounds; less where a caller wants a
+     * shorter search; from rounds to CA_REPAIR_GROW_ROUNDS). */
+    int most_rounds;
 } ca_repair_options;
 
 typedef struct {
@@ -63,6 +72,8 @@ typedef struct {
     size_t wrong_before, wrong_after; /* wrong cell bits summed over the first and the last
                                          search's repair rounds */
     size_t wrong_fewest;      /* the fewest the last search reached */
+    int rounds;               /* training rounds the last search counted (1 where every round is
+                                 the same rollout) */
     int minima;               /* minima of single changes the searches met (and walked on from) */
     int changes;              /* gates whose op the search changed, when exact */
     size_t tries;             /* single-gate changes tried */
@@ -71,6 +82,12 @@ typedef struct {
     int cancelled;            /* options.cancel ended it */
     char why[192];            /* when not exact: the check it fails, or that no change helped */
 } ca_repair_result;
+
+/* The most rounds a search of `config`'s circuit grows to: 1 where every round is the same
+ * rollout; else CA_REPAIR_MAX_ROUNDS, or more, doubling, while the counted bits (rounds x steps
+ * counted x loss channels x batch x cells) stay within CA_REPAIR_GROW_BITS, to
+ * CA_REPAIR_GROW_ROUNDS. */
+int ca_repair_most_rounds(const ca_config *config);
 
 /* Searches as above. When the result is exact, each changed gate's logits make its new op the
  * argmax (its logit set 1 above the old winner's); otherwise the model is left as it came. Fails

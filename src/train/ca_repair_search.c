@@ -80,9 +80,8 @@ void repair_mark_live(repair_search *s)
     }
 }
 
-/* Set k's engine in lane 0, and its starts and targets: `rounds` of them (double grids, the
- * targets [loss channels][cells]) packed by that engine. */
-static int pack_set(repair_search *s, int k, const double *starts, const double *targets)
+/* Set k's engine in lane 0 and room for its rounds' packed starts and targets. */
+static int open_set(repair_search *s, int k)
 {
     const ca_config *c = s->config;
     repair_rollouts *set = &s->set[k];
@@ -90,51 +89,76 @@ static int pack_set(repair_search *s, int k, const double *starts, const double 
     if (hard_cpu_init(e, &s->pruned, set->shape, c->fire_rate)) return DLCA_ERR;
     set->cells = ca_shape_cells(set->shape);
     set->plane = e->rows * (size_t)e->words;
-    size_t grid = (size_t)c->channels * set->cells, target = (size_t)c->loss_channels * set->cells;
     set->starts = malloc((size_t)set->rounds * (size_t)c->channels * set->plane * sizeof(uint64_t));
     set->targets = malloc((size_t)set->rounds * (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
-    double *scratch = malloc(grid * sizeof(double));
-    if (!set->starts || !set->targets || !scratch)
-        return free(scratch), err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
-    for (int r = 0; r < set->rounds; r++) {
-        memcpy(scratch, starts + (size_t)r * grid, grid * sizeof(double));
-        ca_task_binarize(scratch, grid);
-        hard_cpu_pack(e, scratch);
-        memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, e->grid,
-               (size_t)c->channels * set->plane * sizeof(uint64_t));
-        memcpy(scratch, targets + (size_t)r * target, target * sizeof(double)); /* as a grid's first channels */
-        hard_cpu_pack(e, scratch);
-        memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, e->grid,
-               (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
-    }
-    free(scratch);
-    set->at = s->weights;
-    s->weights += (size_t)set->rounds * (size_t)(set->last_step - c->steps + 1) * target;
+    if (!set->starts || !set->targets)
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
     return DLCA_OK;
 }
 
-/* Set 0: `rounds` training rounds (one where every round is the same rollout). */
+/* Round r of set k packed by its engine from a double grid and its target ([loss
+ * channels][cells]); `scratch` holds a grid. */
+static void pack_round(repair_search *s, int k, int r, const double *start, const double *target, double *scratch)
+{
+    const ca_config *c = s->config;
+    repair_rollouts *set = &s->set[k];
+    hard_cpu *e = &s->lanes[0].engine[k];
+    size_t grid = (size_t)c->channels * set->cells, loss = (size_t)c->loss_channels * set->cells;
+    memcpy(scratch, start, grid * sizeof(double));
+    ca_task_binarize(scratch, grid);
+    hard_cpu_pack(e, scratch);
+    memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, e->grid,
+           (size_t)c->channels * set->plane * sizeof(uint64_t));
+    memcpy(scratch, target, loss * sizeof(double)); /* as a grid's first channels */
+    hard_cpu_pack(e, scratch);
+    memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, e->grid,
+           (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
+}
+
+/* Set k's counted bits follow the sets before it. */
+static void count_set(repair_search *s, int k)
+{
+    const ca_config *c = s->config;
+    repair_rollouts *set = &s->set[k];
+    set->at = s->weights;
+    s->weights += (size_t)set->rounds * (size_t)(set->last_step - c->steps + 1) * (size_t)c->loss_channels * set->cells;
+}
+
+/* The last step a training round counts: T, or 10T for a model trained to hold its pattern
+ * (checked to 10T: ca_eval_persistence). */
+static int training_last_step(const ca_config *c)
+{
+    return ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
+}
+
+size_t repair_round_bits(const ca_config *c)
+{
+    ca_shape shape = {c->batch, c->height, c->width, c->boundary};
+    return (size_t)(training_last_step(c) - c->steps + 1) * (size_t)c->loss_channels * ca_shape_cells(shape);
+}
+
+/* Set 0: `rounds` training rounds (one where every round is the same rollout), drawn and packed
+ * one at a time. */
 static int training_set(repair_search *s, const double *image, int rounds)
 {
     const ca_config *c = s->config;
     int same = ca_exact_one_rollout(c);
     repair_rollouts *set = &s->set[s->sets++];
     set->rounds = same ? 1 : rounds;
-    /* A model trained to hold its pattern is checked to 10T (ca_eval_persistence): so is a try. */
-    set->last_step = ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS ? 10 * c->steps : c->steps;
+    set->first_round = CA_REPAIR_FIRST_ROUND;
+    set->last_step = training_last_step(c);
     set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
-    size_t cells = ca_shape_cells(set->shape), grid = (size_t)c->channels * cells;
-    size_t target = (size_t)c->loss_channels * cells;
-    double *starts = malloc((size_t)set->rounds * grid * sizeof(double));
-    double *targets = malloc((size_t)set->rounds * target * sizeof(double));
-    int rc = starts && targets ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", rounds);
+    if (open_set(s, s->sets - 1)) return DLCA_ERR;
+    size_t grid = (size_t)c->channels * set->cells;
+    double *start = malloc(grid * sizeof(double)), *scratch = malloc(grid * sizeof(double));
+    double *target = malloc((size_t)c->loss_channels * set->cells * sizeof(double));
+    int rc = start && target && scratch ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's rounds");
     for (int r = 0; r < set->rounds && !rc; r++) {
-        set->round[r] = CA_REPAIR_FIRST_ROUND + (uint64_t)r;
-        rc = ca_round_inputs(c, set->shape, set->round[r], image, starts + (size_t)r * grid,
-                             targets + (size_t)r * target);
+        rc = ca_round_inputs(c, set->shape, set->first_round + (uint64_t)r, image, start, target);
+        if (!rc) pack_round(s, s->sets - 1, r, start, target, scratch);
     }
-    if (!rc) rc = pack_set(s, s->sets - 1, starts, targets);
-    free(starts), free(targets);
+    if (!rc) count_set(s, s->sets - 1);
+    free(start), free(target), free(scratch);
     return rc;
 }
 
@@ -149,8 +173,12 @@ static int torus_set(repair_search *s, const double *image)
     ca_eval_rollout torus;
     if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
     repair_rollouts *set = &s->set[s->sets++];
-    set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->round[0] = 0;
-    int rc = pack_set(s, s->sets - 1, torus.start, torus.target);
+    set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->first_round = 0;
+    int rc = open_set(s, s->sets - 1);
+    double *scratch = rc ? NULL : malloc((size_t)s->config->channels * set->cells * sizeof(double));
+    if (!rc && !scratch) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the repair's torus rollout");
+    if (!rc) pack_round(s, s->sets - 1, 0, torus.start, torus.target, scratch), count_set(s, s->sets - 1);
+    free(scratch);
     ca_eval_rollout_free(&torus);
     return rc;
 }
@@ -203,7 +231,7 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
         for (int r = 0; r < set->rounds; r++) {
             const uint64_t *goal = set->targets + (size_t)r * loss_words;
             memcpy(e->grid, set->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
-            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->round[r]));
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
             hard_cpu_run(e, 0, c->steps);
             for (int t = c->steps;; t++) {
                 for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */

@@ -34,7 +34,7 @@ typedef struct {
 typedef struct {
     ca_shape shape;
     int rounds, last_step;
-    uint64_t round[CA_REPAIR_MAX_ROUNDS]; /* each round's fire stream's */
+    uint64_t first_round;                 /* round r draws as training's round first_round + r */
     size_t cells;                         /* one round's: batch * H * W */
     size_t plane;                         /* words of one channel: rows * words */
     uint64_t *starts, *targets;
@@ -75,6 +75,9 @@ typedef struct {
     size_t cost, wrong, fixed, fixed_weight, broken_weight;
     int complete;
 } repair_cost;
+
+/* The bits one training round of `c` counts: (steps counted) x loss channels x batch x cells. */
+size_t repair_round_bits(const ca_config *c);
 
 /* The search from the model's circuit, on `rounds` training rounds and, with `torus`, the eval's
  * torus rollout too, costing tries on `threads` lanes; every weight 1. */
