@@ -6,13 +6,17 @@
  * rounding. The kernels' results themselves are checked against the CPU engine by test_ca_gpu
  * and test_ca_gpu_shapes (--persistent step in CMakeLists.txt, and on the GPU machine); here,
  * run one dispatch a step (CA_GPU_STEPWISE), the trainer's way of recording them too: what
- * they poll cleared beside the gate coefficients (src/gpu/ca_gpu_step.c). */
+ * they poll cleared beside the gate coefficients (src/gpu/ca_gpu_step.c). Every step measures
+ * the hard loss too, whose rollout is a forward alone: its giving up is kept past the soft
+ * rollout's clear (ca_gpu_keep_forward_roll), so the step runs again instead of going on with a
+ * NaN hard loss, and the hard losses are the single runs' exactly. */
 #include "ca_fixtures.h"
 #include "ca_population.h"
 #include "ca_train.h"
 #include "check.h"
 #include "vk_test.h"
 #include "error.h"
+#include "vk_command.h"
 #include "vk_context.h"
 
 #include <math.h>
@@ -22,7 +26,7 @@ enum { STEPS = 3 };
 
 typedef struct {
     float *logits;
-    double loss[STEPS];
+    double loss[STEPS], hard[STEPS];
     uint32_t groups, tiles, gave_up;
 } run_result;
 
@@ -37,7 +41,7 @@ static int train(vk_context *vk, const ca_config *config, ca_gpu_choice mode, ui
     int rc = ca_trainer_init(&trainer, &model, NULL, CA_BACKEND_GPU, vk, &options);
     if (!rc) {
         r->groups = trainer.gpu.plan.persistent_groups, r->tiles = trainer.gpu.plan.tiles;
-        for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&trainer, &r->loss[s], NULL);
+        for (int s = 0; !rc && s < STEPS; s++) rc = ca_trainer_step(&trainer, &r->loss[s], &r->hard[s]);
         r->gave_up = trainer.gpu.persistent_gave_up;
         if (!rc) rc = ca_trainer_sync(&trainer);
         ca_trainer_free(&trainer);
@@ -94,11 +98,14 @@ static void check_population_crowded(vk_context *vk, const ca_config *config, co
     double soft[MEMBERS], hard[MEMBERS];
     uint32_t queues_after_first = 0;
     for (int s = 0; !rc && s < STEPS; s++) {
-        rc = ca_population_step(&p, 0, soft, hard);
+        rc = ca_population_step(&p, 1, soft, hard);
         if (s == 0) queues_after_first = p.queues;
-        for (int i = 0; !rc && i < MEMBERS; i++)
+        for (int i = 0; !rc && i < MEMBERS; i++) {
             CHECK(fabs(soft[i] - alone[i].loss[s]) <= 1e-5 * fabs(alone[i].loss[s]), "member %d, step %d: loss %.9g "
                   "against its single run's %.9g", i, s + 1, soft[i], alone[i].loss[s]);
+            CHECK(hard[i] == alone[i].hard[s], "member %d, step %d: hard loss %.9g against its single run's %.9g", i,
+                  s + 1, hard[i], alone[i].hard[s]);
+        }
     }
     CHECK(rc == DLCA_OK, "the population's steps: %s", err_message());
     int cpu = vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, gave_up = 0;
@@ -124,6 +131,46 @@ static void check_population_crowded(vk_context *vk, const ca_config *config, co
     }
     printf("%s: a population asked to spread over 2 queues ends on %u\n", vk->props.deviceName, p.queues);
     ca_population_free(&p);
+}
+
+/* The trainer's hard rollout is a forward alone, and the soft rollout's clear comes after it: a
+ * persistent forward that gave up there must still be seen (ca_gpu_keep_forward_roll), or the step
+ * goes on with a NaN hard loss. Where the kernels give up (a CPU driver's 64 tiles), the roll
+ * words read after the soft's clear say so with the copy, and without it do not. */
+static void check_kept_forward_roll(vk_context *vk, const ca_config *config)
+{
+    ca_model model;
+    if (ca_model_init(&model, config)) {
+        CHECK(0, "a model: %s", err_message());
+        return;
+    }
+    ca_gpu_options options = {.persistent = CA_GPU_ON};
+    int seen[2] = {-1, -1};
+    for (int keep = 0; keep < 2; keep++) {
+        ca_gpu e;
+        VkCommandBuffer cmd;
+        int rc = ca_gpu_init(&e, vk, &model, config->batch, 0, 0, &options);
+        if (!rc) rc = vk_cmd_begin(vk, &cmd);
+        if (!rc) {
+            rc = ca_gpu_coefficients(&e, cmd, 1); /* clears what the forward polls */
+            if (!rc) rc = ca_gpu_forward(&e, cmd);
+            if (!rc && keep) ca_gpu_keep_forward_roll(&e, cmd);
+            if (!rc) rc = ca_gpu_clear_persistent(&e, cmd, 1, 1);
+            if (!rc) vk_cmd_barrier(cmd), ca_gpu_roll_to_host(&e, cmd);
+            int done = vk_cmd_finish(vk, cmd);
+            if (!rc) rc = done;
+        }
+        CHECK(rc == DLCA_OK, "a forward and the soft's clear (keep %d): %s", keep, err_message());
+        if (!rc) seen[keep] = ca_gpu_persistent_gave_up(&e);
+        ca_gpu_free(&e);
+    }
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+        CHECK(seen[1] == 1 && seen[0] == 0, "a forward that gave up is seen after the next clear with its roll kept "
+              "(%d), and not without (%d)", seen[1], seen[0]);
+    else
+        CHECK(seen[1] == seen[0] && seen[1] >= 0, "a forward that ran is the same with its roll kept (%d, %d)", seen[1],
+              seen[0]);
+    ca_model_free(&model);
 }
 
 int main(void)
@@ -183,6 +230,7 @@ int main(void)
     if (!second_rc) check_population_crowded(&vk, &config, (run_result[2]){off, second}, n);
     free(off.logits), free(on.logits), free(stepwise.logits), free(second.logits);
     check_one_workgroup(&vk, &config);
+    check_kept_forward_roll(&vk, &config);
     vk_context_free(&vk);
     return test_finish("test_ca_gpu_persistent");
 }

@@ -70,7 +70,8 @@ typedef struct {
                                             * cleared already (ca_gpu_coefficients) */
     uint32_t persistent_gave_up; /* the workgroups a persistent kernel could not run at once (the
                                     engine then went back to one dispatch a step); 0: none */
-    vk_buffer roll;         /* the persistent kernels' roll calls (forward, backward), zeroed first */
+    vk_buffer roll;         /* the persistent kernels' roll calls (forward, backward), zeroed first,
+                               and the kept forward's (ca_gpu_keep_forward_roll) */
     vk_buffer moore_steps;  /* persistent backward: every step's moore rows, [room][C*8][pitch] */
     vk_buffer roll_host;    /* host-visible copy of roll after a training step */
     vk_buffer layers;      /* fused: the layer table (ca_fused.glsl), 16 uints a layer; at byte
@@ -140,6 +141,13 @@ int ca_gpu_timestamp(ca_gpu *engine, VkCommandBuffer cmd, ca_gpu_mark which);
 /* Records a copy of the persistent kernels' roll calls to host memory, for
  * ca_gpu_persistent_gave_up after the fence; nothing where they do not run. */
 void ca_gpu_roll_to_host(ca_gpu *engine, VkCommandBuffer cmd);
+
+/* Records, after a forward whose result the step keeps (the trainer's hard rollout, before the
+ * soft rollout's clear), a copy of its roll call to roll word 2, which no clear touches: a forward
+ * that gave up there would otherwise leave only its never-written grids (a NaN loss) and no trace
+ * in the words AdamW's skip flag and ca_gpu_persistent_gave_up read. Nothing where the persistent
+ * kernels do not run. */
+void ca_gpu_keep_forward_roll(ca_gpu *engine, VkCommandBuffer cmd);
 
 /* Records a copy of grid t ([C][pitch] floats) into `host` (a staging buffer of that size), between
  * barriers: the dispatches before it have written the grid, those after may write it again. */

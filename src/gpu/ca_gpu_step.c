@@ -153,8 +153,17 @@ void ca_gpu_roll_to_host(ca_gpu *e, VkCommandBuffer cmd)
 {
     if (!e->plan.fused || !e->plan.persistent_groups) return;
     vk_cmd_barrier_compute_to_transfer(cmd);
-    VkBufferCopy region = {0, 0, 2 * sizeof(uint32_t)};
+    VkBufferCopy region = {0, 0, 3 * sizeof(uint32_t)};
     vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
+}
+
+void ca_gpu_keep_forward_roll(ca_gpu *e, VkCommandBuffer cmd)
+{
+    if (!e->plan.fused || !e->plan.persistent_groups) return;
+    vk_cmd_barrier_compute_to_transfer(cmd);
+    VkBufferCopy region = {0, 2 * sizeof(uint32_t), sizeof(uint32_t)};
+    vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll.buffer, 1, &region);
+    vk_cmd_barrier_transfer_to_compute(cmd);
 }
 
 int ca_gpu_grid_to_host(ca_gpu *e, VkCommandBuffer cmd, int t, vk_buffer *host)

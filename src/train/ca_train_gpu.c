@@ -98,6 +98,8 @@ static int record_hard(ca_trainer *t, VkCommandBuffer cmd, ca_step_results *r)
     tn_tensor *out = c ? ca_rollout_apply(&t->rollout, c) : NULL;
     r->hard_loss = out ? ca_trainer_loss(out, r->target) : NULL;
     tn_no_grad_end();
+    /* a persistent forward that gave up here makes AdamW skip the step too, which then runs again */
+    ca_gpu_keep_forward_roll(&t->gpu, cmd);
     if (r->hard_loss) ca_trainer_measured_ops(t, onehot);
     tn_free(out), tn_free(c), tn_free(onehot);
     return r->hard_loss ? ca_trainer_snapshot(t) : DLCA_ERR;
