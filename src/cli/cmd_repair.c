@@ -36,12 +36,12 @@ static void print_help(void)
            "  --force      replace an existing --out\n"
            "  --seconds S  search time limit (default 60)\n"
            "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
-           "               doubled while a circuit right on them is wrong on an unseen round, up\n"
-           "               to %d, or while their counted cell bits stay within %zu, up to %d;\n"
-           "               one rollout where every round is the same, as image and lizard)\n"
+           "               doubled while a circuit right on them is wrong on an unseen round: to\n"
+           "               %d, and on to %d while their counted cell bits stay within %zu; one\n"
+           "               rollout where every round is the same, as image and lizard)\n"
            "  --threads N  threads trying changes at once, 1..%d (default: the online cores); the\n"
            "               search and its result are the same on any number, only faster\n",
-           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_GROW_BITS, CA_REPAIR_GROW_ROUNDS,
+           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_GROW_ROUNDS, CA_REPAIR_GROW_BITS,
            CA_REPAIR_MAX_THREADS);
 }
 
