@@ -2,7 +2,8 @@
  * with hard coefficients from a binary start), bit for bit after every step: both boundaries,
  * sync and async, 1- and 2-bit perception, 1 to 3 channels, widths below, at and above 64 and
  * not multiples of it, heights down to 1, and grids of up to 32 cells wide whose rows are
- * stacked several a word (the last word of a sample full or not, samples of one word). */
+ * stacked several a word (the last word of a sample full or not, samples of one word); and the
+ * same with fire masks drawn ahead for some of the steps (hard_cpu_use_fire_masks). */
 #include "check.h"
 #include "hard_cpu.h"
 #include "hard_fixtures.h"
@@ -60,6 +61,24 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
         if (first_bad < 0 && memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) first_bad = t;
     }
     CHECK(first_bad < 0, "%s: differs from the float hard rollout after step %d", name, first_bad);
+    /* again with the masks of steps 1..STEPS-2 drawn ahead: step 0 and the last draw their own */
+    uint64_t *masks = malloc((size_t)(STEPS - 2) * hard_cpu_fire_plane(&engine) * sizeof(uint64_t));
+    CHECK(masks != NULL, "%s: room for the masks", name);
+    if (masks) {
+        hard_cpu_set_fire_stream(&engine, stream);
+        hard_cpu_draw_fire_masks(&engine, 1, STEPS - 2, masks);
+        hard_cpu_use_fire_masks(&engine, masks, 1, STEPS - 2);
+        hard_cpu_pack(&engine, grids);
+        first_bad = -1;
+        for (int t = 0; t < STEPS; t++) {
+            hard_cpu_step(&engine, (uint32_t)t);
+            hard_cpu_unpack(&engine, got);
+            if (first_bad < 0 && memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) first_bad = t;
+        }
+        CHECK(first_bad < 0, "%s: with masks drawn ahead, differs from the float hard rollout after step %d", name,
+              first_bad);
+        free(masks);
+    }
     printf("%-60s %4d/%zu bits set at the end, %d gates\n", name, count_ones(grids + STEPS * n, n), n, net.n_gates);
     hard_cpu_free(&engine);
     hard_netlist_free(&net);

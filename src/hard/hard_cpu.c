@@ -132,7 +132,18 @@ int hard_cpu_set_netlist(hard_cpu *e, const hard_netlist *net)
     return DLCA_OK;
 }
 
-void hard_cpu_set_fire_stream(hard_cpu *e, uint32_t stream) { e->fire_stream = stream; }
+void hard_cpu_set_fire_stream(hard_cpu *e, uint32_t stream)
+{
+    e->fire_stream = stream;
+    e->fire_masks = NULL, e->fire_steps = 0;
+}
+
+void hard_cpu_use_fire_masks(hard_cpu *e, const uint64_t *masks, uint32_t first_step, int steps)
+{
+    e->fire_masks = masks, e->fire_first = first_step, e->fire_steps = masks ? steps : 0;
+}
+
+size_t hard_cpu_fire_plane(const hard_cpu *e) { return e->rows * (size_t)e->words; }
 
 static uint64_t *row_of(const hard_cpu *e, uint64_t *base, int ch, size_t row)
 {
@@ -352,6 +363,14 @@ static uint64_t fire_mask(const hard_cpu *e, uint32_t t, size_t row, int w)
     return mask;
 }
 
+void hard_cpu_draw_fire_masks(const hard_cpu *e, uint32_t first_step, int steps, uint64_t *masks)
+{
+    size_t words = (size_t)e->words, plane = hard_cpu_fire_plane(e);
+    for (int k = 0; k < steps; k++)
+        for (size_t i = 0; i < plane; i++)
+            masks[(size_t)k * plane + i] = fire_mask(e, first_step + (uint32_t)k, i / words, (int)(i % words));
+}
+
 /* next = fired ? proposed : old for the n lanes of the block from grid word `first`, with the
  * bits past each row (and past a word's stacked rows) cleared. A lane's word is at first + lane in
  * every channel's plane. */
@@ -359,10 +378,13 @@ static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
 {
     uint64_t fire[HARD_CPU_BLOCK_MAX], keep[HARD_CPU_BLOCK_MAX];
     size_t words = (size_t)e->words, plane = e->rows * words, block = (size_t)e->block;
+    const uint64_t *drawn = e->fire_masks && t - e->fire_first < (uint32_t)e->fire_steps
+                                ? e->fire_masks + (size_t)(t - e->fire_first) * plane + first
+                                : NULL;
     for (int i = 0; i < n; i++) {
         size_t row = (first + (size_t)i) / words;
         int w = (int)((first + (size_t)i) % words);
-        fire[i] = fire_mask(e, t, row, w);
+        fire[i] = drawn ? drawn[i] : fire_mask(e, t, row, w);
         keep[i] = ~fire[i] & hard_cpu_cell_bits(e, row, w);
     }
     for (int ch = 0; ch < e->channels; ch++) {

@@ -45,6 +45,11 @@ typedef struct {
                           * cross block boundaries on small grids) */
     size_t rows;         /* word rows: batch * sample_words (batch * height unless stacked) */
     uint32_t fire_stream, fire_threshold;
+    /* Masks drawn ahead (hard_cpu_use_fire_masks; not owned): steps fire_first.. fire_first +
+     * fire_steps - 1, [step][rows][words]; NULL: each step draws its own. */
+    const uint64_t *fire_masks;
+    uint32_t fire_first;
+    int fire_steps;
     uint64_t *grid, *next;  /* [C][rows][words] */
     uint64_t *left, *right; /* [C][rows][words]: bit x holds cell x-1 (left) or x+1 (right) of the row */
     uint64_t *slots;        /* [n_slots][block] */
@@ -87,8 +92,22 @@ void hard_cpu_free(hard_cpu *engine);
  * circuits on one engine. */
 int hard_cpu_set_netlist(hard_cpu *engine, const hard_netlist *net);
 
-/* Fire-mask stream (async only), as ca_cpu_set_fire_stream. */
+/* Fire-mask stream (async only), as ca_cpu_set_fire_stream. Forgets masks drawn ahead. */
 void hard_cpu_set_fire_stream(hard_cpu *engine, uint32_t stream);
+
+/* Words of the fire masks of one step: rows * words. */
+size_t hard_cpu_fire_plane(const hard_cpu *engine);
+
+/* The fire masks of steps first_step .. first_step + steps - 1 on the stream now set, as the
+ * steps draw them, into masks ([steps][hard_cpu_fire_plane]). Drawing a mask costs 64 hashes a
+ * word, far more than an async step of a small circuit: a search that runs the same rounds
+ * again and again draws them once. */
+void hard_cpu_draw_fire_masks(const hard_cpu *engine, uint32_t first_step, int steps, uint64_t *masks);
+
+/* Steps first_step .. first_step + steps - 1 take their fire masks from `masks` (drawn by
+ * hard_cpu_draw_fire_masks on an engine of the same shape; not owned, read only, so engines may
+ * share them) until hard_cpu_set_fire_stream; other steps draw their own on the stream set. */
+void hard_cpu_use_fire_masks(hard_cpu *engine, const uint64_t *masks, uint32_t first_step, int steps);
 
 /* Sets (value 1) or clears (0) cells x0 .. x1 - 1 of grid row `row` (b H + y) in every channel,
  * in place: painting a running grid. */

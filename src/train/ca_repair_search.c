@@ -19,7 +19,7 @@ void repair_search_free(repair_search *s)
         hard_netlist_free(&s->lanes[i].base);
         free(s->lanes[i].wrong_try);
     }
-    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets);
+    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets), free(s->set[k].fire_masks);
     ca_fast_pool_destroy(s->pool);
     hard_netlist_free(&s->pruned);
     free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
@@ -93,6 +93,18 @@ static int open_set(repair_search *s, int k)
     set->targets = malloc((size_t)set->rounds * (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
     if (!set->starts || !set->targets)
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
+    if (c->fire_rate < 1.0) {
+        set->fire_words = (size_t)set->last_step * hard_cpu_fire_plane(e);
+        set->fire_masks = malloc((size_t)set->rounds * set->fire_words * sizeof(uint64_t));
+        if (!set->fire_masks)
+            return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds' fire masks", set->rounds);
+        for (int r = 0; r < set->rounds; r++) {
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
+            if (set->fire_masks)
+                hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r * set->fire_words, 0, set->last_step);
+            hard_cpu_draw_fire_masks(e, 0, set->last_step, set->fire_masks + (size_t)r * set->fire_words);
+        }
+    }
     return DLCA_OK;
 }
 
@@ -232,6 +244,8 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
             const uint64_t *goal = set->targets + (size_t)r * loss_words;
             memcpy(e->grid, set->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
             hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
+            if (set->fire_masks)
+                hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r * set->fire_words, 0, set->last_step);
             hard_cpu_run(e, 0, c->steps);
             for (int t = c->steps;; t++) {
                 for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */

@@ -38,6 +38,11 @@ typedef struct {
     size_t cells;                         /* one round's: batch * H * W */
     size_t plane;                         /* words of one channel: rows * words */
     uint64_t *starts, *targets;
+    /* Async: every round's fire masks of steps 0..last_step - 1, [round][step][plane], drawn once
+     * (hard_cpu_draw_fire_masks: drawing them cost a try seven times its circuit); NULL where
+     * every cell fires. */
+    uint64_t *fire_masks;
+    size_t fire_words; /* one round's */
     size_t at;
 } repair_rollouts;
 
