@@ -100,8 +100,6 @@ static int open_set(repair_search *s, int k)
             return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds' fire masks", set->rounds);
         for (int r = 0; r < set->rounds; r++) {
             hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
-            if (set->fire_masks)
-                hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r * set->fire_words, 0, set->last_step);
             hard_cpu_draw_fire_masks(e, 0, set->last_step, set->fire_masks + (size_t)r * set->fire_words);
         }
     }
