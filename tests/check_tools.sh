@@ -11,7 +11,8 @@
 #  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (or a
 #    range of those runs, keeping their logs with --logs) and counts the runs whose circuit passes
 #    dlca eval as its lines say; a dlca train that fails is exit 1, bad usage (RUNS 0, a range
-#    3-2, --logs without a folder) exit 2.
+#    3-2, --logs without a folder) exit 2;
+#  - tools/commit_label.sh names a packed build's commit (its COMMIT file), else the checkout's.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1 build=$2
@@ -104,6 +105,15 @@ defaults gol 3-2 > /dev/null 2> "$work/range.err"
 status=$?
 [ "$status" = 2 ] && grep -q "FIRST-LAST" "$work/range.err"
 check $? "default_runs.sh: a range 3-2 is bad usage ($status): $(cat "$work/range.err")"
+
+# commit_label.sh: a packed build's commit (BUILD_DIR/COMMIT) before the checkout's
+mkdir -p "$work/packed" && echo 0123abc > "$work/packed/COMMIT"
+label=$(sh "$src/tools/commit_label.sh" "$work/packed")
+[ "$label" = 0123abc ]
+check $? "commit_label.sh: the build's COMMIT file names the commit ($label)"
+label=$(sh "$src/tools/commit_label.sh" "$work") here=$(sh "$src/tools/commit_label.sh")
+[ "$label" = "$here" ] && [ -n "$here" ]
+check $? "commit_label.sh: without a COMMIT file, the checkout's ($label against $here)"
 
 [ "$fail" = 0 ] && echo "check_tools: all passed"
 exit "$fail"

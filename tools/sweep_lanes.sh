@@ -16,8 +16,8 @@
 #            and a row not started is skipped
 #
 # Prints, in the list's order, the README's Markdown rows (| preset | method | exact/S | median
-# steps to exact | wall s per exact | device | commit |, the commit this checkout's, "+" when it
-# has changes), then each row's exact seeds (r: made exact by --repair), then the rows skipped.
+# steps to exact | wall s per exact | device | commit |, the commit the build's (BUILD_DIR/COMMIT,
+# tools/commit_label.sh) or this checkout's, "+" when it has changes), then each row's exact seeds (r: made exact by --repair), then the rows skipped.
 # Exit 0 when every row that ran exited 0, 1 when one did not, 2 on bad usage or a bad LIST line.
 # Example: tools/sweep_lanes.sh build-gpu scan.txt scan --devices 0,1,2,3 --seeds 1-32 --seconds 380
 set -uo pipefail
@@ -57,7 +57,7 @@ done < "$list"
 [ ${#names[@]} -gt 0 ] || die "$list: no rows"
 mkdir -p "$out" || die "$out: cannot make the folder"
 
-commit=$(sh "$(dirname "$0")/commit_label.sh")
+commit=$(sh "$(dirname "$0")/commit_label.sh" "$build")
 start=$(date +%s)
 
 # Lane k runs rows k, k + lanes, k + 2 lanes, ...; a row's status goes to name.status
