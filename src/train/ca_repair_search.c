@@ -125,13 +125,18 @@ static void pack_round(repair_search *s, int k, int r, const double *start, cons
            (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
 }
 
+/* The bits a round of `cells` counts: every loss channel's cells at each step T..last_step. */
+static size_t round_bits(const ca_config *c, int last_step, size_t cells)
+{
+    return (size_t)(last_step - c->steps + 1) * (size_t)c->loss_channels * cells;
+}
+
 /* Set k's counted bits follow the sets before it. */
 static void count_set(repair_search *s, int k)
 {
-    const ca_config *c = s->config;
     repair_rollouts *set = &s->set[k];
     set->at = s->weights;
-    s->weights += (size_t)set->rounds * (size_t)(set->last_step - c->steps + 1) * (size_t)c->loss_channels * set->cells;
+    s->weights += (size_t)set->rounds * round_bits(s->config, set->last_step, set->cells);
 }
 
 /* The last step a training round counts: T, or 10T for a model trained to hold its pattern
@@ -144,7 +149,7 @@ static int training_last_step(const ca_config *c)
 size_t repair_round_bits(const ca_config *c)
 {
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
-    return (size_t)(training_last_step(c) - c->steps + 1) * (size_t)c->loss_channels * ca_shape_cells(shape);
+    return round_bits(c, training_last_step(c), ca_shape_cells(shape));
 }
 
 /* Set 0: `rounds` training rounds (one where every round is the same rollout), drawn and packed
