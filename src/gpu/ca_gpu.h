@@ -29,6 +29,9 @@ typedef struct {
  * for "not every workgroup came". */
 #define CA_GPU_EMPTY 0xffffffffu
 #define CA_GPU_ROLL_CLOSED 0x80000000u
+/* The roll buffer's words: the persistent forward's and backward's roll calls, and the kept
+ * forward's (ca_gpu_keep_forward_roll); AdamW's skip flag and ca_gpu_persistent_gave_up read all. */
+enum { CA_GPU_ROLL_FORWARD, CA_GPU_ROLL_BACKWARD, CA_GPU_ROLL_KEPT, CA_GPU_ROLL_WORDS };
 
 typedef struct {
     vk_context *vk;
@@ -143,7 +146,7 @@ int ca_gpu_timestamp(ca_gpu *engine, VkCommandBuffer cmd, ca_gpu_mark which);
 void ca_gpu_roll_to_host(ca_gpu *engine, VkCommandBuffer cmd);
 
 /* Records, after a forward whose result the step keeps (the trainer's hard rollout, before the
- * soft rollout's clear), a copy of its roll call to roll word 2, which no clear touches: a forward
+ * soft rollout's clear), a copy of its roll call to word CA_GPU_ROLL_KEPT, which no clear touches: a forward
  * that gave up there would otherwise leave only its never-written grids (a NaN loss) and no trace
  * in the words AdamW's skip flag and ca_gpu_persistent_gave_up read. Nothing where the persistent
  * kernels do not run. */

@@ -251,7 +251,9 @@ int gpu_persistent_forward(ca_gpu *e, VkCommandBuffer cmd)
 int ca_gpu_persistent_gave_up(const ca_gpu *e)
 {
     const uint32_t *roll = e->roll_host.mapped;
-    return e->plan.fused && e->plan.persistent_groups && ((roll[0] | roll[1] | roll[2]) & CA_GPU_ROLL_CLOSED) != 0;
+    uint32_t any = 0;
+    for (int i = 0; i < CA_GPU_ROLL_WORDS; i++) any |= roll[i];
+    return e->plan.fused && e->plan.persistent_groups && (any & CA_GPU_ROLL_CLOSED) != 0;
 }
 
 int ca_gpu_persistent_off(ca_gpu *e)

@@ -153,7 +153,7 @@ void ca_gpu_roll_to_host(ca_gpu *e, VkCommandBuffer cmd)
 {
     if (!e->plan.fused || !e->plan.persistent_groups) return;
     vk_cmd_barrier_compute_to_transfer(cmd);
-    VkBufferCopy region = {0, 0, 3 * sizeof(uint32_t)};
+    VkBufferCopy region = {0, 0, CA_GPU_ROLL_WORDS * sizeof(uint32_t)};
     vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll_host.buffer, 1, &region);
 }
 
@@ -161,7 +161,8 @@ void ca_gpu_keep_forward_roll(ca_gpu *e, VkCommandBuffer cmd)
 {
     if (!e->plan.fused || !e->plan.persistent_groups) return;
     vk_cmd_barrier_compute_to_transfer(cmd);
-    VkBufferCopy region = {0, 2 * sizeof(uint32_t), sizeof(uint32_t)};
+    VkBufferCopy region = {CA_GPU_ROLL_FORWARD * sizeof(uint32_t), CA_GPU_ROLL_KEPT * sizeof(uint32_t),
+                           sizeof(uint32_t)};
     vkCmdCopyBuffer(cmd, e->roll.buffer, e->roll.buffer, 1, &region);
     vk_cmd_barrier_transfer_to_compute(cmd);
 }

@@ -94,7 +94,7 @@ static int gpu_engine_init(ca_trainer *t)
     if (t->image && ca_gpu_upload_image(&t->gpu, t->image)) return DLCA_ERR;
     if (tn_vk_open(&t->dev, t->vk, NULL)) return DLCA_ERR;
     vk_view target = ca_gpu_target_region(&t->gpu);
-    size_t rows[2] = {(size_t)c->loss_channels, t->gpu.plan.pitch}, words = 3; /* ca_gpu.roll's */
+    size_t rows[2] = {(size_t)c->loss_channels, t->gpu.plan.pitch}, words = CA_GPU_ROLL_WORDS;
     t->target_rows = tn_vk_wrap(t->dev, target.buffer, target.offset, 2, rows);
     t->roll_words = tn_vk_wrap(t->dev, &t->gpu.roll, 0, 1, &words);
     t->rollout.gpu = &t->gpu, t->rollout.dev = t->dev;
