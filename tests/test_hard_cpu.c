@@ -21,6 +21,19 @@ static int count_ones(const double *grid, size_t n)
     return ones;
 }
 
+/* From grids[0], `steps` steps of the engine against grids[1..steps] (n values each): the first
+ * step after which they differ, or -1. `got` holds a grid. */
+static int first_wrong_step(hard_cpu *engine, const double *grids, double *got, size_t n, int steps)
+{
+    hard_cpu_pack(engine, grids);
+    for (int t = 0; t < steps; t++) {
+        hard_cpu_step(engine, (uint32_t)t);
+        hard_cpu_unpack(engine, got);
+        if (memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) return t;
+    }
+    return -1;
+}
+
 static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, hard_ops_mode mode, uint64_t seed)
 {
     enum { STEPS = 6 };
@@ -53,13 +66,7 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
     CHECK(rc == DLCA_OK, "%s: float rollout: %s", name, err_message());
     if (sc.block) engine.block = sc.block;
     hard_cpu_set_fire_stream(&engine, stream);
-    hard_cpu_pack(&engine, grids);
-    int first_bad = -1;
-    for (int t = 0; t < STEPS && !rc; t++) {
-        hard_cpu_step(&engine, (uint32_t)t);
-        hard_cpu_unpack(&engine, got);
-        if (first_bad < 0 && memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) first_bad = t;
-    }
+    int first_bad = rc ? -1 : first_wrong_step(&engine, grids, got, n, STEPS);
     CHECK(first_bad < 0, "%s: differs from the float hard rollout after step %d", name, first_bad);
     /* again with the masks of steps 1..STEPS-2 drawn ahead: step 0 and the last draw their own */
     uint64_t *masks = malloc((size_t)(STEPS - 2) * hard_cpu_fire_plane(&engine) * sizeof(uint64_t));
@@ -68,13 +75,7 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
         hard_cpu_set_fire_stream(&engine, stream);
         hard_cpu_draw_fire_masks(&engine, 1, STEPS - 2, masks);
         hard_cpu_use_fire_masks(&engine, masks, 1, STEPS - 2);
-        hard_cpu_pack(&engine, grids);
-        first_bad = -1;
-        for (int t = 0; t < STEPS; t++) {
-            hard_cpu_step(&engine, (uint32_t)t);
-            hard_cpu_unpack(&engine, got);
-            if (first_bad < 0 && memcmp(got, grids + (size_t)(t + 1) * n, n * sizeof(double)) != 0) first_bad = t;
-        }
+        first_bad = first_wrong_step(&engine, grids, got, n, STEPS);
         CHECK(first_bad < 0, "%s: with masks drawn ahead, differs from the float hard rollout after step %d", name,
               first_bad);
         free(masks);
