@@ -3,7 +3,9 @@
  * sync and async, 1- and 2-bit perception, 1 to 3 channels, widths below, at and above 64 and
  * not multiples of it, heights down to 1, and grids of up to 32 cells wide whose rows are
  * stacked several a word (the last word of a sample full or not, samples of one word); and the
- * same with fire masks drawn ahead for some of the steps (hard_cpu_use_fire_masks). */
+ * same with fire masks drawn ahead for some of the steps (hard_cpu_use_fire_masks), and on an
+ * engine of twice the batch running its first samples alone (hard_cpu_use_batch), the others
+ * holding other cells, with its masks drawn ahead. */
 #include "check.h"
 #include "hard_cpu.h"
 #include "hard_fixtures.h"
@@ -80,6 +82,41 @@ static void test_case(shape_case sc, ca_boundary boundary, double fire_rate, har
               first_bad);
         free(masks);
     }
+    /* an engine of twice the batch running its first samples alone */
+    hard_cpu wide;
+    ca_shape twice = {2 * sc.batch, sc.height, sc.width, boundary};
+    double *start = malloc(2 * n * sizeof(double)), *wide_got = malloc(2 * n * sizeof(double));
+    uint64_t *wide_masks = NULL;
+    rc = start && wide_got ? hard_cpu_init(&wide, &net, twice, fire_rate) : DLCA_ERR;
+    CHECK(rc == DLCA_OK, "%s: the wider engine: %s", name, err_message());
+    if (!rc) {
+        if (sc.block) wide.block = sc.block;
+        hard_cpu_use_batch(&wide, sc.batch);
+        CHECK(hard_cpu_fire_plane(&wide) == hard_cpu_fire_plane(&engine), "%s: the wider engine's fire plane", name);
+        wide_masks = malloc((size_t)STEPS * hard_cpu_fire_plane(&wide) * sizeof(uint64_t));
+        for (int ch = 0; ch < sc.channels; ch++) { /* its channel planes: the case's samples, then others */
+            size_t cells = ca_shape_cells(shape);
+            memcpy(start + 2 * (size_t)ch * cells, grids + (size_t)ch * cells, cells * sizeof(double));
+            hard_random_grid(start + (2 * (size_t)ch + 1) * cells, cells, &rng);
+        }
+        hard_cpu_pack(&wide, start);
+        hard_cpu_set_fire_stream(&wide, stream);
+        if (wide_masks) hard_cpu_draw_fire_masks(&wide, 0, STEPS, wide_masks), hard_cpu_use_fire_masks(&wide, wide_masks, 0, STEPS);
+        first_bad = -1;
+        for (int t = 0; t < STEPS && first_bad < 0 && wide_masks; t++) {
+            hard_cpu_step(&wide, (uint32_t)t);
+            hard_cpu_unpack(&wide, wide_got);
+            size_t cells = ca_shape_cells(shape);
+            for (int ch = 0; ch < sc.channels && first_bad < 0; ch++)
+                if (memcmp(wide_got + 2 * (size_t)ch * cells, grids + (size_t)(t + 1) * n + (size_t)ch * cells,
+                           cells * sizeof(double)) != 0)
+                    first_bad = t;
+        }
+        CHECK(wide_masks && first_bad < 0, "%s: the first samples of twice the batch differ after step %d", name,
+              first_bad);
+        hard_cpu_free(&wide);
+    }
+    free(start), free(wide_got), free(wide_masks);
     printf("%-60s %4d/%zu bits set at the end, %d gates\n", name, count_ones(grids + STEPS * n, n), n, net.n_gates);
     hard_cpu_free(&engine);
     hard_netlist_free(&net);

@@ -41,25 +41,31 @@ static int find_vertical(hard_cpu *e)
     for (int r = 0; r < k; r++) e->first_bits |= 1ULL << (r * width);
     e->last_bits = e->first_bits << (width - 1);
     e->valid = malloc(e->rows * sizeof *e->valid);
-    for (int d = 0; d < 2; d++) e->vertical[d] = malloc(e->rows * sizeof *e->vertical[d]);
-    if (!e->valid || !e->vertical[0] || !e->vertical[1]) return DLCA_ERR_NOMEM;
+    int ok = e->valid != NULL;
+    for (int d = 0; d < 2; d++) {
+        hard_cpu_vertical *v = &e->vertical[d];
+        uint64_t **arrays[] = {&v->other, &v->from, &v->to, &v->mask, &v->same};
+        for (int a = 0; a < 5; a++) ok &= (*arrays[a] = malloc(e->rows * sizeof(uint64_t))) != NULL;
+    }
+    if (!ok) return DLCA_ERR_NOMEM;
     for (size_t w = 0; w < e->rows; w++) {
         size_t b = w / (size_t)hs, sample = b * (size_t)hs;
         int i = (int)(w % (size_t)hs), in_word = h - i * k < k ? h - i * k : k; /* its rows */
         e->valid[w] = low_bits(in_word * width);
         /* above: row r - 1 of the word for r >= 1, and for its first row the row before it (`same`
          * is 0 where a word holds one row, here and below) */
-        hard_cpu_vertical up = {(uint32_t)w, 0, 0, 0, low_bits(k * width) & ~row_bits};
-        if (i > 0) up.other = (uint32_t)(w - 1), up.from = (uint8_t)((k - 1) * width), up.mask = row_bits;
+        hard_cpu_vertical *up = &e->vertical[0], *down = &e->vertical[1];
+        up->other[w] = w, up->from[w] = up->to[w] = up->mask[w] = 0, up->same[w] = low_bits(k * width) & ~row_bits;
+        if (i > 0) up->other[w] = w - 1, up->from[w] = (uint64_t)((k - 1) * width), up->mask[w] = row_bits;
         else if (periodic)
-            up.other = (uint32_t)(sample + (size_t)((h - 1) / k)), up.from = (uint8_t)((h - 1) % k * width),
-            up.mask = row_bits;
+            up->other[w] = sample + (size_t)((h - 1) / k), up->from[w] = (uint64_t)((h - 1) % k * width),
+            up->mask[w] = row_bits;
         /* below: row r + 1 of the word for its rows but the last, whose row below comes from the
          * next word (or across the boundary) */
-        hard_cpu_vertical down = {(uint32_t)w, 0, (uint8_t)((in_word - 1) * width), 0, low_bits((in_word - 1) * width)};
-        if (i + 1 < hs) down.other = (uint32_t)(w + 1), down.mask = row_bits;
-        else if (periodic) down.other = (uint32_t)sample, down.mask = row_bits;
-        e->vertical[0][w] = up, e->vertical[1][w] = down;
+        down->other[w] = w, down->from[w] = down->mask[w] = 0, down->to[w] = (uint64_t)((in_word - 1) * width);
+        down->same[w] = low_bits((in_word - 1) * width);
+        if (i + 1 < hs) down->other[w] = w + 1, down->mask[w] = row_bits;
+        else if (periodic) down->other[w] = sample, down->mask[w] = row_bits;
     }
     return DLCA_OK;
 }
@@ -78,6 +84,7 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->stack = shape.width <= 32 ? 64 / shape.width : 1;
     e->sample_words = (shape.height + e->stack - 1) / e->stack;
     e->rows = (size_t)shape.batch * (size_t)e->sample_words;
+    e->rows_run = e->rows;
     e->fire_threshold = rng_fire_threshold(fire_rate);
     size_t n = (size_t)e->channels * e->rows * (size_t)e->words;
     e->grid = calloc(n, sizeof(uint64_t));
@@ -93,7 +100,7 @@ int hard_cpu_init(hard_cpu *e, const hard_netlist *net, ca_shape shape, double f
     e->read_slots = malloc((size_t)e->program.n_inputs * sizeof *e->read_slots);
     e->read_channels = malloc((size_t)e->channels * sizeof *e->read_channels);
     if (e->read_slots && e->read_channels) find_reads(e, &e->program);
-    int rows_ok = e->words != 1 || (e->rows <= UINT32_MAX && find_vertical(e) == DLCA_OK);
+    int rows_ok = e->words != 1 || find_vertical(e) == DLCA_OK;
     if (!e->grid || !e->next || !e->left || !e->right || !e->slots || !e->read_slots || !e->read_channels || !rows_ok) {
         hard_cpu_free(e);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the hard engine (%zu words per grid)", n);
@@ -105,7 +112,11 @@ void hard_cpu_free(hard_cpu *e)
 {
     hard_program_free(&e->program);
     free(e->grid), free(e->next), free(e->left), free(e->right), free(e->slots), free(e->read_slots), free(e->read_channels);
-    free(e->valid), free(e->vertical[0]), free(e->vertical[1]);
+    free(e->valid);
+    for (int d = 0; d < 2; d++) {
+        hard_cpu_vertical *v = &e->vertical[d];
+        free(v->other), free(v->from), free(v->to), free(v->mask), free(v->same);
+    }
     memset(e, 0, sizeof *e);
 }
 
@@ -132,6 +143,12 @@ int hard_cpu_set_netlist(hard_cpu *e, const hard_netlist *net)
     return DLCA_OK;
 }
 
+void hard_cpu_use_batch(hard_cpu *e, int batch)
+{
+    if (batch < 1 || batch > e->shape.batch) batch = e->shape.batch;
+    e->rows_run = (size_t)batch * (size_t)e->sample_words;
+}
+
 void hard_cpu_set_fire_stream(hard_cpu *e, uint32_t stream)
 {
     e->fire_stream = stream;
@@ -143,7 +160,7 @@ void hard_cpu_use_fire_masks(hard_cpu *e, const uint64_t *masks, uint32_t first_
     e->fire_masks = masks, e->fire_first = first_step, e->fire_steps = masks ? steps : 0;
 }
 
-size_t hard_cpu_fire_plane(const hard_cpu *e) { return e->rows * (size_t)e->words; }
+size_t hard_cpu_fire_plane(const hard_cpu *e) { return e->rows_run * (size_t)e->words; }
 
 static uint64_t *row_of(const hard_cpu *e, uint64_t *base, int ch, size_t row)
 {
@@ -239,6 +256,21 @@ static const uint64_t *neighbour_source(const hard_cpu *e, int j)
     return j % 3 == 0 ? e->left : j % 3 == 1 ? e->grid : e->right;
 }
 
+/* Words as vectors of 4 (GCC/Clang vector extension: SSE2 pairs, or one AVX2 register). */
+typedef uint64_t hard_vec __attribute__((vector_size(32)));
+_Static_assert(HARD_CPU_BLOCK_MIN % 8 == 0 && HARD_CPU_BLOCK_MAX % 8 == 0, "a block is whole vectors, 64-byte aligned");
+
+/* On x86-64 GCC and Clang also build an AVX2 copy of the hot loop and pick one at load time
+ * (ifunc): twice the speed where AVX2 exists, the portable baseline elsewhere. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define HARD_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef HARD_VECTOR_CLONES
+#define HARD_VECTOR_CLONES
+#endif
+
 /* The input slots the program reads (of 0 .. 9C-1: channel, then neighbour 3 (dy + 1) + dx + 1)
  * for lanes lane .. lane + n - 1 = words w .. w + n - 1 of row `row`: a whole run of words each, so
  * the copies are plain loops (on rows of several words). */
@@ -259,6 +291,19 @@ static void gather_run(hard_cpu *e, size_t row, int w, int lane, int n)
     }
 }
 
+/* The n words from word `first` of a channel's plane `src` moved up (`up`: each bit takes the cell
+ * above's) or down by one grid row, into s (vertical: the rows' table, `width` a row's bits). */
+HARD_VECTOR_CLONES static void vertical_rows(uint64_t *restrict s, const uint64_t *src, const hard_cpu_vertical *v,
+                                             size_t first, int n, int width, int up)
+{
+    const uint64_t *restrict other = v->other + first, *restrict from = v->from + first, *restrict to = v->to + first;
+    const uint64_t *restrict mask = v->mask + first, *restrict same = v->same + first, *x = src + first;
+    if (up)
+        for (int i = 0; i < n; i++) s[i] = (x[i] << width & same[i]) | (src[other[i]] >> from[i] & mask[i]) << to[i];
+    else
+        for (int i = 0; i < n; i++) s[i] = (x[i] >> width & same[i]) | (src[other[i]] >> from[i] & mask[i]) << to[i];
+}
+
 /* The same for the n lanes of the block from grid word `first` on rows of one word (grids up to
  * 64 cells wide, every preset's), where a run is one word and a copy per row and slot costs more
  * than the word: a slot of the rows' own neighbours (dy = 0) is one copy, the others the word's
@@ -275,31 +320,9 @@ static void gather_block(hard_cpu *e, size_t first, int n)
             memcpy(s, src + first, (size_t)n * sizeof *s);
             continue;
         }
-        const hard_cpu_vertical *v = e->vertical[j / 3 / 2] + first;
-        const uint64_t *x = src + first;
-        if (j / 3 == 0)
-            for (int i = 0; i < n; i++)
-                s[i] = (x[i] << width & v[i].same) | (src[v[i].other] >> v[i].from & v[i].mask) << v[i].to;
-        else
-            for (int i = 0; i < n; i++)
-                s[i] = (x[i] >> width & v[i].same) | (src[v[i].other] >> v[i].from & v[i].mask) << v[i].to;
+        vertical_rows(s, src, &e->vertical[j / 3 / 2], first, n, width, j / 3 == 0);
     }
 }
-
-/* Words as vectors of 4 (GCC/Clang vector extension: SSE2 pairs, or one AVX2 register). */
-typedef uint64_t hard_vec __attribute__((vector_size(32)));
-_Static_assert(HARD_CPU_BLOCK_MIN % 8 == 0 && HARD_CPU_BLOCK_MAX % 8 == 0, "a block is whole vectors, 64-byte aligned");
-
-/* On x86-64 GCC and Clang also build an AVX2 copy of the hot loop and pick one at load time
- * (ifunc): twice the speed where AVX2 exists, the portable baseline elsewhere. */
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define HARD_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef HARD_VECTOR_CLONES
-#define HARD_VECTOR_CLONES
-#endif
 
 /* Every instruction over the first `lanes` (a multiple of 4) of each slot's `block` words: the
  * switch picks the op's bitwise expression once per instruction, and the loop under it has no
@@ -379,7 +402,7 @@ static void scatter_block(hard_cpu *e, uint32_t t, size_t first, int n)
     uint64_t fire[HARD_CPU_BLOCK_MAX], keep[HARD_CPU_BLOCK_MAX];
     size_t words = (size_t)e->words, plane = e->rows * words, block = (size_t)e->block;
     const uint64_t *drawn = e->fire_masks && t - e->fire_first < (uint32_t)e->fire_steps
-                                ? e->fire_masks + (size_t)(t - e->fire_first) * plane + first
+                                ? e->fire_masks + (size_t)(t - e->fire_first) * hard_cpu_fire_plane(e) + first
                                 : NULL;
     for (int i = 0; i < n; i++) {
         size_t row = (first + (size_t)i) / words;
@@ -411,13 +434,13 @@ static void shift_one_word_rows(const hard_cpu *e, int ch)
     int last_bit = e->shape.width - 1;
     uint64_t first = e->first_bits, last = e->last_bits;
     if (e->shape.boundary == CA_BOUNDARY_PERIODIC)
-        for (size_t row = 0; row < e->rows; row++) {
+        for (size_t row = 0; row < e->rows_run; row++) {
             uint64_t x = g[row];
             left[row] = (x << 1 & ~first) | (x >> last_bit & first);
             right[row] = (x >> 1 & ~last) | (x << last_bit & last);
         }
     else
-        for (size_t row = 0; row < e->rows; row++) left[row] = g[row] << 1 & ~first, right[row] = g[row] >> 1 & ~last;
+        for (size_t row = 0; row < e->rows_run; row++) left[row] = g[row] << 1 & ~first, right[row] = g[row] >> 1 & ~last;
 }
 
 void hard_cpu_step(hard_cpu *e, uint32_t t)
@@ -428,10 +451,10 @@ void hard_cpu_step(hard_cpu *e, uint32_t t)
             shift_one_word_rows(e, ch);
             continue;
         }
-        for (size_t row = 0; row < e->rows; row++)
+        for (size_t row = 0; row < e->rows_run; row++)
             shift_row(e, row_of(e, e->grid, ch, row), row_of(e, e->left, ch, row), row_of(e, e->right, ch, row));
     }
-    size_t total = e->rows * (size_t)e->words, block = (size_t)e->block, words = (size_t)e->words;
+    size_t total = e->rows_run * (size_t)e->words, block = (size_t)e->block, words = (size_t)e->words;
     for (size_t first = 0; first < total; first += block) {
         int n = total - first < block ? (int)(total - first) : (int)block;
         if (words == 1)

@@ -28,11 +28,9 @@ enum { HARD_CPU_BLOCK_MIN = 32, HARD_CPU_BLOCK_MAX = 256, HARD_CPU_SLOT_BYTES = 
  * 64 bits idle in every gather, gate and output. For each word (a "row" of the engine, `rows` of
  * them) the rows above and below its rows: the word's own bits moved by one row (`same` of them)
  * and one row of another word (`other`, bits from `from` on, under `mask`) put at bit `to`; mask
- * 0 outside a zero boundary. */
+ * 0 outside a zero boundary. Arrays of [rows] each, so that a gather runs as vectors. */
 typedef struct {
-    uint32_t other;
-    uint8_t from, to;
-    uint64_t mask, same;
+    uint64_t *other, *from, *to, *mask, *same;
 } hard_cpu_vertical;
 
 typedef struct {
@@ -43,7 +41,10 @@ typedef struct {
     int sample_words;    /* word rows of one sample: height / stack, rounded up */
     int block;           /* words per program pass; may be lowered to a multiple of 8 (tests do, to
                           * cross block boundaries on small grids) */
-    size_t rows;         /* word rows: batch * sample_words (batch * height unless stacked) */
+    size_t rows;         /* word rows: batch * sample_words (batch * height unless stacked); a
+                          * channel's plane in grid, next, left and right is rows * words */
+    size_t rows_run;     /* word rows a step runs: the first samples' (hard_cpu_use_batch), rows
+                          * by default */
     uint32_t fire_stream, fire_threshold;
     /* Masks drawn ahead (hard_cpu_use_fire_masks; not owned): steps fire_first.. fire_first +
      * fire_steps - 1, [step][rows][words]; NULL: each step draws its own. */
@@ -63,7 +64,7 @@ typedef struct {
      * word row's rows above ([0]) and below ([1]), the bits that are cells (`valid`), and the
      * first and last bit of every stacked row (`first_bits`, `last_bits`) that a shift along
      * the rows must not carry across. */
-    hard_cpu_vertical *vertical[2];
+    hard_cpu_vertical vertical[2];
     uint64_t *valid;
     uint64_t first_bits, last_bits;
 } hard_cpu;
@@ -92,10 +93,17 @@ void hard_cpu_free(hard_cpu *engine);
  * circuits on one engine. */
 int hard_cpu_set_netlist(hard_cpu *engine, const hard_netlist *net);
 
+/* Steps run the first `batch` samples (1 .. shape.batch; anything else: all) alone, and the
+ * other samples' cells hold nothing defined after a step: for a search that runs rollouts of a few
+ * samples or of many on one engine. The fire masks' plane (hard_cpu_fire_plane) is then theirs.
+ * Samples never read each other's cells, so the first samples step as an engine of that batch
+ * would. */
+void hard_cpu_use_batch(hard_cpu *engine, int batch);
+
 /* Fire-mask stream (async only), as ca_cpu_set_fire_stream. Forgets masks drawn ahead. */
 void hard_cpu_set_fire_stream(hard_cpu *engine, uint32_t stream);
 
-/* Words of the fire masks of one step: rows * words. */
+/* Words of the fire masks of one step: rows_run * words. */
 size_t hard_cpu_fire_plane(const hard_cpu *engine);
 
 /* The fire masks of steps first_step .. first_step + steps - 1 on the stream now set, as the
