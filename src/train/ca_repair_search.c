@@ -27,6 +27,24 @@ void repair_search_free(repair_search *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The shape of a set's engines: chunk_most rounds side by side. */
+static ca_shape engine_shape(const repair_rollouts *set)
+{
+    ca_shape shape = set->shape;
+    shape.batch *= set->chunk_most;
+    return shape;
+}
+
+/* The rounds of the chunk from round r0 (one chunk's end is the next one's start, from 0): 1, 2,
+ * 4, ... up to chunk_most, a last chunk smaller than the one before joined to it. */
+static int chunk_rounds(const repair_rollouts *set, int r0)
+{
+    int left = set->rounds - r0, n = r0 + 1 < set->chunk_most ? r0 + 1 : set->chunk_most;
+    if (n > left) n = left;
+    if (left - n < n && left <= set->chunk_most) n = left;
+    return n;
+}
+
 /* Lanes 1.. as copies of lane 0 (its circuit and engines), each with its wrong-bit marks. */
 static int copy_lanes(repair_search *s, double fire_rate)
 {
@@ -43,7 +61,7 @@ static int copy_lanes(repair_search *s, double fire_rate)
         memcpy(l->base.gates, net->gates, (size_t)net->n_gates * sizeof *net->gates);
         memcpy(l->base.outputs, net->outputs, (size_t)net->channels * sizeof *net->outputs);
         for (int k = 0; k < s->sets; k++)
-            if (hard_cpu_init(&l->engine[k], &s->pruned, s->set[k].shape, fire_rate)) return DLCA_ERR;
+            if (hard_cpu_init(&l->engine[k], &s->pruned, engine_shape(&s->set[k]), fire_rate)) return DLCA_ERR;
     }
     return DLCA_OK;
 }
@@ -80,48 +98,64 @@ void repair_mark_live(repair_search *s)
     }
 }
 
-/* Set k's engine in lane 0 and room for its rounds' packed starts and targets. */
-static int open_set(repair_search *s, int k)
+/* Words of a round's engine grids a chunk holds at most: a program pass's (HARD_CPU_BLOCK_MAX). */
+enum { CHUNK_WORDS = HARD_CPU_BLOCK_MAX };
+
+/* Set k's engine in lane 0, `packer` (an engine of one round, which packs the rounds and draws
+ * their fire masks; the caller frees it) and room for the rounds' packed starts and targets. */
+static int open_set(repair_search *s, int k, hard_cpu *packer)
 {
     const ca_config *c = s->config;
     repair_rollouts *set = &s->set[k];
-    hard_cpu *e = &s->lanes[0].engine[k];
-    if (hard_cpu_init(e, &s->pruned, set->shape, c->fire_rate)) return DLCA_ERR;
+    if (hard_cpu_init(packer, &s->pruned, set->shape, c->fire_rate)) return DLCA_ERR;
     set->cells = ca_shape_cells(set->shape);
-    set->plane = e->rows * (size_t)e->words;
+    set->plane = packer->rows * (size_t)packer->words;
+    set->chunk_most = set->plane < CHUNK_WORDS ? (int)(CHUNK_WORDS / set->plane) : 1;
+    if (set->chunk_most > set->rounds) set->chunk_most = set->rounds;
+    if (hard_cpu_init(&s->lanes[0].engine[k], &s->pruned, engine_shape(set), c->fire_rate)) return DLCA_ERR;
     set->starts = malloc((size_t)set->rounds * (size_t)c->channels * set->plane * sizeof(uint64_t));
     set->targets = malloc((size_t)set->rounds * (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
     if (!set->starts || !set->targets)
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", set->rounds);
-    if (c->fire_rate < 1.0) {
-        set->fire_words = (size_t)set->last_step * hard_cpu_fire_plane(e);
-        set->fire_masks = malloc((size_t)set->rounds * set->fire_words * sizeof(uint64_t));
-        if (!set->fire_masks)
-            return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds' fire masks", set->rounds);
-        for (int r = 0; r < set->rounds; r++) {
-            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
-            hard_cpu_draw_fire_masks(e, 0, set->last_step, set->fire_masks + (size_t)r * set->fire_words);
+    if (c->fire_rate >= 1.0) return DLCA_OK;
+    set->fire_words = (size_t)set->last_step * set->plane;
+    set->fire_masks = malloc((size_t)set->rounds * set->fire_words * sizeof(uint64_t));
+    uint64_t *drawn = malloc(set->fire_words * sizeof(uint64_t));
+    if (!set->fire_masks || !drawn) {
+        free(drawn);
+        return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds' fire masks", set->rounds);
+    }
+    for (int r0 = 0, n; r0 < set->rounds; r0 += n) {
+        n = chunk_rounds(set, r0);
+        uint64_t *chunk = set->fire_masks + (size_t)r0 * set->fire_words;
+        for (int j = 0; j < n; j++) {
+            hard_cpu_set_fire_stream(packer, rng_fire_stream(c->seed, set->first_round + (uint64_t)(r0 + j)));
+            hard_cpu_draw_fire_masks(packer, 0, set->last_step, drawn);
+            for (int t = 0; t < set->last_step; t++)
+                memcpy(chunk + ((size_t)t * (size_t)n + (size_t)j) * set->plane, drawn + (size_t)t * set->plane,
+                       set->plane * sizeof(uint64_t));
         }
     }
+    free(drawn);
     return DLCA_OK;
 }
 
-/* Round r of set k packed by its engine from a double grid and its target ([loss
- * channels][cells]); `scratch` holds a grid. */
-static void pack_round(repair_search *s, int k, int r, const double *start, const double *target, double *scratch)
+/* Round r of set k packed by `packer` from a double grid and its target ([loss channels][cells]);
+ * `scratch` holds a grid. */
+static void pack_round(repair_search *s, int k, int r, hard_cpu *packer, const double *start, const double *target,
+                       double *scratch)
 {
     const ca_config *c = s->config;
     repair_rollouts *set = &s->set[k];
-    hard_cpu *e = &s->lanes[0].engine[k];
     size_t grid = (size_t)c->channels * set->cells, loss = (size_t)c->loss_channels * set->cells;
     memcpy(scratch, start, grid * sizeof(double));
     ca_task_binarize(scratch, grid);
-    hard_cpu_pack(e, scratch);
-    memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, e->grid,
+    hard_cpu_pack(packer, scratch);
+    memcpy(set->starts + (size_t)r * (size_t)c->channels * set->plane, packer->grid,
            (size_t)c->channels * set->plane * sizeof(uint64_t));
     memcpy(scratch, target, loss * sizeof(double)); /* as a grid's first channels */
-    hard_cpu_pack(e, scratch);
-    memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, e->grid,
+    hard_cpu_pack(packer, scratch);
+    memcpy(set->targets + (size_t)r * (size_t)c->loss_channels * set->plane, packer->grid,
            (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
 }
 
@@ -163,17 +197,19 @@ static int training_set(repair_search *s, const double *image, int rounds)
     set->first_round = CA_REPAIR_FIRST_ROUND;
     set->last_step = training_last_step(c);
     set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
-    if (open_set(s, s->sets - 1)) return DLCA_ERR;
+    hard_cpu packer;
+    if (open_set(s, s->sets - 1, &packer)) return hard_cpu_free(&packer), DLCA_ERR;
     size_t grid = (size_t)c->channels * set->cells;
     double *start = malloc(grid * sizeof(double)), *scratch = malloc(grid * sizeof(double));
     double *target = malloc((size_t)c->loss_channels * set->cells * sizeof(double));
     int rc = start && target && scratch ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's rounds");
     for (int r = 0; r < set->rounds && !rc; r++) {
         rc = ca_round_inputs(c, set->shape, set->first_round + (uint64_t)r, image, start, target);
-        if (!rc) pack_round(s, s->sets - 1, r, start, target, scratch);
+        if (!rc) pack_round(s, s->sets - 1, r, &packer, start, target, scratch);
     }
     if (!rc) count_set(s, s->sets - 1);
     free(start), free(target), free(scratch);
+    hard_cpu_free(&packer);
     return rc;
 }
 
@@ -189,11 +225,13 @@ static int torus_set(repair_search *s, const double *image)
     if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
     repair_rollouts *set = &s->set[s->sets++];
     set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->first_round = 0;
-    int rc = open_set(s, s->sets - 1);
+    hard_cpu packer;
+    int rc = open_set(s, s->sets - 1, &packer);
     double *scratch = rc ? NULL : malloc((size_t)s->config->channels * set->cells * sizeof(double));
     if (!rc && !scratch) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the repair's torus rollout");
-    if (!rc) pack_round(s, s->sets - 1, 0, torus.start, torus.target, scratch), count_set(s, s->sets - 1);
+    if (!rc) pack_round(s, s->sets - 1, 0, &packer, torus.start, torus.target, scratch), count_set(s, s->sets - 1);
     free(scratch);
+    hard_cpu_free(&packer);
     ca_eval_rollout_free(&torus);
     return rc;
 }
@@ -229,45 +267,63 @@ int repair_search_init(repair_search *s, const ca_model *m, const double *image,
 }
 
 
+/* A try's cost is the one a walk over its rounds one at a time, checking the bound after every
+ * step counted but the last and after every round but the last, would give: such a walk stops at
+ * its first check past the bound, which here is where the chunks' checks, at the same steps and at
+ * the chunks' ends, stop too, or at the end when all but the last round's last step pass it (the
+ * walk's last check). Complete costs are the walk's. */
 repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound)
 {
     const ca_config *c = s->config;
-    size_t still = 0, still_weight = 0;
+    size_t still = 0, still_weight = 0, tail = 0; /* tail: the last round's last step's weight */
     repair_cost k = {0};
+    const repair_cost stopped = {bound + 1, 0, 0, 0, 0, 0};
     memset(l->wrong_try, 0, s->weights);
     for (int set_index = 0; set_index < s->sets; set_index++) {
         const repair_rollouts *set = &s->set[set_index];
         hard_cpu *e = &l->engine[set_index];
-        size_t target = (size_t)c->loss_channels * set->cells, start_words = (size_t)c->channels * set->plane;
-        size_t loss_words = (size_t)c->loss_channels * set->plane;
-        const uint32_t *w = s->weight + set->at;
-        const uint8_t *now = s->wrong_now + set->at;
-        uint8_t *mark = l->wrong_try + set->at;
-        for (int r = 0; r < set->rounds; r++) {
-            const uint64_t *goal = set->targets + (size_t)r * loss_words;
-            memcpy(e->grid, set->starts + (size_t)r * start_words, start_words * sizeof(uint64_t));
-            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r));
+        size_t target = (size_t)c->loss_channels * set->cells, plane = set->plane;
+        size_t full = e->rows * (size_t)e->words, steps = (size_t)(set->last_step - c->steps + 1);
+        for (int r0 = 0, n; r0 < set->rounds; r0 += n) {
+            n = chunk_rounds(set, r0);
+            int last = set_index + 1 == s->sets && r0 + n == set->rounds;
+            hard_cpu_use_batch(e, n * set->shape.batch);
+            for (int ch = 0; ch < c->channels; ch++)
+                for (int j = 0; j < n; j++)
+                    memcpy(e->grid + (size_t)ch * full + (size_t)j * plane,
+                           set->starts + ((size_t)(r0 + j) * (size_t)c->channels + (size_t)ch) * plane,
+                           plane * sizeof(uint64_t));
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r0));
             if (set->fire_masks)
-                hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r * set->fire_words, 0, set->last_step);
+                hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r0 * set->fire_words, 0, set->last_step);
             hard_cpu_run(e, 0, c->steps);
             for (int t = c->steps;; t++) {
-                for (size_t at = 0; at < loss_words; at++) /* word `at`: channel, then word of its plane */
-                    for (uint64_t diff = e->grid[at] ^ goal[at]; diff; diff &= diff - 1) {
-                        size_t cell = hard_cpu_cell(e, at % set->plane, __builtin_ctzll(diff));
-                        size_t i = at / set->plane * set->cells + cell;
-                        k.cost += w[i], k.wrong++, mark[i] = 1;
-                        if (now[i]) still++, still_weight += w[i];
-                        else k.broken_weight += w[i];
+                for (int ch = 0; ch < c->loss_channels; ch++)
+                    for (int j = 0; j < n; j++) {
+                        size_t round = (size_t)(r0 + j);
+                        const uint64_t *grid = e->grid + (size_t)ch * full + (size_t)j * plane;
+                        const uint64_t *goal = set->targets + (round * (size_t)c->loss_channels + (size_t)ch) * plane;
+                        size_t first = set->at + (round * steps + (size_t)(t - c->steps)) * target + (size_t)ch * set->cells;
+                        size_t skip = (size_t)j * set->cells; /* hard_cpu_cell's cells of the rounds before */
+                        int in_tail = last && j == n - 1 && t == set->last_step;
+                        for (size_t at = 0; at < plane; at++)
+                            for (uint64_t diff = grid[at] ^ goal[at]; diff; diff &= diff - 1) {
+                                size_t i = first + hard_cpu_cell(e, (size_t)j * plane + at, __builtin_ctzll(diff)) - skip;
+                                size_t w = s->weight[i];
+                                k.cost += w, k.wrong++, l->wrong_try[i] = 1;
+                                if (s->wrong_now[i]) still++, still_weight += w;
+                                else k.broken_weight += w;
+                                if (in_tail) tail += w;
+                            }
                     }
-                w += target, now += target, mark += target;
                 if (t == set->last_step) break;
-                if (k.cost > bound) return (repair_cost){bound + 1, k.wrong, 0, 0, 0, 0};
+                if (k.cost > bound) return stopped;
                 hard_cpu_step(e, (uint32_t)t);
             }
-            if (k.cost > bound && (r + 1 < set->rounds || set_index + 1 < s->sets))
-                return (repair_cost){bound + 1, k.wrong, 0, 0, 0, 0};
+            if (k.cost > bound && !last) return stopped;
         }
     }
+    if (k.cost - tail > bound) return stopped;
     k.fixed = s->wrong_kept - still, k.fixed_weight = s->weight_kept - still_weight, k.complete = 1;
     return k;
 }

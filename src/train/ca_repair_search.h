@@ -27,20 +27,26 @@ typedef struct {
     char error[256];
 } repair_lane;
 
-/* Rollouts the search counts on one grid: rounds of starts and targets packed as its engines'
- * grids ([C or loss channels][rows][words], hard_cpu.h), a try copying a start in and comparing
- * words with the target at every step from T to last_step; their counted bits are repair_search.weight
- * and wrong_now from `at` on (round, step, loss channel, cell). */
+/* Rollouts the search counts on one grid: rounds of starts and targets packed as a round's grid
+ * ([round][C or loss channels][plane], hard_cpu.h), a try copying a chunk of rounds' starts into
+ * its engines (whose batch is chunk_most rounds') and comparing words with the targets at every
+ * step from T to last_step; their counted bits are repair_search.weight and wrong_now from `at` on
+ * (round, step, loss channel, cell). A try runs its rounds in chunks of 1, 2, 4, ... up to
+ * chunk_most: a chunk's rounds run side by side as one engine's batch, so
+ * each instruction of the circuit runs over all their words at once, and the first chunks are
+ * small so that a try that passes its bound on its first rounds stops early. */
 typedef struct {
-    ca_shape shape;
+    ca_shape shape;                       /* one round's */
     int rounds, last_step;
+    int chunk_most;                       /* rounds a chunk holds at most */
     uint64_t first_round;                 /* round r draws as training's round first_round + r */
     size_t cells;                         /* one round's: batch * H * W */
-    size_t plane;                         /* words of one channel: rows * words */
+    size_t plane;                         /* words of one channel of one round: rows * words */
     uint64_t *starts, *targets;
-    /* Async: every round's fire masks of steps 0..last_step - 1, [round][step][plane], drawn once
-     * (hard_cpu_draw_fire_masks: drawing them cost a try seven times its circuit); NULL where
-     * every cell fires. */
+    /* Async: every round's fire masks of steps 0..last_step - 1, drawn once (hard_cpu_draw_fire_masks:
+     * drawing them cost a try seven times its circuit), laid out as the chunks run them: the chunk
+     * from round r0 of n rounds at r0 * fire_words, [step][n rounds][plane]. NULL where every cell
+     * fires. */
     uint64_t *fire_masks;
     size_t fire_words; /* one round's */
     size_t at;
@@ -74,7 +80,7 @@ typedef struct {
 
 /* A try's cost: the weights of its wrong bits; how many they are; and against the kept circuit,
  * the wrong bits it fixes (their count and weight) and the weight of those it breaks. Only
- * `complete` costs (counted through, not stopped at the bound) have the last three and the lane's
+ * `complete` costs (counted through, not stopped at the bound) have the last four and the lane's
  * wrong_try. */
 typedef struct {
     size_t cost, wrong, fixed, fixed_weight, broken_weight;
@@ -95,8 +101,8 @@ void repair_search_free(repair_search *s);
 int repair_counts_torus(const ca_config *c, const double *image);
 
 /* The cost of the circuit now in lane l's engines, summed over the sets' rounds; stops once it
- * passes `bound` (cost bound + 1, not complete). Reads only what tries share, so lanes run it at
- * once. */
+ * passes `bound` (cost bound + 1, not complete) where a walk over the rounds one at a time would
+ * (ca_repair_search.c). Reads only what tries share, so lanes run it at once. */
 repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound);
 
 /* The circuit in lane l's engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
