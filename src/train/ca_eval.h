@@ -55,22 +55,24 @@ int ca_eval_persistence(const ca_eval_context *context, int which, ca_check *che
  * or a window, regrows with damage (0: none). */
 int ca_eval_trained_persistence(const ca_config *config);
 
-/* The lizard's torus check as one rollout, for ca_eval_checks and for the repair search (which
- * counts its wrong bits): the model's start (its seed cell) at the centre of a periodic grid
- * twice the training grid's side, `steps` = T steps at the model's fire rate, against the target
- * picture around the seed and 0 elsewhere. Configs of one loss channel with a target picture
- * have it; for others start and target are NULL and nothing is allocated. */
+/* The eval check a repair search counts beside its training rounds once a circuit right on them
+ * fails it, as one rollout of the hard circuit from `start`, compared with `target` at step
+ * `steps`: for pictures of one loss channel the lizard's torus (the model's start, its seed cell,
+ * at the centre of a periodic grid twice the training grid's side, T steps, against the target
+ * picture around the seed and 0 elsewhere); for the synchronous checkerboard its 64x64 grid after
+ * 80 steps (a random start of round 0). Other configs have none: start and target NULL, nothing
+ * allocated. */
 typedef struct {
     ca_shape shape;
     int steps;
     double *start;  /* [channels][cells] */
-    double *target; /* [loss channels = 1][cells] */
+    double *target; /* [loss channels][cells] */
 } ca_eval_rollout;
 
-int ca_eval_torus(const ca_config *config, const double *image, ca_eval_rollout *rollout);
+int ca_eval_wide(const ca_config *config, const double *image, ca_eval_rollout *rollout);
 
 /* Whether `config` (with `image`, its picture or NULL) has that check, without building it. */
-int ca_eval_has_torus(const ca_config *config, const double *image);
+int ca_eval_has_wide(const ca_config *config, const double *image);
 void ca_eval_rollout_free(ca_eval_rollout *rollout);
 
 #endif

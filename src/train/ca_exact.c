@@ -119,7 +119,7 @@ static int eval_checks(const ca_model *model, const double *image, ca_exact_resu
     if (ca_eval_checks(&context, checks, &count)) return DLCA_ERR;
     for (int i = 0; i < count; i++)
         if (!checks[i].passed) {
-            result->exact = 0;
+            result->exact = 0, result->eval_check = 1;
             snprintf(result->why, sizeof result->why, "fails dlca eval's check '%s' (%.3g wrong)", checks[i].name,
                      checks[i].error);
             return DLCA_OK;

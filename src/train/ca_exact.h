@@ -28,6 +28,7 @@ enum { CA_EXACT_ROUNDS = 16 };
 typedef struct {
     int exact;
     char why[192]; /* when not exact: the first check it fails, e.g. "wrong on 7 of the 512 boards" */
+    int eval_check; /* when not exact: it failed one of dlca eval's checks, every unseen round right */
 } ca_exact_result;
 
 /* The wrong cell bits of `model`'s hard circuit on training round `round` (its batch, grid, T,

@@ -262,7 +262,7 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
                  "%s with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
                  res->interrupted ? "interrupted" : res->cancelled ? "stopped (an exact circuit was found elsewhere)" : "out of time",
-                 s->wrong_kept, s->sets > 1 ? " and the torus" : "", res->wrong_fewest, res->tries, res->minima,
+                 s->wrong_kept, s->sets > 1 ? " and the wider grid" : "", res->wrong_fewest, res->tries, res->minima,
                  res->minima == 1 ? "um" : "a");
     return DLCA_OK;
 }
@@ -278,13 +278,13 @@ static void apply_ops(ca_model *m, const int *op)
     }
 }
 
-/* One search on `rounds` rounds (and with `torus` the eval's torus rollout) from the model's
- * circuit now; a circuit right on them goes into the model's logits. *right: it was. */
-static int search_rounds(ca_model *m, const double *image, int rounds, int torus, int *op, const ca_repair_options *o,
+/* One search on `rounds` rounds (and with `wide` the eval's wider grid) from the model's circuit
+ * now; a circuit right on them goes into the model's logits. *right: it was. */
+static int search_rounds(ca_model *m, const double *image, int rounds, int wide, int *op, const ca_repair_options *o,
                          ca_repair_result *res, double start_ms, int first, int *right)
 {
     repair_search s;
-    if (repair_search_init(&s, m, image, rounds, torus, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
+    if (repair_search_init(&s, m, image, rounds, wide, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
     for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
     repair_cost k = repair_search_cost(&s, &s.lanes[0], (size_t)-2);
     repair_keep_wrong(&s, &s.lanes[0], &k);
@@ -335,23 +335,24 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     for (size_t g = 0; g < m->gate_count; g++) original[g] = ca_model_gate_op(m, g);
     memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
     /* A circuit right on the repair rounds and wrong elsewhere is searched again from there, while
-     * time is left: on twice the rounds where rounds differ (it drew too few), and with the eval's
-     * torus rollout where the preset has one (counted only then: it costs a try 4-5 times the
-     * lizard's training rollout). */
+     * time is left: wrong on an unseen round, on twice the rounds where rounds differ (it drew too
+     * few); failing one of eval's checks, with the eval's wider grid where the preset has one
+     * (counted only then: it costs a try 4-5 times the lizard's training rollout, and 4 times
+     * 8 checkerboard rounds). */
     int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
-    int torus = 0, has_torus = repair_counts_torus(&m->config, image);
+    int wide = 0, has_wide = repair_counts_wide(&m->config, image);
     for (int rounds = o->rounds, first = 1; !rc; first = 0) {
-        rc = search_rounds(m, image, rounds, torus, op, o, res, start_ms, first, &right);
+        rc = search_rounds(m, image, rounds, wide, op, o, res, start_ms, first, &right);
         if (rc || !right) break;
         rc = ca_exact_check(m, image, &exact);
         res->exact = !rc && exact.exact;
         if (rc || res->exact) break;
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
-                 torus ? " and the torus" : "", exact.why);
-        int grow = more && rounds * 2 <= most, add_torus = has_torus && !torus;
-        if (!(grow || add_torus) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
+                 wide ? " and the wider grid" : "", exact.why);
+        int grow = more && !exact.eval_check && rounds * 2 <= most, add_wide = has_wide && !wide && exact.eval_check;
+        if (!(grow || add_wide) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
         if (grow) rounds *= 2;
-        torus = has_torus;
+        wide = wide || add_wide;
     }
     res->changes = 0;
     if (res->exact) res->why[0] = '\0';

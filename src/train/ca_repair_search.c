@@ -159,10 +159,10 @@ static void pack_round(repair_search *s, int k, int r, hard_cpu *packer, const d
            (size_t)c->loss_channels * set->plane * sizeof(uint64_t));
 }
 
-/* The bits a round of `cells` counts: every loss channel's cells at each step T..last_step. */
-static size_t round_bits(const ca_config *c, int last_step, size_t cells)
+/* The bits a round of `cells` counts: every loss channel's cells at each step first..last. */
+static size_t round_bits(const ca_config *c, int first, int last, size_t cells)
 {
-    return (size_t)(last_step - c->steps + 1) * (size_t)c->loss_channels * cells;
+    return (size_t)(last - first + 1) * (size_t)c->loss_channels * cells;
 }
 
 /* Set k's counted bits follow the sets before it. */
@@ -170,7 +170,7 @@ static void count_set(repair_search *s, int k)
 {
     repair_rollouts *set = &s->set[k];
     set->at = s->weights;
-    s->weights += (size_t)set->rounds * round_bits(s->config, set->last_step, set->cells);
+    s->weights += (size_t)set->rounds * round_bits(s->config, set->first_step, set->last_step, set->cells);
 }
 
 /* The last step a training round counts: T, or 10T for a model trained to hold its pattern
@@ -183,7 +183,7 @@ static int training_last_step(const ca_config *c)
 size_t repair_round_bits(const ca_config *c)
 {
     ca_shape shape = {c->batch, c->height, c->width, c->boundary};
-    return round_bits(c, training_last_step(c), ca_shape_cells(shape));
+    return round_bits(c, c->steps, training_last_step(c), ca_shape_cells(shape));
 }
 
 /* Set 0: `rounds` training rounds (one where every round is the same rollout), drawn and packed
@@ -195,7 +195,7 @@ static int training_set(repair_search *s, const double *image, int rounds)
     repair_rollouts *set = &s->set[s->sets++];
     set->rounds = same ? 1 : rounds;
     set->first_round = CA_REPAIR_FIRST_ROUND;
-    set->last_step = training_last_step(c);
+    set->first_step = c->steps, set->last_step = training_last_step(c);
     set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
     hard_cpu packer;
     if (open_set(s, s->sets - 1, &packer)) return hard_cpu_free(&packer), DLCA_ERR;
@@ -213,30 +213,31 @@ static int training_set(repair_search *s, const double *image, int rounds)
     return rc;
 }
 
-int repair_counts_torus(const ca_config *c, const double *image)
+int repair_counts_wide(const ca_config *c, const double *image)
 {
-    return ca_eval_has_torus(c, image) && c->fire_rate >= 1.0;
+    return ca_eval_has_wide(c, image) && c->fire_rate >= 1.0;
 }
 
-/* Set 1: the eval's torus rollout (ca_eval_torus; repair_counts_torus holds). */
-static int torus_set(repair_search *s, const double *image)
+/* Set 1: the eval's wider grid (ca_eval_wide; repair_counts_wide holds), counted at its one step. */
+static int wide_set(repair_search *s, const double *image)
 {
-    ca_eval_rollout torus;
-    if (ca_eval_torus(s->config, image, &torus)) return DLCA_ERR;
+    ca_eval_rollout wide;
+    if (ca_eval_wide(s->config, image, &wide)) return DLCA_ERR;
     repair_rollouts *set = &s->set[s->sets++];
-    set->shape = torus.shape, set->rounds = 1, set->last_step = torus.steps, set->first_round = 0;
+    set->shape = wide.shape, set->rounds = 1, set->first_round = 0;
+    set->first_step = set->last_step = wide.steps;
     hard_cpu packer;
     int rc = open_set(s, s->sets - 1, &packer);
     double *scratch = rc ? NULL : malloc((size_t)s->config->channels * set->cells * sizeof(double));
-    if (!rc && !scratch) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the repair's torus rollout");
-    if (!rc) pack_round(s, s->sets - 1, 0, &packer, torus.start, torus.target, scratch), count_set(s, s->sets - 1);
+    if (!rc && !scratch) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wider grid");
+    if (!rc) pack_round(s, s->sets - 1, 0, &packer, wide.start, wide.target, scratch), count_set(s, s->sets - 1);
     free(scratch);
     hard_cpu_free(&packer);
-    ca_eval_rollout_free(&torus);
+    ca_eval_rollout_free(&wide);
     return rc;
 }
 
-int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int torus, int threads)
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int wide, int threads)
 {
     const ca_config *c = &m->config;
     memset(s, 0, sizeof *s);
@@ -251,7 +252,7 @@ int repair_search_init(repair_search *s, const ca_model *m, const double *image,
     if (!rc) rc = index_gates(s, m, model_gate, l0->base.n_gates);
     free(model_gate);
     if (!rc) rc = training_set(s, image, rounds);
-    if (!rc && torus) rc = torus_set(s, image);
+    if (!rc && wide) rc = wide_set(s, image);
     if (rc) return repair_search_free(s), DLCA_ERR;
     s->live = malloc((size_t)(l0->base.n_inputs + l0->base.n_gates));
     s->weight = malloc(s->weights * sizeof *s->weight);
@@ -283,7 +284,7 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
         const repair_rollouts *set = &s->set[set_index];
         hard_cpu *e = &l->engine[set_index];
         size_t target = (size_t)c->loss_channels * set->cells, plane = set->plane;
-        size_t full = e->rows * (size_t)e->words, steps = (size_t)(set->last_step - c->steps + 1);
+        size_t full = e->rows * (size_t)e->words, steps = (size_t)(set->last_step - set->first_step + 1);
         for (int r0 = 0, n; r0 < set->rounds; r0 += n) {
             n = chunk_rounds(set, r0);
             int last = set_index + 1 == s->sets && r0 + n == set->rounds;
@@ -296,14 +297,14 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
             hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r0));
             if (set->fire_masks)
                 hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r0 * set->fire_words, 0, set->last_step);
-            hard_cpu_run(e, 0, c->steps);
-            for (int t = c->steps;; t++) {
+            hard_cpu_run(e, 0, set->first_step);
+            for (int t = set->first_step;; t++) {
                 for (int ch = 0; ch < c->loss_channels; ch++)
                     for (int j = 0; j < n; j++) {
                         size_t round = (size_t)(r0 + j);
                         const uint64_t *grid = e->grid + (size_t)ch * full + (size_t)j * plane;
                         const uint64_t *goal = set->targets + (round * (size_t)c->loss_channels + (size_t)ch) * plane;
-                        size_t first = set->at + (round * steps + (size_t)(t - c->steps)) * target + (size_t)ch * set->cells;
+                        size_t first = set->at + (round * steps + (size_t)(t - set->first_step)) * target + (size_t)ch * set->cells;
                         size_t skip = (size_t)j * set->cells; /* hard_cpu_cell's cells of the rounds before */
                         int in_tail = last && j == n - 1 && t == set->last_step;
                         for (size_t at = 0; at < plane; at++)

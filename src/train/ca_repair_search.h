@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sets of rollouts a search counts, at most: the training grid's rounds; the eval's torus
- * (ca_eval_torus). */
+/* Sets of rollouts a search counts, at most: the training grid's rounds; the eval's wider grid
+ * (ca_eval_wide). */
 enum { REPAIR_SETS = 2 };
 
 /* One thread's room for tries: its copy of the extracted circuit (every model gate's netlist
@@ -30,14 +30,14 @@ typedef struct {
 /* Rollouts the search counts on one grid: rounds of starts and targets packed as a round's grid
  * ([round][C or loss channels][plane], hard_cpu.h), a try copying a chunk of rounds' starts into
  * its engines (whose batch is chunk_most rounds') and comparing words with the targets at every
- * step from T to last_step; their counted bits are repair_search.weight and wrong_now from `at` on
- * (round, step, loss channel, cell). A try runs its rounds in chunks of 1, 2, 4, ... up to
+ * step from first_step to last_step; their counted bits are repair_search.weight and wrong_now from
+ * `at` on (round, step, loss channel, cell). A try runs its rounds in chunks of 1, 2, 4, ... up to
  * chunk_most: a chunk's rounds run side by side as one engine's batch, so
  * each instruction of the circuit runs over all their words at once, and the first chunks are
  * small so that a try that passes its bound on its first rounds stops early. */
 typedef struct {
     ca_shape shape;                       /* one round's */
-    int rounds, last_step;
+    int rounds, first_step, last_step;
     int chunk_most;                       /* rounds a chunk holds at most */
     uint64_t first_round;                 /* round r draws as training's round first_round + r */
     size_t cells;                         /* one round's: batch * H * W */
@@ -90,15 +90,15 @@ typedef struct {
 /* The bits one training round of `c` counts: (steps counted) x loss channels x batch x cells. */
 size_t repair_round_bits(const ca_config *c);
 
-/* The search from the model's circuit, on `rounds` training rounds and, with `torus`, the eval's
- * torus rollout too, costing tries on `threads` lanes; every weight 1. */
-int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int torus, int threads);
+/* The search from the model's circuit, on `rounds` training rounds and, with `wide`, the eval's
+ * wider grid too, costing tries on `threads` lanes; every weight 1. */
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int wide, int threads);
 
 void repair_search_free(repair_search *s);
 
-/* Whether a search may count the eval's torus rollout: the preset has one, and it is the same
- * every time (no fire masks). */
-int repair_counts_torus(const ca_config *c, const double *image);
+/* Whether a search may count the eval's wider grid (ca_eval_wide): the preset has one, and it is
+ * the same rollout every time (no fire masks). */
+int repair_counts_wide(const ca_config *c, const double *image);
 
 /* The cost of the circuit now in lane l's engines, summed over the sets' rounds; stops once it
  * passes `bound` (cost bound + 1, not complete) where a walk over the rounds one at a time would
