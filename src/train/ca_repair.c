@@ -335,10 +335,11 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     for (size_t g = 0; g < m->gate_count; g++) original[g] = ca_model_gate_op(m, g);
     memcpy(saved, m->logits, m->gate_count * GATE_OP_COUNT * sizeof(float));
     /* A circuit right on the repair rounds and wrong elsewhere is searched again from there, while
-     * time is left: wrong on an unseen round, on twice the rounds where rounds differ (it drew too
-     * few); failing one of eval's checks, with the eval's wider grid where the preset has one
-     * (counted only then: it costs a try 4-5 times the lizard's training rollout, and 4 times
-     * 8 checkerboard rounds). */
+     * time is left: failing one of eval's checks, counting the eval's wider grid too where the
+     * preset has one and the search does not yet (counted only then: it costs a try 4-5 times the
+     * lizard's training rollout, and 4 times 8 checkerboard rounds); else on twice the rounds where
+     * rounds differ (it drew too few; where a check fails that no search counts, such as the async
+     * checkerboard's 30x30 grid, a search on more rounds walks on and can pass it too). */
     int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
     int wide = 0, has_wide = repair_counts_wide(&m->config, image);
     for (int rounds = o->rounds, first = 1; !rc; first = 0) {
@@ -349,7 +350,7 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
         if (rc || res->exact) break;
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
                  wide ? " and the wider grid" : "", exact.why);
-        int grow = more && !exact.eval_check && rounds * 2 <= most, add_wide = has_wide && !wide && exact.eval_check;
+        int add_wide = has_wide && !wide && exact.eval_check, grow = more && !add_wide && rounds * 2 <= most;
         if (!(grow || add_wide) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
         if (grow) rounds *= 2;
         wide = wide || add_wide;

@@ -11,11 +11,11 @@
  * starts at 1, and at a minimum of single changes (a pass that keeps nothing) each bit wrong
  * there weighs 1 more, so the search goes on through changes that fix those bits and break
  * others (the breakout method). Then the exact check (ca_exact.h) decides: only an exact circuit
- * is kept; one right on the repair rounds and wrong on an unseen round is searched again from
- * there on twice the rounds, up to ca_repair_most_rounds, and one that fails an eval check
+ * is kept; one right on the repair rounds that fails an eval check is searched again from there
  * counting the eval's wider grid too where the preset has one (ca_eval_wide: a lizard right on its
  * 20x20 grid can still grow past its picture on a 40x40 torus, a checkerboard right on its 16x16
- * rounds can still be wrong on a 64x64 grid). A gate no output depends on is not tried; a try rewrites
+ * rounds can still be wrong on a 64x64 grid), and one wrong elsewhere on twice the rounds, up to
+ * ca_repair_most_rounds. A gate no output depends on is not tried; a try rewrites
  * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
  * hundredth of its gates), and runs that on the bit-packed CPU engine unless it prunes to the
  * circuit already running. Deterministic but for the time limit, and the same on any number of
