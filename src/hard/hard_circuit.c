@@ -296,13 +296,33 @@ static void pruner_free(pruner *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Folds every gate of `in`; out_refs[ch] = the reference each output reduces to. */
-static void prune_fold(pruner *p, const hard_netlist *in, uint32_t *refs, uint32_t *out_refs, hard_stats *s)
+/* used[n] for every node of `in`: an output depends on it through the gates' ops (a gate reads
+ * an input its op depends on). Folding never makes a node more needed than that. */
+static void mark_used(const hard_netlist *in, char *used)
+{
+    for (int ch = 0; ch < in->channels; ch++) used[in->outputs[ch]] = 1;
+    for (int g = in->n_gates - 1; g >= 0; g--) {
+        if (!used[in->n_inputs + g]) continue;
+        int op = in->gates[g].op;
+        if (tt_uses_a(op)) used[in->gates[g].a] = 1;
+        if (tt_uses_b(op)) used[in->gates[g].b] = 1;
+    }
+}
+
+/* Folds every gate of `in` (only those `used` marks, where not NULL: the others read as the
+ * constant 0, which only inputs their readers' ops ignore read); out_refs[ch] = the reference
+ * each output reduces to. */
+static void prune_fold(pruner *p, const hard_netlist *in, uint32_t *refs, uint32_t *out_refs, hard_stats *s,
+                       const char *used)
 {
     for (int i = 0; i < in->n_inputs; i++) refs[i] = ref_of((size_t)i + 1, 0);
     for (int g = 0; g < in->n_gates; g++) {
         const hard_gate *gate = &in->gates[g];
         gate_fate fate;
+        if (used && !used[in->n_inputs + g]) {
+            refs[in->n_inputs + g] = ref_of(0, 0);
+            continue;
+        }
         refs[in->n_inputs + g] = fold_gate(p, gate->op, refs[gate->a], refs[gate->b], &fate);
         s->constant += fate == FATE_CONSTANT, s->wire += fate == FATE_WIRE, s->merged += fate == FATE_MERGED;
     }
@@ -383,11 +403,14 @@ int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *st
     pruner p;
     uint32_t *refs = malloc(((size_t)in->n_inputs + (size_t)in->n_gates) * sizeof(uint32_t));
     uint32_t *out_refs = malloc((size_t)in->channels * sizeof(uint32_t));
-    char *live = NULL, *read_by_gate = NULL;
+    /* Without stats (which count every gate's fate) only the gates an output needs are folded:
+     * a trained circuit's few (the repair prunes once a try). */
+    char *live = NULL, *read_by_gate = NULL, *used = stats ? NULL : calloc((size_t)in->n_inputs + (size_t)in->n_gates, 1);
     rc = pruner_init(&p, in);
-    if (!rc && (!refs || !out_refs)) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
+    if (!rc && (!refs || !out_refs || (!stats && !used))) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
     if (!rc) {
-        prune_fold(&p, in, refs, out_refs, s);
+        if (used) mark_used(in, used);
+        prune_fold(&p, in, refs, out_refs, s, used);
         live = calloc(p.capacity, 1), read_by_gate = calloc(p.capacity, 1);
         if (!live || !read_by_gate) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
     }
@@ -407,7 +430,7 @@ int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *st
         s->depth_after = hard_netlist_depth(out);
     }
     pruner_free(&p);
-    free(refs), free(out_refs), free(live), free(read_by_gate);
+    free(refs), free(out_refs), free(live), free(read_by_gate), free(used);
     return rc;
 }
 

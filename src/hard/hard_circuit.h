@@ -66,9 +66,11 @@ int hard_circuit_extract(hard_netlist *net, const ca_model *model);
  * becomes one netlist gate per channel; an update gate exactly one. */
 int hard_circuit_extract_mapped(hard_netlist *net, const ca_model *model, int32_t **model_gate);
 
-/* The pruned equivalent of `in` into `out` (a new netlist). `stats` may be NULL (then the gate
- * counts and depths, a pass over each netlist, are not computed); its model_gates is left as it
- * was. */
+/* The pruned equivalent of `in` into `out` (a new netlist). `stats` may be NULL: then the gate
+ * counts and depths are not computed, and only the gates an output depends on through the ops are
+ * folded (the same circuit, its gates in another order where an unneeded gate equals a needed
+ * one; a repair's try prunes the whole trained circuit to its few such gates). Its model_gates is
+ * left as it was. */
 int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *stats);
 
 /* extract + prune; stats (may be NULL) gets model_gates too. */
