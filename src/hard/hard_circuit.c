@@ -296,24 +296,23 @@ static void pruner_free(pruner *p)
     memset(p, 0, sizeof *p);
 }
 
-/* used[n] for every node of `in`: an output depends on it through the gates' ops (a gate reads
- * an input its op depends on). Folding never makes a node more needed than that. */
-static void mark_used(const hard_netlist *in, char *used)
+void hard_netlist_needed(const hard_netlist *net, uint8_t *needed)
 {
-    for (int ch = 0; ch < in->channels; ch++) used[in->outputs[ch]] = 1;
-    for (int g = in->n_gates - 1; g >= 0; g--) {
-        if (!used[in->n_inputs + g]) continue;
-        int op = in->gates[g].op;
-        if (tt_uses_a(op)) used[in->gates[g].a] = 1;
-        if (tt_uses_b(op)) used[in->gates[g].b] = 1;
+    memset(needed, 0, (size_t)net->n_inputs + (size_t)net->n_gates);
+    for (int ch = 0; ch < net->channels; ch++) needed[net->outputs[ch]] = 1;
+    for (int g = net->n_gates - 1; g >= 0; g--) {
+        if (!needed[net->n_inputs + g]) continue;
+        int op = net->gates[g].op;
+        if (tt_uses_a(op)) needed[net->gates[g].a] = 1;
+        if (tt_uses_b(op)) needed[net->gates[g].b] = 1;
     }
 }
 
-/* Folds every gate of `in` (only those `used` marks, where not NULL: the others read as the
- * constant 0, which only inputs their readers' ops ignore read); out_refs[ch] = the reference
- * each output reduces to. */
+/* Folds every gate of `in` (where `used`, hard_netlist_needed's marks, is not NULL, only those it
+ * marks: the others read as the constant 0, which only inputs their readers' ops ignore read);
+ * out_refs[ch] = the reference each output reduces to. */
 static void prune_fold(pruner *p, const hard_netlist *in, uint32_t *refs, uint32_t *out_refs, hard_stats *s,
-                       const char *used)
+                       const uint8_t *used)
 {
     for (int i = 0; i < in->n_inputs; i++) refs[i] = ref_of((size_t)i + 1, 0);
     for (int g = 0; g < in->n_gates; g++) {
@@ -405,11 +404,12 @@ int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *st
     uint32_t *out_refs = malloc((size_t)in->channels * sizeof(uint32_t));
     /* Without stats (which count every gate's fate) only the gates an output needs are folded:
      * a trained circuit's few (the repair prunes once a try). */
-    char *live = NULL, *read_by_gate = NULL, *used = stats ? NULL : calloc((size_t)in->n_inputs + (size_t)in->n_gates, 1);
+    char *live = NULL, *read_by_gate = NULL;
+    uint8_t *used = stats ? NULL : malloc((size_t)in->n_inputs + (size_t)in->n_gates);
     rc = pruner_init(&p, in);
     if (!rc && (!refs || !out_refs || (!stats && !used))) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
     if (!rc) {
-        if (used) mark_used(in, used);
+        if (used) hard_netlist_needed(in, used);
         prune_fold(&p, in, refs, out_refs, s, used);
         live = calloc(p.capacity, 1), read_by_gate = calloc(p.capacity, 1);
         if (!live || !read_by_gate) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");

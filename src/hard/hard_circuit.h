@@ -84,6 +84,11 @@ int hard_netlist_check(const hard_netlist *net);
 /* Op counts of a netlist. */
 void hard_netlist_count(const hard_netlist *net, hard_op_counts *counts);
 
+/* needed[n] (room for n_inputs + n_gates) for every node: 1 where an output depends on it through
+ * the gates' ops (from the outputs back, a gate needed reads what its op depends on), else 0.
+ * Pruning never needs more; the repair tries only needed gates. */
+void hard_netlist_needed(const hard_netlist *net, uint8_t *needed);
+
 /* Longest path from an input to an output, in gates. */
 int hard_netlist_depth(const hard_netlist *net);
 

@@ -122,7 +122,7 @@ static int consider(walk *x, size_t i, int *kept, repair_cost *k)
     if (s->wrong_kept < x->res->wrong_fewest) x->res->wrong_fewest = s->wrong_kept;
     hard_netlist_free(&s->pruned);
     s->pruned = next;
-    repair_mark_live(s);
+    hard_netlist_needed(&s->lanes[0].base, s->live);
     return DLCA_OK;
 }
 

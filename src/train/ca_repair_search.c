@@ -82,22 +82,6 @@ static int index_gates(repair_search *s, const ca_model *m, const int32_t *model
     return DLCA_OK;
 }
 
-void repair_mark_live(repair_search *s)
-{
-    const hard_netlist *net = &s->lanes[0].base;
-    uint8_t *live = s->live; /* [node]: inputs, then gates */
-    memset(live, 0, (size_t)(net->n_inputs + net->n_gates));
-    for (int ch = 0; ch < net->channels; ch++) live[net->outputs[ch]] = 1;
-    for (int g = net->n_gates - 1; g >= 0; g--) {
-        if (!live[net->n_inputs + g]) continue;
-        int op = net->gates[g].op; /* truth table: bit 3 (0,0), 2 (0,1), 1 (1,0), 0 (1,1) */
-        int reads_a = ((op >> 3 ^ op >> 1) & 1) | ((op >> 2 ^ op) & 1);
-        int reads_b = ((op >> 3 ^ op >> 2) & 1) | ((op >> 1 ^ op) & 1);
-        if (reads_a) live[net->gates[g].a] = 1;
-        if (reads_b) live[net->gates[g].b] = 1;
-    }
-}
-
 /* Words of a round's engine grids a chunk holds at most: a program pass's (HARD_CPU_BLOCK_MAX). */
 enum { CHUNK_WORDS = HARD_CPU_BLOCK_MAX };
 
@@ -263,7 +247,7 @@ int repair_search_init(repair_search *s, const ca_model *m, const double *image,
     if (!rc && threads > 1) rc = ca_fast_pool_create(&s->pool, threads);
     if (rc) return repair_search_free(s), DLCA_ERR;
     for (size_t i = 0; i < s->weights; i++) s->weight[i] = 1;
-    repair_mark_live(s);
+    hard_netlist_needed(&l0->base, s->live);
     return DLCA_OK;
 }
 

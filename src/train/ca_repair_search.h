@@ -112,8 +112,4 @@ void repair_keep_wrong(repair_search *s, repair_lane *l, const repair_cost *k);
  * one stopped at the cap. */
 int repair_raise_weights(repair_search *s, size_t raise);
 
-/* repair_search.live of the kept circuit's ops (lane 0's): from the outputs back, a node is live
- * when a live gate's op depends on it. */
-void repair_mark_live(repair_search *s);
-
 #endif
