@@ -39,8 +39,9 @@ static void print_help(void)
            "  --force      replace an existing --out\n"
            "  --seconds S  search time limit (default 60)\n"
            "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
-           "               doubled while a circuit right on them fails the exact check: to\n"
-           "               %d, and on to %d while their counted cell bits stay within %zu; one\n"
+           "               while a circuit right on them fails the exact check, the fresh\n"
+           "               rounds it gets wrong join them, at most doubling them: to %d, and\n"
+           "               on to %d while their counted cell bits stay within %zu; one\n"
            "               rollout where every round is the same, as image and lizard)\n"
            "  --threads N  threads trying changes at once, 1..%d (default: the online cores); the\n"
            "               search and its result are the same on any number, only faster\n",

@@ -280,11 +280,11 @@ static void apply_ops(ca_model *m, const int *op)
 
 /* One search on `rounds` rounds (and with `wide` the eval's wider grid) from the model's circuit
  * now; a circuit right on them goes into the model's logits. *right: it was. */
-static int search_rounds(ca_model *m, const double *image, int rounds, int wide, int *op, const ca_repair_options *o,
-                         ca_repair_result *res, double start_ms, int first, int *right)
+static int search_rounds(ca_model *m, const double *image, const uint64_t *round_id, int rounds, int wide, int *op,
+                         const ca_repair_options *o, ca_repair_result *res, double start_ms, int first, int *right)
 {
     repair_search s;
-    if (repair_search_init(&s, m, image, rounds, wide, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
+    if (repair_search_init(&s, m, image, round_id, rounds, wide, o->threads > 1 ? o->threads : 1)) return DLCA_ERR;
     for (size_t g = 0; g < m->gate_count; g++) op[g] = ca_model_gate_op(m, g);
     repair_cost k = repair_search_cost(&s, &s.lanes[0], (size_t)-2);
     repair_keep_wrong(&s, &s.lanes[0], &k);
@@ -297,6 +297,36 @@ static int search_rounds(ca_model *m, const double *image, int rounds, int wide,
     *right = !rc && res->wrong_after == 0;
     if (*right) apply_ops(m, op);
     return rc;
+}
+
+/* The model's circuit, right on the rounds searched and wrong on an unseen one, is run on fresh
+ * rounds from *next_id on, PROBE_ROUNDS at a time until some are wrong or PROBE_MOST ran: those it
+ * gets wrong join round_id, the rounds at most doubling (and at most `most`). A circuit wrong on
+ * none gets the next fresh rounds, as many as there are. Counterexamples rather than more rounds:
+ * a circuit right on 64 rounds may be wrong on one in a hundred, and the rounds it is right on
+ * would only slow each try (docs/exact-circuits.md, section 20). A probe's counted bits stay within
+ * CA_REPAIR_GROW_BITS, as a search's do, and probing ends at limit_ms. */
+enum { PROBE_ROUNDS = 256, PROBE_MOST = 4096 };
+static int probe_rounds(ca_model *m, const double *image, uint64_t *round_id, int *rounds, int most, uint64_t *next_id,
+                        double limit_ms)
+{
+    uint64_t id[PROBE_ROUNDS];
+    uint8_t wrong[PROBE_ROUNDS];
+    size_t fit = CA_REPAIR_GROW_BITS / repair_round_bits(&m->config);
+    int n = fit < 1 ? 1 : fit < PROBE_ROUNDS ? (int)fit : PROBE_ROUNDS;
+    int cap = *rounds < most - *rounds ? 2 * *rounds : most, added = 0;
+    for (int probed = 0; probed < PROBE_MOST && !added && ca_bench_now_ms() < limit_ms; probed += n) {
+        for (int r = 0; r < n; r++) id[r] = (*next_id)++;
+        repair_search s;
+        if (repair_search_init(&s, m, image, id, n, 0, 1)) return DLCA_ERR;
+        repair_search_cost(&s, &s.lanes[0], (size_t)-2);
+        repair_search_wrong_rounds(&s, &s.lanes[0], wrong);
+        repair_search_free(&s);
+        for (int r = 0; r < n && *rounds < cap; r++)
+            if (wrong[r]) round_id[(*rounds)++] = id[r], added++;
+    }
+    while (!added && *rounds < cap) round_id[(*rounds)++] = (*next_id)++;
+    return DLCA_OK;
 }
 
 int ca_repair_most_rounds(const ca_config *c)
@@ -328,8 +358,9 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     }
     int *op = malloc(m->gate_count * sizeof(int)), *original = malloc(m->gate_count * sizeof(int));
     float *saved = malloc(m->gate_count * GATE_OP_COUNT * sizeof(float));
-    if (!op || !original || !saved) {
-        free(op), free(original), free(saved);
+    uint64_t *round_id = malloc((size_t)most * sizeof(uint64_t)), next_id = CA_REPAIR_FIRST_ROUND;
+    if (!op || !original || !saved || !round_id) {
+        free(op), free(original), free(saved), free(round_id);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the repair");
     }
     for (size_t g = 0; g < m->gate_count; g++) original[g] = ca_model_gate_op(m, g);
@@ -337,22 +368,26 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     /* A circuit right on the repair rounds and wrong elsewhere is searched again from there, while
      * time is left: failing one of eval's checks, counting the eval's wider grid too where the
      * preset has one and the search does not yet (counted only then: it costs a try 4-5 times the
-     * lizard's training rollout, and 4 times 8 checkerboard rounds); else on twice the rounds where
-     * rounds differ (it drew too few; where a check fails that no search counts, such as the async
-     * checkerboard's 30x30 grid, a search on more rounds walks on and can pass it too). */
+     * lizard's training rollout, and 4 times 8 checkerboard rounds); else, where rounds differ, on
+     * the rounds and the fresh ones it gets wrong (probe_rounds; where a check fails that no search
+     * counts, such as the async checkerboard's 30x30 grid, a search on more rounds walks on and can
+     * pass it too). */
     int rc = DLCA_OK, right = 0, more = !ca_exact_one_rollout(&m->config);
     int wide = 0, has_wide = repair_counts_wide(&m->config, image);
-    for (int rounds = o->rounds, first = 1; !rc; first = 0) {
-        rc = search_rounds(m, image, rounds, wide, op, o, res, start_ms, first, &right);
+    int rounds = o->rounds < most ? o->rounds : most;
+    for (int r = 0; r < rounds; r++) round_id[r] = next_id++;
+    for (int first = 1; !rc; first = 0) {
+        rc = search_rounds(m, image, round_id, rounds, wide, op, o, res, start_ms, first, &right);
         if (rc || !right) break;
         rc = ca_exact_check(m, image, &exact);
         res->exact = !rc && exact.exact;
         if (rc || res->exact) break;
         snprintf(res->why, sizeof res->why, "right on %d repair round%s%s; %.140s", rounds, rounds == 1 ? "" : "s",
                  wide ? " and the wider grid" : "", exact.why);
-        int add_wide = has_wide && !wide && exact.eval_check, grow = more && !add_wide && rounds * 2 <= most;
+        int add_wide = has_wide && !wide && exact.eval_check;
+        int grow = more && !add_wide && rounds < most;
         if (!(grow || add_wide) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
-        if (grow) rounds *= 2;
+        if (grow) rc = probe_rounds(m, image, round_id, &rounds, most, &next_id, start_ms + o->seconds * 1000.0);
         wide = wide || add_wide;
     }
     res->changes = 0;
@@ -360,6 +395,6 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
     for (size_t g = 0; res->exact && g < m->gate_count; g++) res->changes += ca_model_gate_op(m, g) != original[g];
     if (!res->exact) memcpy(m->logits, saved, m->gate_count * GATE_OP_COUNT * sizeof(float));
     res->seconds = (ca_bench_now_ms() - start_ms) / 1000.0;
-    free(op), free(original), free(saved);
+    free(op), free(original), free(saved), free(round_id);
     return rc;
 }

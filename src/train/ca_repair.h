@@ -14,12 +14,12 @@
  * is kept; one right on the repair rounds that fails an eval check is searched again from there
  * counting the eval's wider grid too where the preset has one (ca_eval_wide: a lizard right on its
  * 20x20 grid can still grow past its picture on a 40x40 torus, a checkerboard right on its 16x16
- * rounds can still be wrong on a 64x64 grid), and one wrong elsewhere on twice the rounds, up to
- * ca_repair_most_rounds. A gate no output depends on is not tried; a try rewrites
- * the gate's op in the extracted circuit and prunes it (a trained circuit keeps a tenth to a
- * hundredth of its gates), and runs that on the bit-packed CPU engine unless it prunes to the
- * circuit already running. Deterministic but for the time limit, and the same on any number of
- * threads (docs/exact-circuits.md, sections 8, 10 and 11). */
+ * rounds can still be wrong on a 64x64 grid), and one wrong elsewhere on its rounds and the fresh
+ * ones it gets wrong (at most as many as it had), up to ca_repair_most_rounds. A gate no output
+ * depends on is not tried; a try rewrites the gate's op in the extracted circuit and prunes it (a
+ * trained circuit keeps a tenth to a hundredth of its gates), and runs that on the bit-packed CPU
+ * engine unless it prunes to the circuit already running. Deterministic but for the time limit,
+ * and the same on any number of threads (docs/exact-circuits.md, sections 8, 10, 11 and 20). */
 #ifndef DLCA_CA_REPAIR_H
 #define DLCA_CA_REPAIR_H
 
@@ -31,12 +31,13 @@
 #include <stdint.h>
 
 /* Rounds searched at first where rounds differ (CA_REPAIR_ROUNDS by default, at most
- * CA_REPAIR_MAX_ROUNDS): a circuit right on them and wrong on an unseen round is searched again on
- * twice as many, to CA_REPAIR_MAX_ROUNDS always and on to CA_REPAIR_GROW_ROUNDS while the rounds'
- * counted bits stay within CA_REPAIR_GROW_BITS (ca_repair_most_rounds). A circuit can be right on
- * 64 rounds and wrong on an unseen one (docs/exact-circuits.md, section 18); the bits bound keeps a
- * search's marks (5 bytes a counted bit, 1 more a thread) to tens of megabytes where every round
- * counts many steps (a window to 10T). */
+ * CA_REPAIR_MAX_ROUNDS): a circuit right on them and wrong on an unseen round is searched again
+ * with the fresh rounds it gets wrong added (up to as many as it had; where none of 4096 is wrong,
+ * as many fresh ones), to CA_REPAIR_MAX_ROUNDS always and on to CA_REPAIR_GROW_ROUNDS while the
+ * rounds' counted bits stay within CA_REPAIR_GROW_BITS (ca_repair_most_rounds). A circuit can be
+ * right on 64 rounds and wrong on an unseen one (docs/exact-circuits.md, sections 18 and 20); the
+ * bits bound keeps a search's marks (5 bytes a counted bit, 1 more a thread) to tens of megabytes
+ * where every round counts many steps (a window to 10T). */
 enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64, CA_REPAIR_GROW_ROUNDS = 1024 };
 #define CA_REPAIR_GROW_BITS ((size_t)1 << 22)
 /* Threads one search may cost its tries on, at most. */

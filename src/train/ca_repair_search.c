@@ -19,7 +19,7 @@ void repair_search_free(repair_search *s)
         hard_netlist_free(&s->lanes[i].base);
         free(s->lanes[i].wrong_try);
     }
-    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets), free(s->set[k].fire_masks);
+    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets), free(s->set[k].fire_masks), free(s->set[k].round_id);
     ca_fast_pool_destroy(s->pool);
     hard_netlist_free(&s->pruned);
     free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
@@ -113,7 +113,7 @@ static int open_set(repair_search *s, int k, hard_cpu *packer)
         n = chunk_rounds(set, r0);
         uint64_t *chunk = set->fire_masks + (size_t)r0 * set->fire_words;
         for (int j = 0; j < n; j++) {
-            hard_cpu_set_fire_stream(packer, rng_fire_stream(c->seed, set->first_round + (uint64_t)(r0 + j)));
+            hard_cpu_set_fire_stream(packer, rng_fire_stream(c->seed, set->round_id[r0 + j]));
             hard_cpu_draw_fire_masks(packer, 0, set->last_step, drawn);
             for (int t = 0; t < set->last_step; t++)
                 memcpy(chunk + ((size_t)t * (size_t)n + (size_t)j) * set->plane, drawn + (size_t)t * set->plane,
@@ -170,15 +170,24 @@ size_t repair_round_bits(const ca_config *c)
     return round_bits(c, c->steps, training_last_step(c), ca_shape_cells(shape));
 }
 
-/* Set 0: `rounds` training rounds (one where every round is the same rollout), drawn and packed
- * one at a time. */
-static int training_set(repair_search *s, const double *image, int rounds)
+/* A set's round ids: a copy of the n in `id`. */
+static int set_rounds(repair_rollouts *set, const uint64_t *id, int n)
+{
+    set->rounds = n;
+    set->round_id = malloc((size_t)n * sizeof(uint64_t));
+    if (!set->round_id) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's %d rounds", n);
+    memcpy(set->round_id, id, (size_t)n * sizeof(uint64_t));
+    return DLCA_OK;
+}
+
+/* Set 0: the training rounds round_id[0..rounds) (the first alone where every round is the same
+ * rollout), drawn and packed one at a time. */
+static int training_set(repair_search *s, const double *image, const uint64_t *round_id, int rounds)
 {
     const ca_config *c = s->config;
     int same = ca_exact_one_rollout(c);
     repair_rollouts *set = &s->set[s->sets++];
-    set->rounds = same ? 1 : rounds;
-    set->first_round = CA_REPAIR_FIRST_ROUND;
+    if (set_rounds(set, round_id, same ? 1 : rounds)) return DLCA_ERR;
     set->first_step = c->steps, set->last_step = training_last_step(c);
     set->shape = (ca_shape){same ? 1 : c->batch, c->height, c->width, c->boundary};
     hard_cpu packer;
@@ -188,7 +197,7 @@ static int training_set(repair_search *s, const double *image, int rounds)
     double *target = malloc((size_t)c->loss_channels * set->cells * sizeof(double));
     int rc = start && target && scratch ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the repair's rounds");
     for (int r = 0; r < set->rounds && !rc; r++) {
-        rc = ca_round_inputs(c, set->shape, set->first_round + (uint64_t)r, image, start, target);
+        rc = ca_round_inputs(c, set->shape, set->round_id[r], image, start, target);
         if (!rc) pack_round(s, s->sets - 1, r, &packer, start, target, scratch);
     }
     if (!rc) count_set(s, s->sets - 1);
@@ -208,10 +217,11 @@ static int wide_set(repair_search *s, const double *image)
     ca_eval_rollout wide;
     if (ca_eval_wide(s->config, image, &wide)) return DLCA_ERR;
     repair_rollouts *set = &s->set[s->sets++];
-    set->shape = wide.shape, set->rounds = 1, set->first_round = 0;
-    set->first_step = set->last_step = wide.steps;
-    hard_cpu packer;
-    int rc = open_set(s, s->sets - 1, &packer);
+    const uint64_t only = 0;
+    set->shape = wide.shape, set->first_step = set->last_step = wide.steps;
+    hard_cpu packer = {0};
+    int rc = set_rounds(set, &only, 1);
+    if (!rc) rc = open_set(s, s->sets - 1, &packer);
     double *scratch = rc ? NULL : malloc((size_t)s->config->channels * set->cells * sizeof(double));
     if (!rc && !scratch) rc = err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wider grid");
     if (!rc) pack_round(s, s->sets - 1, 0, &packer, wide.start, wide.target, scratch), count_set(s, s->sets - 1);
@@ -221,7 +231,8 @@ static int wide_set(repair_search *s, const double *image)
     return rc;
 }
 
-int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int wide, int threads)
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, const uint64_t *round_id, int rounds,
+                       int wide, int threads)
 {
     const ca_config *c = &m->config;
     memset(s, 0, sizeof *s);
@@ -235,7 +246,7 @@ int repair_search_init(repair_search *s, const ca_model *m, const double *image,
     int rc = hard_circuit_prune(&s->pruned, &l0->base, NULL);
     if (!rc) rc = index_gates(s, m, model_gate, l0->base.n_gates);
     free(model_gate);
-    if (!rc) rc = training_set(s, image, rounds);
+    if (!rc) rc = training_set(s, image, round_id, rounds);
     if (!rc && wide) rc = wide_set(s, image);
     if (rc) return repair_search_free(s), DLCA_ERR;
     s->live = malloc((size_t)(l0->base.n_inputs + l0->base.n_gates));
@@ -278,7 +289,7 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
                     memcpy(e->grid + (size_t)ch * full + (size_t)j * plane,
                            set->starts + ((size_t)(r0 + j) * (size_t)c->channels + (size_t)ch) * plane,
                            plane * sizeof(uint64_t));
-            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->first_round + (uint64_t)r0));
+            hard_cpu_set_fire_stream(e, rng_fire_stream(c->seed, set->round_id[r0]));
             if (set->fire_masks)
                 hard_cpu_use_fire_masks(e, set->fire_masks + (size_t)r0 * set->fire_words, 0, set->last_step);
             hard_cpu_run(e, 0, set->first_step);
@@ -311,6 +322,17 @@ repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bo
     if (k.cost - tail > bound) return stopped;
     k.fixed = s->wrong_kept - still, k.fixed_weight = s->weight_kept - still_weight, k.complete = 1;
     return k;
+}
+
+void repair_search_wrong_rounds(const repair_search *s, const repair_lane *l, uint8_t *wrong)
+{
+    const repair_rollouts *set = &s->set[0];
+    size_t bits = round_bits(s->config, set->first_step, set->last_step, set->cells);
+    for (int r = 0; r < set->rounds; r++) {
+        const uint8_t *at = l->wrong_try + set->at + (size_t)r * bits;
+        wrong[r] = 0;
+        for (size_t i = 0; i < bits && !wrong[r]; i++) wrong[r] = at[i];
+    }
 }
 
 void repair_keep_wrong(repair_search *s, repair_lane *l, const repair_cost *k)

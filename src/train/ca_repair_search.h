@@ -39,7 +39,7 @@ typedef struct {
     ca_shape shape;                       /* one round's */
     int rounds, first_step, last_step;
     int chunk_most;                       /* rounds a chunk holds at most */
-    uint64_t first_round;                 /* round r draws as training's round first_round + r */
+    uint64_t *round_id;                   /* [rounds]: round r draws as training's round round_id[r] */
     size_t cells;                         /* one round's: batch * H * W */
     size_t plane;                         /* words of one channel of one round: rows * words */
     uint64_t *starts, *targets;
@@ -90,9 +90,11 @@ typedef struct {
 /* The bits one training round of `c` counts: (steps counted) x loss channels x batch x cells. */
 size_t repair_round_bits(const ca_config *c);
 
-/* The search from the model's circuit, on `rounds` training rounds and, with `wide`, the eval's
- * wider grid too, costing tries on `threads` lanes; every weight 1. */
-int repair_search_init(repair_search *s, const ca_model *m, const double *image, int rounds, int wide, int threads);
+/* The search from the model's circuit, on the `rounds` training rounds round_id[0..rounds) (the
+ * first only where every round is the same rollout) and, with `wide`, the eval's wider grid too,
+ * costing tries on `threads` lanes; every weight 1. */
+int repair_search_init(repair_search *s, const ca_model *m, const double *image, const uint64_t *round_id, int rounds,
+                       int wide, int threads);
 
 void repair_search_free(repair_search *s);
 
@@ -104,6 +106,9 @@ int repair_counts_wide(const ca_config *c, const double *image);
  * passes `bound` (cost bound + 1, not complete) where a walk over the rounds one at a time would
  * (ca_repair_search.c). Reads only what tries share, so lanes run it at once. */
 repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound);
+
+/* After a complete cost k in lane l: wrong[r] = whether training round r (set 0's) had a bit wrong. */
+void repair_search_wrong_rounds(const repair_search *s, const repair_lane *l, uint8_t *wrong);
 
 /* The circuit in lane l's engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
 void repair_keep_wrong(repair_search *s, repair_lane *l, const repair_cost *k);
