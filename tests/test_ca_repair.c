@@ -6,7 +6,8 @@
  * the gates the search changed differ from the broken model's ops, and the exact check, run here
  * again, agrees; the search's first count of wrong bits (its rounds run in chunks side by side)
  * is theirs one round at a time on the exact check's engine, there and on the async checkerboard
- * stopped at step 4 (whose wrong bits depend on every round's fire masks). Two breaks of the gol circuit that lure the single changes into a minimum are
+ * stopped at step 4 (whose wrong bits depend on every round's fire masks). A circuit right on its
+ * rounds and wrong on unseen ones is searched with the fresh rounds it gets wrong added. Two breaks of the gol circuit that lure the single changes into a minimum are
  * repaired past it, by the breakout's weights, and on three threads by the same walk. Circuits right
  * on their training grid and wrong on eval's wider one (the lizard's torus, the checkerboard's 64x64
  * grid) are searched on that grid too. A fresh model (every gate pass-through) cannot be
@@ -206,6 +207,35 @@ static void test_more_rounds(void)
               "repaired on more rounds than the one it started from (%s): %zu wrong bits on it, %d changes, %d rounds",
               rc ? err_message() : r.why, r.wrong_before, r.changes, r.rounds);
     }
+    ca_target_image_free(&t);
+    ca_model_free(&m);
+}
+
+/* The shipped checkerboard with model gate 2608 tied to op 1: right on the first 4 repair rounds,
+ * wrong on 66 of the 256 after them and on an unseen round (a lab scan of the ties from the last
+ * layer down). Searched from 4 rounds with at most 6, two fresh rounds it gets wrong join them and
+ * the search repairs it there; doubling could not grow past 4 (8 > 6). */
+static void test_probed_rounds(void)
+{
+    ca_model m;
+    ca_target_image t;
+    if (!load("checkerboard.dlca", &m, &t)) return;
+    enum { GATE = 2608, OP = 1, FIRST = 4, MOST = 6 };
+    CHECK(m.gate_count > GATE, "checkerboard: %zu gates", m.gate_count);
+    if (m.gate_count <= GATE) return ca_target_image_free(&t), ca_model_free(&m);
+    float *z = m.logits + (size_t)GATE * GATE_OP_COUNT;
+    z[OP] = z[ca_model_gate_op(&m, GATE)] + 0.25f;
+    double wrong = 0.0, first = 0.0;
+    for (uint64_t k = 0; k < FIRST; k++)
+        if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &wrong) == DLCA_OK) first += wrong;
+    CHECK(first == 0.0 && inexact(&m, NULL), "checkerboard, gate %d tied to op %d: right on %d repair rounds (%g wrong), "
+          "inexact", GATE, OP, FIRST, first);
+    ca_repair_options o = {30.0, FIRST, NULL, NULL, 1, NULL, NULL, MOST};
+    ca_repair_result r;
+    int rc = ca_repair(&m, NULL, &o, &r);
+    CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.rounds == MOST && r.changes >= 1,
+          "repaired on its %d rounds and the probed ones it got wrong (%s): %d rounds, %d changes", FIRST,
+          rc ? err_message() : r.why, r.rounds, r.changes);
     ca_target_image_free(&t);
     ca_model_free(&m);
 }
@@ -690,6 +720,7 @@ int main(int argc, char **argv)
     test_repairs("image.dlca");
     test_persistence();
     test_more_rounds();
+    test_probed_rounds();
     test_most_rounds();
     test_torus();
     test_wider_checkerboard();
