@@ -19,7 +19,10 @@ void repair_search_free(repair_search *s)
         hard_netlist_free(&s->lanes[i].base);
         free(s->lanes[i].wrong_try);
     }
-    for (int k = 0; k < REPAIR_SETS; k++) free(s->set[k].starts), free(s->set[k].targets), free(s->set[k].fire_masks), free(s->set[k].round_id);
+    for (int k = 0; k < REPAIR_SETS; k++) {
+        repair_rollouts *set = &s->set[k];
+        free(set->starts), free(set->targets), free(set->fire_masks), free(set->round_id);
+    }
     ca_fast_pool_destroy(s->pool);
     hard_netlist_free(&s->pruned);
     free(s->lanes), free(s->live), free(s->weight), free(s->wrong_now);
