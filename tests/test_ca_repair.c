@@ -7,8 +7,9 @@
  * again, agrees; the search's first count of wrong bits (its rounds run in chunks side by side)
  * is theirs one round at a time on the exact check's engine, there and on the async checkerboard
  * stopped at step 4 (whose wrong bits depend on every round's fire masks). A circuit right on its
- * rounds and wrong on unseen ones is searched with the fresh rounds it gets wrong added. Two breaks of the gol circuit that lure the single changes into a minimum are
- * repaired past it, by the breakout's weights, and on three threads by the same walk. Circuits right
+ * rounds and wrong on unseen ones is searched with the fresh rounds it gets wrong added. Two breaks
+ * of the gol circuit that lure the single changes into a minimum are repaired past it, by the
+ * breakout's weights, and on three threads by the same walk. Circuits right
  * on their training grid and wrong on eval's wider one (the lizard's torus, the checkerboard's 64x64
  * grid) are searched on that grid too. A fresh model (every gate pass-through) cannot be
  * repaired in the time given: the model comes back unchanged, bit for bit. The command writes only an exact circuit (the
@@ -227,7 +228,7 @@ static void test_probed_rounds(void)
     z[OP] = z[ca_model_gate_op(&m, GATE)] + 0.25f;
     double wrong = 0.0, first = 0.0;
     for (uint64_t k = 0; k < FIRST; k++)
-        if (ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &wrong) == DLCA_OK) first += wrong;
+        first += ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &wrong) == DLCA_OK ? wrong : 1e9;
     CHECK(first == 0.0 && inexact(&m, NULL), "checkerboard, gate %d tied to op %d: right on %d repair rounds (%g wrong), "
           "inexact", GATE, OP, FIRST, first);
     ca_repair_options o = {30.0, FIRST, NULL, NULL, 1, NULL, NULL, MOST};

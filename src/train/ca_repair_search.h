@@ -107,7 +107,8 @@ int repair_counts_wide(const ca_config *c, const double *image);
  * (ca_repair_search.c). Reads only what tries share, so lanes run it at once. */
 repair_cost repair_search_cost(const repair_search *s, repair_lane *l, size_t bound);
 
-/* After a complete cost k in lane l: wrong[r] = whether training round r (set 0's) had a bit wrong. */
+/* After a complete repair_search_cost in lane l: wrong[r] = whether training round r (set 0's) had
+ * a bit wrong. */
 void repair_search_wrong_rounds(const repair_search *s, const repair_lane *l, uint8_t *wrong);
 
 /* The circuit in lane l's engine is kept: its wrong bits (the complete cost k's) are the kept ones. */
