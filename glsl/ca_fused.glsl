@@ -120,9 +120,10 @@ void update_gate_forward(gate_params p, uint g, uint width, uint in_at, uint out
 }
 
 // The backward kernels' next two bindings, and the gradient that reaches `cell` of channel ch
-// through its neighbours' moore gates: moore [C*8][pitch] holds, per cell p, channel and moore
-// gate i, the gradient into input a summed over kernels; it belongs to the cell gate i reads
-// (p shifted by the gate's direction), so cell q gathers row (ch, i) at q shifted back.
+// through its neighbours' moore gates: moore [C*8][pitch] holds, per cell p, channel and
+// direction slot s (MOORE_SLOT), the gradient into input a of the moore gates that read
+// neighbour SLOT_NEIGHBOUR(s), summed over kernels; it belongs to that neighbour of p, so cell q
+// gathers row (ch, s) at q shifted back.
 #ifdef FUSED_GRADIENT_BINDINGS
 #ifdef FUSED_PERSISTENT
 // The persistent backward: dgrid is read by other invocations of the workgroup at the next step,
@@ -140,7 +141,8 @@ uint moore_in_base = 0u;
 // latencies in a row).
 #define NEIGHBOUR_WAIT(l, i)                                                                       \
     while (floatBitsToUint(v[i]) == FUSED_EMPTY)                                                     \
-        v[i] = uintBitsToFloat(moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(PICK9(at, 8u - WIRE(0, 0, i)), 0))]);
+        v[i] = uintBitsToFloat(                                                                    \
+            moore_bits[moore_in_base + (ch * 8 + i) * pc.pitch + uint(max(at[8u - SLOT_NEIGHBOUR(i)], 0))]);
 #else
 layout(std430, binding = 4) buffer dgrid_buf { float dgrid[]; };             // [C][pitch]
 layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; // [C*8][pitch]
@@ -150,10 +152,10 @@ layout(std430, binding = 5) readonly buffer moore_in_buf { float moore_in[]; }; 
 
 // The 8 loads are unconditional (cell 0's row where the neighbour is outside a zero boundary,
 // then not added) so that they go out together: each one behind its own branch waited for the
-// one before, 8 load latencies at the start of every backward dispatch. Gate i reads direction
-// j = WIRE(0, 0, i) of the cell that sent to `cell`: that cell is `cell`'s neighbour 8 - j.
-#define NEIGHBOUR_LOAD(l, i) v[i] = MOORE_IN((ch * 8 + i) * pc.pitch + uint(max(PICK9(at, 8u - WIRE(0, 0, i)), 0)));
-#define NEIGHBOUR_ADD(l, i) sum = PICK9(at, 8u - WIRE(0, 0, i)) >= 0 ? sum + v[i] : sum;
+// one before, 8 load latencies at the start of every backward dispatch. Slot i holds what was
+// sent to neighbour j = SLOT_NEIGHBOUR(i) of a cell: `cell` gathers it from its neighbour 8 - j.
+#define NEIGHBOUR_LOAD(l, i) v[i] = MOORE_IN((ch * 8 + i) * pc.pitch + uint(max(at[8u - SLOT_NEIGHBOUR(i)], 0)));
+#define NEIGHBOUR_ADD(l, i) sum = at[8u - SLOT_NEIGHBOUR(i)] >= 0 ? sum + v[i] : sum;
 
 // neighbour_gradient with `cell`'s neighbourhood_cells at hand.
 float neighbour_gradient_at(uint ch, int at[9])

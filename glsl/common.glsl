@@ -119,7 +119,7 @@ float gate_eval(vec4 c, float a, float b)
 struct moore_push {
     uint cells, pitch, height, width;
     uint periodic, channels, kernels, coeff_base;
-    uint wiring_a;  // input_a of the moore layer in the wiring buffer: 8 neighbour indices
+    uint wiring_a;  // the moore layer's neighbour indices in the wiring buffer, 8 a kernel
     uint row;       // first row of the moore layer in the step block
 };
 

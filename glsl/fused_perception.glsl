@@ -22,10 +22,18 @@ layout(constant_id = 3) const uint PERCEPTION_WIDTH_1 = 1;
 layout(constant_id = 4) const uint PERCEPTION_WIDTH_2 = 1;
 layout(constant_id = 5) const uint PERCEPTION_WIDTH_3 = 1;
 
-// Input a (s = 0) or b (s = 1) of gate g of perception layer l, from the wiring buffer's first
-// words (CA_GPU_PERCEPTION_WIRES, src/gpu/ca_gpu.c); for the moore layer (l = 0) a is a
-// neighbour j = 3 (dy + 1) + (dx + 1) and b the centre, 4.
+// Input a (s = 0) or b (s = 1) of gate g of perception layer l >= 1, from the wiring buffer's
+// first words (src/gpu/ca_gpu.c, upload_wiring).
 #define WIRE(l, s, g) wiring[(l) * 16u + (s) * 8u + (g)]
+// The neighbour j = 3 (dy + 1) + (dx + 1) that moore gate g of kernel k reads (b is the centre,
+// 4): one order a kernel after those words (CA_GPU_PERCEPTION_WIRES), where a model whose
+// kernels share one has it once a kernel, so the kernels read the same way either way.
+#define MOORE_WIRE(k, g) wiring[64u + (k) * 8u + (g)]
+// The moore rows of the backward hold a neighbour's gradients by direction slot: slot s is
+// neighbour s for s < 4, s + 1 after the centre, so that the sums over kernels of gates that
+// read the same neighbour share a row whichever gate of its kernel reads it.
+#define MOORE_SLOT(j) ((j) - ((j) > 4u ? 1u : 0u))
+#define SLOT_NEIGHBOUR(s) ((s) + ((s) >= 4u ? 1u : 0u))
 #define WIDTH_0 8u
 #define WIDTH_1 PERCEPTION_WIDTH_1
 #define WIDTH_2 PERCEPTION_WIDTH_2
@@ -103,7 +111,8 @@ void load_neighbours(uint ch, uint cell) { nbr = neighbours_of(ch, cell); }
 
 // Forward of kernel k's circuit on nbr into pv (ca_cpu_layer.c: moore_layer_forward, then
 // gate_layer_forward per perception layer).
-#define MOORE_FORWARD(l, g) pv[0][g] = gate_eval(perception_coeff(GATE_INDEX(0, k, g)), PICK9(nbr, WIRE(0, 0, g)), nbr[4]);
+#define MOORE_FORWARD(l, g) \
+    pv[0][g] = gate_eval(perception_coeff(GATE_INDEX(0, k, g)), PICK9(nbr, MOORE_WIRE(k, g)), nbr[4]);
 #define GATE_FORWARD(l, g)                                                                               \
     if (HAS_GATE(l, g))                                                                                  \
         pv[l][g] = gate_eval(perception_coeff(GATE_INDEX(l, k, g)), PICK8(pv[l - 1], WIRE(l, 0, g)),     \

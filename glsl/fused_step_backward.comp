@@ -338,13 +338,13 @@ void gather_inputs(uint n_in, uint fanout, uint table_at, uvec4 own0, uvec4 own1
     }
 }
 
-// The moore gates' backward of kernel k on nbr, their dy read from the scratch rows (gate i,
-// unit) where perception_units_backward left them: S into sacc[0], the neighbour gradients
-// into the same rows, the centre's into row (8, unit).
+// The moore gates' backward of kernel k on nbr, their dy read from the scratch rows (slot of
+// the gate's neighbour, unit) where perception_units_backward left them: S into sacc[0], the
+// neighbour gradients into the same rows, the centre's into row (8, unit).
 #define MOORE_BACKWARD(l, g)                                                                             \
     {                                                                                                    \
-        uint at = (g * units + unit) * TILE_CELLS + c;                                                      \
-        float a = PICK9(nbr, WIRE(0, 0, g)), d = smem[at];                                               \
+        uint j = MOORE_WIRE(k, g), at = (MOORE_SLOT(j) * units + unit) * TILE_CELLS + c;                 \
+        float a = PICK9(nbr, j), d = smem[at];                                                           \
         vec4 kc = perception_coeff(GATE_INDEX(0, k, g));                                                 \
         sacc[0][g] += d * vec4(1.0, a, nbr[4], a * nbr[4]);                                              \
         smem[at] = d * (kc.y + kc.w * nbr[4]);                                                           \
@@ -364,8 +364,8 @@ void moore_backward(uint k, uint unit, uint c)
 #define OUTPUT_GRADIENTS(l)                                                                              \
     if (l + 1 == PERCEPTION_DEPTH) EACH_GATE(OUTPUT_GRADIENT, l)
 
-// The moore gates' dy into the scratch rows (gate i, unit).
-#define MOORE_GRADIENT(l, g) smem[(g * units + unit) * TILE_CELLS + c] = dv[0][g];
+// The moore gates' dy into the scratch rows (slot of the gate's neighbour, unit).
+#define MOORE_GRADIENT(l, g) smem[(MOORE_SLOT(MOORE_WIRE(k, g)) * units + unit) * TILE_CELLS + c] = dv[0][g];
 
 // S of the unit's gates of layer l summed over `lanes` units in a row (channels of one kernel,
 // neighbours in a subgroup), so that only the first of them adds it into its partial rows (the
@@ -468,8 +468,8 @@ void perception_units_backward(uint width)
     PROBE_MARK()
 }
 
-// One invocation per (cell, channel, sum): sums 0-7 the moore gradients of direction i over the
-// kernels into moore_out, sum 8 dgrid (the kept part, the update input's grid row, the moore
+// One invocation per (cell, channel, sum): sums 0-7 the moore gradients of direction slot i over
+// the kernels into moore_out, sum 8 dgrid (the kept part, the update input's grid row, the moore
 // centres).
 void finish_grid(uint first, uint width)
 {

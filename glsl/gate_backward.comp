@@ -40,7 +40,9 @@ void main()
     uint lid = gl_LocalInvocationID.x, chunk = gl_WorkGroupID.x, r = gl_WorkGroupID.y;
     uint unit = r / pc.n_out, g = r % pc.n_out, out_row = pc.out_base + unit * pc.out_stride + g;
     vec4 c = coeffs[pc.coeff_base + (unit / pc.unit_channels) * pc.coeff_stride + g];
-    uint in_a = wiring[pc.wiring_a + g], in_b = pc.moore != 0 ? 0u : wiring[pc.wiring_b + g];
+    // The moore layer's a is kernel (unit / unit_channels)'s neighbour order, 8 a kernel.
+    uint in_a = pc.moore != 0 ? wiring[pc.wiring_a + (unit / pc.unit_channels) * 8 + g] : wiring[pc.wiring_a + g];
+    uint in_b = pc.moore != 0 ? 0u : wiring[pc.wiring_b + g];
     uint gather = pc.next_in_base + unit * pc.next_in_stride + g;
     uint next_row = pc.next_out_base + unit * pc.next_unit_stride;
     uint e_first = pc.source == 0 ? wiring[pc.next_start + gather] : 0u;

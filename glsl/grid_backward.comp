@@ -29,7 +29,7 @@ void main()
     float d = dgrid[ch * pc.pitch + cell] + sum, moore = 0.0;
     for (uint k = 0; k < pc.kernels; k++)
         for (uint i = 0; i < 8; i++) {
-            uint j = wiring[pc.wiring_a + i], row = pc.moore_row + (k * pc.channels + ch) * 8 + i;
+            uint j = wiring[pc.wiring_a + k * 8 + i], row = pc.moore_row + (k * pc.channels + ch) * 8 + i;
             moore += slot_at(row, 1u, cell);
             int reader = shifted_cell(cell, pc.height, pc.width, pc.periodic, 1 - int(j / 3), 1 - int(j % 3));
             if (reader >= 0) moore += slot_at(row, 0u, uint(reader));

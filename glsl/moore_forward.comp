@@ -19,7 +19,7 @@ void main()
     uint k = unit / pc.channels, row = (unit % pc.channels) * pc.pitch;
     float centre = grid[row + cell];
     for (uint i = 0; i < 8; i++) {
-        uint j = wiring[pc.wiring_a + i];
+        uint j = wiring[pc.wiring_a + k * 8 + i];
         int at = shifted_cell(cell, pc.height, pc.width, pc.periodic, int(j / 3) - 1, int(j % 3) - 1);
         float a = at < 0 ? 0.0 : grid[row + uint(at)];
         block[(pc.row + unit * 8 + i) * pc.pitch + cell] = gate_eval(coeffs[pc.coeff_base + k * 8 + i], a, centre);

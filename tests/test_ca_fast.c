@@ -292,6 +292,10 @@ int main(void)
                 snprintf(label, sizeof label, "tiny %s %s %d-bit", ca_boundary_name(config.boundary),
                          async ? "async" : "sync", bits);
                 check_case(&config, label);
+                config.perception_wiring = CA_PERCEPTION_PER_KERNEL;
+                snprintf(label, sizeof label, "tiny %s %s %d-bit, a moore order a kernel",
+                         ca_boundary_name(config.boundary), async ? "async" : "sync", bits);
+                check_case(&config, label);
             }
     /* Grids of several blocks, so neighbours and samples cross block and thread boundaries. */
     ca_config config;

@@ -60,6 +60,7 @@ static void tiny_model(ca_model *m, ca_train_state *state, ca_target_image *targ
     tiny_config(&c, CA_BOUNDARY_ZERO, 0.5, 2, 3);
     c.pool = 5, c.window = 2, c.damage = 1; /* version 3's fields, none 0 */
     c.window_loss = CA_WINDOW_LOSS_EVERY;   /* version 4's */
+    c.perception_wiring = CA_PERCEPTION_PER_KERNEL; /* version 5's: a moore order a kernel */
     if (ca_model_init(m, &c)) fprintf(stderr, "tiny model: %s\n", err_message()), exit(1);
     rng_state rng;
     rng_init(&rng, 2024, 0);
@@ -92,6 +93,7 @@ static void check_config_equal(const ca_config *a, const ca_config *b, const cha
           "%s: lr schedule, warm-up, lr final, init logit", what);
     CHECK(a->pool == b->pool && a->window == b->window && a->damage == b->damage, "%s: pool, window, damage", what);
     CHECK(a->window_loss == b->window_loss, "%s: window loss", what);
+    CHECK(a->perception_wiring == b->perception_wiring, "%s: perception wiring", what);
 }
 
 static int wiring_equal(const wiring *a, const wiring *b)
@@ -187,7 +189,7 @@ static void put_le32(uint8_t *at, uint32_t v)
 static void fix_crc(uint8_t *data, size_t size) { put_le32(data + size - 4, crc32_update(0, data, size - 4)); }
 
 /* Section offsets from the format in ca_file.h: 16 bytes of magic, version and flags; a config
- * of 152 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
+ * of 156 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
 typedef struct {
     size_t gate_count, wiring, logits, state, target, crc;
 } file_layout;
@@ -196,7 +198,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 152 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 156 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -457,7 +459,12 @@ static void test_defects(void)
         expect_refused(bad, size, needle, needle); \
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
-    DEFECT(put_le32(bad + 8, 5), 1, "unknown format version 5 (this build reads versions 1 to 4)");
+    DEFECT(put_le32(bad + 8, 6), 1, "unknown format version 6 (this build reads versions 1 to 5)");
+    DEFECT(put_le32(bad + f.gate_count - 4, 2), 1, "config: perception wiring 2 is out of range");
+    /* the moore layer of the tiny model's 2 kernels: 16 + 16 words after its n_in and n_out;
+     * kernel 1's order (gates 8..15) reading its first neighbour twice */
+    DEFECT(memcpy(bad + f.wiring + 8 + 4 * 9, bad + f.wiring + 8 + 4 * 8, 4), 1,
+           "perception layer 0: gate 9 reads a = ");
     DEFECT(put_le32(bad + 12, 16), 1, "unknown flags 0x00000010");
     DEFECT(put_le32(bad + 12, 8), 1, "a sample pool (bit 3) without a training state (bit 0)");
     DEFECT(put_le32(bad + 16 + 44, 0), 1, "config: channels = 0 is outside 1..4096");          /* channels */
@@ -468,7 +475,7 @@ static void test_defects(void)
     DEFECT(put_le32(bad + update1 - 8, 7), 1, "update layer 1: wiring is 7 -> 4, but the config implies 6 -> 4");
     DEFECT(put_le32(bad + update1 + 4, 6), 1, "update layer 1: gate 1 reads input_a = 6, outside 0..5");
     DEFECT(put_le32(bad + update1 + 16 + 12, 0xffffffffU), 1, "update layer 1: gate 3 reads input_b = 4294967295");
-    DEFECT(put_le32(bad + f.wiring + 8 + 32, 3), 1, "perception layer 0: gate 0 reads b = 3, but moore wiring");
+    DEFECT(put_le32(bad + f.wiring + 8 + 64, 3), 1, "perception layer 0: gate 0 reads b = 3, but moore wiring");
     DEFECT((memcpy(&bits, &nan_value, 4), put_le32(bad + f.logits + 4 * 21, bits)), 1, "logits[21] (gate 1, op 5) is NaN");
     DEFECT((memcpy(&bits, &inf_value, 4), put_le32(bad + f.logits, bits)), 1, "logits[0] (gate 0, op 0) is infinite");
     DEFECT((memcpy(&bits, &negative, 4), put_le32(bad + f.state + 16 + 64 * m.gate_count + 8, bits)), 1,
@@ -700,20 +707,27 @@ static void test_corpus(void)
     ca_model_free(&loaded);
     /* tiny_v1.dlca is the same model in format version 1 (no schedule fields): it still loads,
      * with a constant learning rate and without a pool, and equals the model but for those
-     * fields; tiny_v2.dlca, in version 2 (no pool fields), loads without a pool. */
+     * fields; tiny_v2.dlca, in version 2 (no pool fields), loads without a pool; tiny_v3.dlca
+     * with the loss at a round's last step; tiny_v4.dlca, in version 4 (no perception wiring
+     * field; its moore layer one order of 8 gates), with the order every kernel shares. */
     ca_config want = m.config;
     want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
     want.pool = want.window = want.damage = 0, want.window_loss = CA_WINDOW_LOSS_LAST;
+    want.perception_wiring = CA_PERCEPTION_SHARED;
     ca_config got;
     check_older_version(&m, state.step, "tiny_v1.dlca", &want, "version 1", &got);
     CHECK(got.lr_schedule == CA_LR_CONSTANT && got.warmup == 0 && got.learning_rate > 0.0,
           "a version 1 file trains at a constant learning rate");
     want = m.config;
     want.pool = want.window = want.damage = 0, want.window_loss = CA_WINDOW_LOSS_LAST;
+    want.perception_wiring = CA_PERCEPTION_SHARED;
     check_older_version(&m, state.step, "tiny_v2.dlca", &want, "version 2", &got);
     want = m.config;
-    want.window_loss = CA_WINDOW_LOSS_LAST;
+    want.window_loss = CA_WINDOW_LOSS_LAST, want.perception_wiring = CA_PERCEPTION_SHARED;
     check_older_version(&m, state.step, "tiny_v3.dlca", &want, "version 3", &got);
+    want = m.config;
+    want.perception_wiring = CA_PERCEPTION_SHARED;
+    check_older_version(&m, state.step, "tiny_v4.dlca", &want, "version 4", &got);
     free(data);
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }

@@ -47,6 +47,14 @@ int main(int argc, char **argv)
     tiny_config(&odd_cells, CA_BOUNDARY_PERIODIC, 0.6, 2, 3);
     odd_cells.width = 5, odd_cells.batch = 3; /* 45 cells */
     check_case(&odd_cells, "tiny 3x5 batch 3, a last tile of one cell");
+    /* A moore order a kernel: the fused backward's moore rows are by direction, not by gate. */
+    ca_config per_kernel;
+    small_preset(&per_kernel, "checkerboard");
+    per_kernel.perception_wiring = CA_PERCEPTION_PER_KERNEL;
+    check_case(&per_kernel, "checkerboard, a moore order a kernel");
+    tiny_config(&per_kernel, CA_BOUNDARY_ZERO, 0.6, 2, 3);
+    per_kernel.perception_wiring = CA_PERCEPTION_PER_KERNEL;
+    check_case(&per_kernel, "tiny async 2-bit, a moore order a kernel");
     check_fused_forced();
     check_buffer_bytes();
     for (size_t i = 0; i < 5; i++) check_task_round(presets[i]);

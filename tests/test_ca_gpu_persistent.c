@@ -230,6 +230,9 @@ int main(void)
     if (!second_rc) check_population_crowded(&vk, &config, (run_result[2]){off, second}, n);
     free(off.logits), free(on.logits), free(stepwise.logits), free(second.logits);
     check_one_workgroup(&vk, &config);
+    ca_config per_kernel = config; /* the backward's moore rows by direction, waited for by neighbours */
+    per_kernel.perception_wiring = CA_PERCEPTION_PER_KERNEL;
+    check_one_workgroup(&vk, &per_kernel);
     check_kept_forward_roll(&vk, &config);
     vk_context_free(&vk);
     return test_finish("test_ca_gpu_persistent");

@@ -101,12 +101,13 @@ static double moore_loss(void *context)
     return weighted_sum(mc->out, mc->weights, (size_t)mc->kernels * (size_t)mc->channels * 8 * ca_shape_cells(mc->shape));
 }
 
-static void test_moore_layer(ca_boundary boundary)
+/* orders: 1 (every kernel's gate i reads the same neighbour) or 2 (a neighbour order a kernel). */
+static void test_moore_layer(ca_boundary boundary, int orders)
 {
     moore_case mc = {.shape = {2, 3, 4, boundary}, .kernels = 2, .channels = 2};
     rng_state rng;
     rng_init(&rng, 12, boundary);
-    wiring_init(&mc.w, WIRING_MOORE, 9, 8, &rng);
+    wiring_init(&mc.w, WIRING_MOORE, 9, 8 * orders, &rng);
     size_t cells = ca_shape_cells(mc.shape), n_grid = 2 * cells, n_out = 2 * 2 * 8 * cells, n_logits = 2 * 8 * 16;
     mc.grid = malloc(n_grid * sizeof(double)), mc.weights = malloc(n_out * sizeof(double));
     mc.logits = malloc(n_logits * sizeof(double)), mc.coeffs = malloc(2 * 8 * 4 * sizeof(double));
@@ -123,8 +124,10 @@ static void test_moore_layer(ca_boundary boundary)
     finite_differences(fd_grid, mc.grid, n_grid, moore_loss, &mc);
     finite_differences(fd_logits, mc.logits, n_logits, moore_loss, &mc);
     double e_grid = relative_error(dgrid, fd_grid, n_grid), e_logits = relative_error(dlogits, fd_logits, n_logits);
-    CHECK(e_grid < tolerance, "moore (%s) grid gradient relative error %.3g", ca_boundary_name(boundary), e_grid);
-    CHECK(e_logits < tolerance, "moore (%s) logit gradient relative error %.3g", ca_boundary_name(boundary), e_logits);
+    CHECK(e_grid < tolerance, "moore (%s, %d orders) grid gradient relative error %.3g", ca_boundary_name(boundary),
+          orders, e_grid);
+    CHECK(e_logits < tolerance, "moore (%s, %d orders) logit gradient relative error %.3g", ca_boundary_name(boundary),
+          orders, e_logits);
     free(mc.grid), free(mc.weights), free(mc.logits), free(mc.coeffs), free(mc.out);
     free(dgrid), free(s), free(dlogits), free(fd_grid), free(fd_logits);
     wiring_free(&mc.w);
@@ -171,11 +174,13 @@ static void window_gradient(rollout_case *rc, double *dwindow)
     free(d);
 }
 
-static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps, int from)
+static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int steps, int from,
+                         ca_perception_wiring perception)
 {
     rollout_case rc;
     ca_config config;
     tiny_config(&config, boundary, fire_rate, bits, steps);
+    config.perception_wiring = perception;
     if (ca_model_init(&rc.model, &config) || ca_cpu_init(&rc.engine, &rc.model, 2, 0, 0)) {
         CHECK(0, "set-up: %s", err_message());
         return;
@@ -204,10 +209,11 @@ static void test_rollout(ca_boundary boundary, double fire_rate, int bits, int s
     finite_differences(fd_grid, rc.grid0, n_grid, rollout_loss, &rc);
     double e_logits = relative_error(dlogits, fd_logits, n_logits), e_grid = relative_error(dgrid0, fd_grid, n_grid);
     const char *mode = fire_rate < 1.0 ? "async" : "sync";
-    CHECK(e_logits < tolerance, "T=%d (loss from %d) %s %s %d-bit: logit gradient relative error %.3g", steps, from,
-          ca_boundary_name(boundary), mode, bits, e_logits);
-    CHECK(e_grid < tolerance, "T=%d (loss from %d) %s %s %d-bit: start-grid gradient relative error %.3g", steps, from,
-          ca_boundary_name(boundary), mode, bits, e_grid);
+    const char *order = perception == CA_PERCEPTION_PER_KERNEL ? ", a moore order a kernel" : "";
+    CHECK(e_logits < tolerance, "T=%d (loss from %d) %s %s %d-bit%s: logit gradient relative error %.3g", steps, from,
+          ca_boundary_name(boundary), mode, bits, order, e_logits);
+    CHECK(e_grid < tolerance, "T=%d (loss from %d) %s %s %d-bit%s: start-grid gradient relative error %.3g", steps,
+          from, ca_boundary_name(boundary), mode, bits, order, e_grid);
     double largest = 0.0;
     for (size_t i = 0; i < n_logits; i++) largest = fmax(largest, fabs(dlogits[i]));
     CHECK(largest > 1e-6, "gradients are not vanishing (largest %.3g)", largest);
@@ -221,14 +227,18 @@ int main(void)
     test_gate_layer(WIRING_UNIQUE, 7, 5);
     test_gate_layer(WIRING_UNIQUE, 10, 6);
     test_gate_layer(WIRING_RANDOM, 4, 9);
-    test_moore_layer(CA_BOUNDARY_PERIODIC);
-    test_moore_layer(CA_BOUNDARY_ZERO);
+    for (int orders = 1; orders <= 2; orders++) {
+        test_moore_layer(CA_BOUNDARY_PERIODIC, orders);
+        test_moore_layer(CA_BOUNDARY_ZERO, orders);
+    }
     for (int boundary = 0; boundary < 2; boundary++)
         for (int async = 0; async < 2; async++)
             for (int bits = 1; bits <= 2; bits++) {
-                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 1, 1);
-                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 3);
-                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 1); /* a window loss */
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 1, 1, CA_PERCEPTION_SHARED);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 3, CA_PERCEPTION_SHARED);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 3, 1, CA_PERCEPTION_SHARED); /* a window */
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 1, 1, CA_PERCEPTION_PER_KERNEL);
+                test_rollout((ca_boundary)boundary, async ? 0.6 : 1.0, bits, 2, 2, CA_PERCEPTION_PER_KERNEL);
             }
     return test_finish("test_ca_gradcheck");
 }

@@ -29,10 +29,10 @@ static void boolean_cell(const ca_model *m, ca_shape s, const int *ops, const in
     for (int k = 0; k < c->kernels; k++)
         for (int ch = 0; ch < c->channels; ch++) {
             const int *row = bits + (size_t)ch * cells;
-            int width = 8;
+            int width = 8, order = c->perception_wiring == CA_PERCEPTION_PER_KERNEL ? 8 * k : 0;
             for (int g = 0; g < 8; g++)
                 layer[g] = gate_hard(ops[m->perception_gate_base[0] + (size_t)k * 8 + (size_t)g],
-                                     neighbour_bit(row, s, cell, m->perception[0].input_a[g]), row[cell]);
+                                     neighbour_bit(row, s, cell, m->perception[0].input_a[order + g]), row[cell]);
             for (int l = 1; l < c->perception_depth; l++) {
                 const wiring *w = &m->perception[l];
                 for (int g = 0; g < w->n_out; g++)
@@ -52,10 +52,11 @@ static void boolean_cell(const ca_model *m, ca_shape s, const int *ops, const in
     for (int ch = 0; ch < c->channels; ch++) out[ch] = input[ch];
 }
 
-static void test_case(ca_boundary boundary, double fire_rate, int bits_out)
+static void test_case(ca_boundary boundary, double fire_rate, int bits_out, ca_perception_wiring perception)
 {
     ca_config config;
     tiny_config(&config, boundary, fire_rate, bits_out, 4);
+    config.perception_wiring = perception;
     ca_model model;
     ca_cpu engine;
     if (ca_model_init(&model, &config) || ca_cpu_init(&engine, &model, 2, 0, 0)) {
@@ -111,8 +112,9 @@ int main(void)
 {
     for (int boundary = 0; boundary < 2; boundary++)
         for (int bits = 1; bits <= 2; bits++) {
-            test_case((ca_boundary)boundary, 1.0, bits);
-            test_case((ca_boundary)boundary, 0.6, bits);
+            test_case((ca_boundary)boundary, 1.0, bits, CA_PERCEPTION_SHARED);
+            test_case((ca_boundary)boundary, 0.6, bits, CA_PERCEPTION_SHARED);
+            test_case((ca_boundary)boundary, 1.0, bits, CA_PERCEPTION_PER_KERNEL); /* a moore order a kernel */
         }
     return test_finish("test_ca_hard");
 }

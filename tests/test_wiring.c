@@ -88,7 +88,23 @@ static void test_random_and_moore(void)
     CHECK(mask == 0x1ef, "moore gates read each of the 8 neighbours once (mask %x)", mask);
     check_reverse(&w);
     wiring_free(&w);
+    /* Three orders (one a kernel): each reads every neighbour once, and they are not all the same. */
+    CHECK(wiring_init(&w, WIRING_MOORE, 9, 24, &rng) == DLCA_OK, "moore, 3 orders: %s", err_message());
+    int differ = 0;
+    for (int order = 0; order < 3 && w.input_a; order++) {
+        int seen = 0;
+        for (int g = 0; g < 8; g++) {
+            seen |= 1 << w.input_a[order * 8 + g];
+            differ |= w.input_a[order * 8 + g] != w.input_a[g];
+            CHECK(wiring_moore_neighbour(&w, order, g) == w.input_a[order * 8 + g], "kernel %d's gate %d", order, g);
+        }
+        CHECK(seen == 0x1ef, "moore order %d reads each of the 8 neighbours once (mask %x)", order, seen);
+    }
+    CHECK(differ, "the three orders are not one order repeated");
+    check_reverse(&w);
+    wiring_free(&w);
     check_refused(WIRING_MOORE, 8, 8, "3x3 neighbourhood");
+    check_refused(WIRING_MOORE, 9, 12, "8 gates an order");
 }
 
 static void test_from_lists(void)

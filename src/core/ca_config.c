@@ -102,6 +102,11 @@ int ca_config_perception_bits(const ca_config *c)
     return c->perception_depth > 0 ? c->perception_widths[c->perception_depth - 1] : 0;
 }
 
+int ca_config_moore_orders(const ca_config *c)
+{
+    return c->perception_wiring == CA_PERCEPTION_PER_KERNEL ? c->kernels : 1;
+}
+
 int ca_config_update_inputs(const ca_config *c)
 {
     return c->channels + c->kernels * c->channels * ca_config_perception_bits(c);
@@ -190,7 +195,8 @@ int ca_config_check(const ca_config *c)
         check_range("batch", c->batch, 1, CA_MAX_BATCH) || check_range("loss channels", c->loss_channels, 1, c->channels) ||
         check_range("train steps", c->train_steps, 1, CA_MAX_TRAIN_STEPS) ||
         check_range("boundary", c->boundary, 0, 1) || check_range("start", c->start, 0, 3) ||
-        check_range("target", c->target, 0, 2) || check_range("update wiring", c->update_wiring, 0, 1))
+        check_range("target", c->target, 0, 2) || check_range("update wiring", c->update_wiring, 0, 1) ||
+        check_range("perception wiring", c->perception_wiring, 0, CA_PERCEPTION_KINDS - 1))
         return DLCA_ERR;
     if (!(c->fire_rate >= CA_MIN_FIRE_RATE && c->fire_rate <= 1.0))
         return err_set(DLCA_ERR, "config: fire rate %g is outside %g..1", c->fire_rate, CA_MIN_FIRE_RATE);

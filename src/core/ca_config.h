@@ -60,6 +60,12 @@ typedef enum {
  * to T + u, the loss the mean of theirs (every; needs a window). */
 typedef enum { CA_WINDOW_LOSS_LAST, CA_WINDOW_LOSS_EVERY, CA_WINDOW_LOSS_KINDS } ca_window_loss;
 
+/* The first perception layer's wiring: which neighbour each of its 8 gates pairs with the centre.
+ * shared: one order for every kernel (the paper's model, and every model file before version 5),
+ * so every kernel's circuit is the same tree over the same neighbour pairs; per-kernel: an order a
+ * kernel, so the kernels group the neighbours differently (docs/exact-circuits.md, section 21). */
+typedef enum { CA_PERCEPTION_SHARED, CA_PERCEPTION_PER_KERNEL, CA_PERCEPTION_KINDS } ca_perception_wiring;
+
 typedef enum { CA_LR_CONSTANT, CA_LR_STEP, CA_LR_EXP, CA_LR_COSINE, CA_LR_ONECYCLE, CA_LR_KINDS } ca_lr_kind;
 
 typedef struct {
@@ -73,6 +79,7 @@ typedef struct {
     int update_depth;                        /* layers of the update network; the last has C gates */
     int update_widths[CA_MAX_LAYERS];
     wiring_kind update_wiring;               /* unique (paper) or random */
+    ca_perception_wiring perception_wiring;  /* the moore layer's neighbour order (version 5) */
     int steps;                               /* T: CA steps per rollout */
     double fire_rate;                        /* async: probability a cell updates; 1 = synchronous */
     int loss_channels;                       /* the loss reads channels 0 .. loss_channels-1 */
@@ -119,6 +126,9 @@ int ca_config_check_name(const char *name);
 
 /* Bits each kernel outputs per channel: the last perception width. */
 int ca_config_perception_bits(const ca_config *config);
+
+/* Moore layer orders the model holds: 1 where shared, K per kernel. */
+int ca_config_moore_orders(const ca_config *config);
 
 /* Width of the update network's input: C own bits followed by K*C*bits kernel outputs. */
 int ca_config_update_inputs(const ca_config *config);

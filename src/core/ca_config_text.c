@@ -64,6 +64,7 @@ static const char *const wiring_names[] = {"unique", "random", NULL};
 static const char *const start_names[] = {"boards", "random", "zeros", "seed-cell", NULL};
 static const char *const target_names[] = {"life", "checkerboard", "image", NULL};
 static const char *const window_loss_names[] = {"last", "every", NULL};
+static const char *const perception_wiring_names[] = {"shared", "per-kernel", NULL};
 
 static const char *choice_name(const char *const *names, int count, int value)
 {
@@ -204,6 +205,7 @@ static int parse_update(ca_config *c, const char *t, const char *name)
 static void print_update(const ca_config *c, char *o, size_t n) { print_widths(c->update_widths, c->update_depth, 1, o, n); }
 
 CHOICE_KEY(wiring, update_wiring, wiring_kind, wiring_names, 2)
+CHOICE_KEY(perception_wiring, perception_wiring, ca_perception_wiring, perception_wiring_names, CA_PERCEPTION_KINDS)
 
 static int parse_fire_rate(ca_config *c, const char *t, const char *name) { return parse_real(name, t, CA_MIN_FIRE_RATE, 1.0, &c->fire_rate); }
 static void print_fire_rate(const ca_config *c, char *o, size_t n) { print_real(c->fire_rate, o, n); }
@@ -248,6 +250,9 @@ const ca_config_key ca_config_keys[] = {
     {"kernels", NULL, "N", "K perception kernels", parse_kernels, print_kernels},
     {"perception", NULL, "8,4,2", "gates per perception layer of each kernel; the first is 8 (moore wiring)",
      parse_perception, print_perception},
+    {"perception-wiring", NULL, "W",
+     "the first perception layer's neighbour order: shared (one for every kernel) or per-kernel (one a kernel)",
+     parse_perception_wiring, print_perception_wiring},
     {"update", NULL, "256x10,128,...,C", "gates per update layer, NxK = K layers of N; the last has C gates",
      parse_update, print_update},
     {"wiring", NULL, "W", "update wiring: unique (each input used) or random", parse_wiring, print_wiring},

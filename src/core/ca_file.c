@@ -99,6 +99,7 @@ static void put_config(byte_sink *s, const ca_config *c)
     put_f64(s, c->init_logit);
     put_u32(s, (uint32_t)c->pool), put_u32(s, (uint32_t)c->window), put_u32(s, (uint32_t)c->damage);
     put_u32(s, (uint32_t)c->window_loss);
+    put_u32(s, (uint32_t)c->perception_wiring);
 }
 
 static void put_wiring(byte_sink *s, const wiring *w)

@@ -210,6 +210,11 @@ static int read_config_fields(byte_source *r, ca_config *c)
     if (r->version >= 4) TRY(get_u32(r, "config window loss", &window_loss));
     if (window_loss >= CA_WINDOW_LOSS_KINDS) return corrupt(r, "config: window loss %u is out of range", window_loss);
     c->window_loss = (ca_window_loss)window_loss;
+    uint32_t perception_wiring = CA_PERCEPTION_SHARED;
+    if (r->version >= 5) TRY(get_u32(r, "config perception wiring", &perception_wiring));
+    if (perception_wiring >= CA_PERCEPTION_KINDS)
+        return corrupt(r, "config: perception wiring %u is out of range", perception_wiring);
+    c->perception_wiring = (ca_perception_wiring)perception_wiring;
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;
@@ -251,7 +256,8 @@ static int read_inputs(byte_source *r, int **inputs, int n_in, int n_out, const 
 static int read_layer(byte_source *r, wiring *w, const ca_config *c, int update, int l)
 {
     const int *widths = update ? c->update_widths : c->perception_widths;
-    int n_in = l > 0 ? widths[l - 1] : update ? ca_config_update_inputs(c) : 9, n_out = widths[l];
+    int n_in = l > 0 ? widths[l - 1] : update ? ca_config_update_inputs(c) : 9;
+    int n_out = !update && l == 0 ? 8 * ca_config_moore_orders(c) : widths[l];
     char layer[FIELD_NAME_LENGTH / 2], field[FIELD_NAME_LENGTH];
     uint32_t file_in, file_out;
     snprintf(layer, sizeof layer, "%s layer %d", update ? "update" : "perception", l);

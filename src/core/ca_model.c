@@ -41,7 +41,7 @@ static void layer_shape(const ca_config *c, int update, int l, int *n_in, int *n
         *n_out = c->update_widths[l];
     } else {
         *n_in = l == 0 ? 9 : c->perception_widths[l - 1];
-        *n_out = c->perception_widths[l];
+        *n_out = l == 0 ? 8 * ca_config_moore_orders(c) : c->perception_widths[l];
     }
 }
 
@@ -63,16 +63,19 @@ static int build_wiring(ca_model *m)
     return DLCA_OK;
 }
 
-/* The moore layer reads b = the centre cell (4) and a = each of the 8 neighbours once. */
+/* The moore layer reads b = the centre cell (4) and a = each of the 8 neighbours once an order
+ * (8 gates). */
 static int check_moore(const wiring *w)
 {
     int seen[9] = {0};
     for (int g = 0; g < w->n_out; g++) {
         int a = w->input_a[g];
+        if (g % 8 == 0) memset(seen, 0, sizeof seen);
         if (w->input_b[g] != 4)
             return err_set(DLCA_ERR, "gate %d reads b = %d, but moore wiring reads the centre cell 4", g, w->input_b[g]);
         if (a < 0 || a > 8 || a == 4 || seen[a]++)
-            return err_set(DLCA_ERR, "gate %d reads a = %d, but moore wiring reads each of the 8 neighbours once", g, a);
+            return err_set(DLCA_ERR, "gate %d reads a = %d, but moore wiring reads each of the 8 neighbours once "
+                           "an order", g, a);
     }
     return DLCA_OK;
 }

@@ -13,7 +13,9 @@
 
 typedef struct {
     ca_config config;
-    wiring perception[CA_MAX_LAYERS]; /* shared by all kernels; layer 0 is moore */
+    wiring perception[CA_MAX_LAYERS]; /* shared by all kernels; layer 0 is moore, of one neighbour
+                                         order or one a kernel (config.perception_wiring; read it
+                                         with wiring_moore_neighbour) */
     wiring update[CA_MAX_LAYERS];
     size_t perception_gate_base[CA_MAX_LAYERS];
     size_t update_gate_base[CA_MAX_LAYERS];

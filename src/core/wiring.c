@@ -119,15 +119,17 @@ static int wiring_random(wiring *w, int n_in, int n_out, rng_state *rng)
 
 static int wiring_moore(wiring *w, int n_in, int n_out, rng_state *rng)
 {
-    if (n_in != 9 || n_out != 8)
-        return err_set(DLCA_ERR, "moore wiring maps the 9 cells of a 3x3 neighbourhood to 8 gates, got %d -> %d", n_in,
-                       n_out);
+    if (n_in != 9 || n_out < 8 || n_out % 8 != 0)
+        return err_set(DLCA_ERR, "moore wiring maps the 9 cells of a 3x3 neighbourhood to 8 gates an order, "
+                       "got %d -> %d", n_in, n_out);
     if (wiring_alloc(w, n_in, n_out)) return DLCA_ERR_NOMEM;
-    int neighbours[8] = {0, 1, 2, 3, 5, 6, 7, 8};
-    rng_shuffle(rng, neighbours, 8);
-    for (int g = 0; g < 8; g++) {
-        w->input_a[g] = neighbours[g];
-        w->input_b[g] = 4;
+    for (int order = 0; order < n_out / 8; order++) {
+        int neighbours[8] = {0, 1, 2, 3, 5, 6, 7, 8};
+        rng_shuffle(rng, neighbours, 8);
+        for (int g = 0; g < 8; g++) {
+            w->input_a[order * 8 + g] = neighbours[g];
+            w->input_b[order * 8 + g] = 4;
+        }
     }
     return DLCA_OK;
 }

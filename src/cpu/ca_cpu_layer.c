@@ -55,7 +55,7 @@ void moore_layer_forward(double *out, const double *grid, const wiring *w, const
                 const double *c = coeffs + 4 * ((size_t)k * 8 + (size_t)i);
                 double *y = out + (((size_t)k * (size_t)channels + (size_t)ch) * 8 + (size_t)i) * cells;
                 for (size_t cell = 0; cell < cells; cell++)
-                    y[cell] = gate_eval(c, ca_neighbour(row, s, cell, w->input_a[i]), row[cell]);
+                    y[cell] = gate_eval(c, ca_neighbour(row, s, cell, wiring_moore_neighbour(w, k, i)), row[cell]);
             }
         }
 }
@@ -85,6 +85,6 @@ void moore_layer_backward(double *dgrid, double *coeff_grad, const double *dout,
                 size_t gate = (size_t)k * 8 + (size_t)i;
                 const double *dy = dout + (((size_t)k * (size_t)channels + (size_t)ch) * 8 + (size_t)i) * cells;
                 moore_gate_backward(dgrid + (size_t)ch * cells, coeff_grad + 4 * gate, dy, grid + (size_t)ch * cells,
-                                    w->input_a[i], coeffs + 4 * gate, s);
+                                    wiring_moore_neighbour(w, k, i), coeffs + 4 * gate, s);
             }
 }

@@ -20,7 +20,7 @@ void gate_layer_backward(double *const *din, double *coeff_grad, const double *d
                          const wiring *w, const double *coeffs, size_t cells);
 
 /* The first perception layer for all kernels and channels: out[(k*C + c)*8 + i][cell] = gate (k, i)
- * on (neighbour w.a[i], centre) of channel c. grid: [C][cells]; coeffs: [K][8][4]. */
+ * on (neighbour wiring_moore_neighbour(w, k, i), centre) of channel c. grid: [C][cells]; coeffs: [K][8][4]. */
 void moore_layer_forward(double *out, const double *grid, const wiring *w, const double *coeffs, int kernels,
                          int channels, ca_shape s);
 

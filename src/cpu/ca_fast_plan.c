@@ -35,12 +35,16 @@ static void build_moore(ca_fast_plan *p, const ca_model *m, const size_t *percep
 {
     const ca_config *c = &m->config;
     begin_layer(p, p->channels, p->act_base);
+    const wiring *w = &m->perception[0];
     for (int k = 0; k < c->kernels; k++)
         for (int ch = 0; ch < c->channels; ch++) {
+            /* kernel k's 8 gates of the layer (its own order, or the one every kernel shares) */
+            size_t first = w->n_out > 8 ? (size_t)k * 8 : 0;
+            wiring order = {.n_in = 9, .n_out = 8, .input_a = w->input_a + first, .input_b = w->input_b + first};
             for (int j = 0; j < 9; j++) in[j] = ca_fast_neighbour_row(p, ch, j);
             size_t unit = (size_t)k * (size_t)c->channels + (size_t)ch;
             unit_rows u = {(uint32_t)(p->act_base + perception_row[0] + unit * 8), m->perception_gate_base[0] + (size_t)k * 8, in};
-            add_unit_ops(p, &m->perception[0], &u);
+            add_unit_ops(p, &order, &u);
         }
     end_layer(p);
 }

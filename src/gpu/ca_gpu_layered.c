@@ -14,7 +14,7 @@ vk_push_moore gpu_moore_push(const ca_gpu *e)
         .cells = e->plan.cells, .pitch = e->plan.pitch, .height = (uint32_t)e->shape.height, .width = (uint32_t)e->shape.width,
         .periodic = e->shape.boundary == CA_BOUNDARY_PERIODIC, .channels = (uint32_t)c->channels,
         .kernels = (uint32_t)c->kernels, .coeff_base = (uint32_t)e->model->perception_gate_base[0],
-        .wiring_a = e->perception_wiring[0].input_a, .row = (uint32_t)e->perception_row[0]};
+        .wiring_a = CA_GPU_PERCEPTION_WIRES, .row = (uint32_t)e->perception_row[0]};
 }
 
 /* Perception layer l >= 1: K*C units of the shared wiring, coefficients per kernel. */
@@ -105,7 +105,7 @@ static int gate_backward(ca_gpu *e, VkCommandBuffer cmd, int t, const vk_push_ga
     return gpu_dispatch(e, cmd, VK_PIPE_GATE_BACKWARD, views, 8, push, sizeof *push, e->plan.chunks, rows);
 }
 
-/* The moore layer as a layer_push (a = neighbour wiring_a[g], b = the centre). */
+/* The moore layer as a layer_push (a = neighbour wiring_a[8 k + g] of kernel k, b = the centre). */
 static vk_push_layer moore_layer_push(const ca_gpu *e)
 {
     const ca_config *c = gpu_config_of(e);

@@ -131,7 +131,7 @@ static void emit_perception(hard_netlist *net, int *next_gate, const ca_model *m
         if (model_gate) model_gate[*next_gate] = (int32_t)row;
         hard_gate *gate = &net->gates[*next_gate];
         gate->op = ca_model_gate_op(m, row);
-        gate->a = ch * HARD_NEIGHBOURS + m->perception[0].input_a[i];
+        gate->a = ch * HARD_NEIGHBOURS + wiring_moore_neighbour(&m->perception[0], k, i);
         gate->b = ch * HARD_NEIGHBOURS + 4;
         layer[i] = net->n_inputs + (*next_gate)++;
     }

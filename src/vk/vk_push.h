@@ -20,7 +20,7 @@ _Static_assert(sizeof(vk_push_gate_coefficients) == 8, "mirror of gate_coefficie
 typedef struct {
     uint32_t cells, pitch, height, width;
     uint32_t periodic, channels, kernels, coeff_base;
-    uint32_t wiring_a; /* offset of the moore layer's 8 neighbour indices in the wiring buffer */
+    uint32_t wiring_a; /* offset of the moore layer's neighbour indices in the wiring buffer, 8 a kernel */
     uint32_t row;      /* first row of the moore layer in the step block */
 } vk_push_moore;
 _Static_assert(sizeof(vk_push_moore) == 40, "mirror of moore_push in glsl/common.glsl");
