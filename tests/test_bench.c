@@ -144,8 +144,21 @@ static void test_cpu(void)
                   json_number(text, "dispatches_per_step", &v) == 0 && json_number(text, "startup_queues", &v) == 0,
               "CPU engine: GPU numbers are null");
         CHECK(strstr(out, "gate evals/s") && strstr(out, "wall clock"), "table on stdout: %s", out);
+        CHECK(has_string(text, "perception_wiring", "shared"), "gol's kernels share one moore order");
     }
     free(text), free(out);
+    /* --perception-wiring: the benchmarked model's moore order a kernel; a bad value refused */
+    status = run_dlca("bench --device cpu --preset gol --batch 2 --T 1 --steps 1 --warmup 0 --perception-wiring "
+                      "per-kernel --json '%s/cpu.json'", scratch);
+    text = slurp("cpu.json");
+    CHECK(status == 0 && text && has_string(text, "perception_wiring", "per-kernel"),
+          "bench --perception-wiring per-kernel benchmarks a moore order a kernel (%d)", status);
+    free(text);
+    status = run_dlca("bench --device cpu --perception-wiring sideways --steps 1");
+    char *err = slurp("stderr.txt");
+    CHECK(status != 0 && err && strstr(err, "--perception-wiring: 'sideways' is not one of shared, per-kernel"),
+          "a bad --perception-wiring is refused: %s", err ? err : "");
+    free(err);
 }
 
 /* One GPU run; returns the JSON (caller frees) after the checks both cache modes share. */

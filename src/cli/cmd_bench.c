@@ -8,6 +8,7 @@
 
 #include "ca_backend.h"
 #include "ca_bench.h"
+#include "ca_config_text.h"
 #include "ca_file.h"
 #include "ca_target.h"
 #include "cli.h"
@@ -35,7 +36,8 @@ enum {
 
 static void print_help(void)
 {
-    printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--device D] [--cache full|checkpoint]\n"
+    printf("usage: dlca bench [--preset P] [--batch N] [--T N] [--perception-wiring W] [--device D]\n"
+           "                  [--cache full|checkpoint]\n"
            "                  [--steps N] [--warmup N] [--cold] [--json FILE] [--hard [MODEL]]\n"
            "                  [--population N]\n"
            "\n"
@@ -57,6 +59,8 @@ static void print_help(void)
            "                   step (default %d)\n"
            "  --T N            CA steps per rollout (default: the preset's); with --hard, CA steps per\n"
            "                   timed run (default 20 on the CPU, %d on a GPU)\n"
+           "  --perception-wiring W  shared or per-kernel: the moore layer's neighbour order (default: the\n"
+           "                   preset's)\n"
            "  --device D       auto, cpu, a Vulkan device index or part of its name (default: $DLCA_DEVICE,\n"
            "                   else auto: a real GPU when there is one, else the CPU engine)\n"
            "  --cache C        full or checkpoint: GPU activation memory (default full)\n"
@@ -104,6 +108,7 @@ static int parse_flag(bench_options *o, const char *flag, const char *v)
     if (strcmp(flag, "--preset") == 0) o->preset = v, o->has_preset = 1;
     else if (strcmp(flag, "--device") == 0) o->device = v, o->has_device = 1;
     else if (strcmp(flag, "--json") == 0) o->json = v;
+    else if (strcmp(flag, "--perception-wiring") == 0) o->perception_wiring = v;
     else if (strcmp(flag, "--cache") == 0) return parse_cache(v, &o->cache);
     else if (strcmp(flag, "--batch") == 0) return o->has_batch = 1, cli_int(flag, v, 1, CA_MAX_BATCH, &o->batch);
     else if (strcmp(flag, "--T") == 0) return o->has_T = 1, cli_int(flag, v, 1, CA_MAX_T, &o->T);
@@ -266,6 +271,7 @@ static void json_train(cli_json *w, const void *data)
     int gpu = t->backend == CA_BACKEND_GPU, ts = r->has_gpu_times;
     cmd_bench_json_machine(w, t->machine, "train");
     cli_json_string(w, "preset", c->preset);
+    cli_json_string(w, "perception_wiring", c->perception_wiring == CA_PERCEPTION_PER_KERNEL ? "per-kernel" : "shared");
     json_number(w, "batch", c->batch, 1);
     json_number(w, "T", c->steps, 1);
     json_number(w, "height", c->height, 1);
@@ -419,6 +425,9 @@ int cmd_bench_config(const bench_options *o, const char *assets, ca_config *c, c
     if (ca_config_preset(c, o->preset)) return DLCA_ERR;
     if (o->has_batch) c->batch = (int)o->batch;
     if (o->has_T) c->steps = (int)o->T;
+    if (o->perception_wiring &&
+        ca_config_key_find("perception-wiring")->parse(c, o->perception_wiring, "--perception-wiring"))
+        return DLCA_ERR;
     char path[4096];
     const char *picture = ca_target_default_path(c, assets, path, sizeof path);
     if (picture && ca_target_load_png(c, picture, target)) return DLCA_ERR;

@@ -10,6 +10,7 @@
 
 typedef struct {
     const char *preset, *device, *json, *hard_model;
+    const char *perception_wiring; /* --perception-wiring, or NULL: the preset's */
     ca_cache cache;
     long long batch, T, steps, warmup;
     int has_preset, has_batch, has_T, has_steps, has_warmup, has_device, hard;
@@ -36,7 +37,7 @@ void cmd_bench_json_spread(cli_json *json, const char *name, const ca_bench_spre
 /* Lets `body` write the members of one object, then writes it to `path` atomically ("-": stdout). */
 int cmd_bench_json_write(const char *path, void (*body)(cli_json *, const void *), const void *data);
 
-/* The preset's config with --batch and --T, and its target picture (target and image stay empty
+/* The preset's config with --batch, --T and --perception-wiring, and its target picture (target and image stay empty
  * for a preset without one). */
 int cmd_bench_config(const bench_options *options, const char *assets, ca_config *config, ca_target_image *target,
                      double **image);
