@@ -3,7 +3,9 @@
 #
 #   tools/gpu-tests.sh --pack [BUILD_DIR]   here: a Release build in BUILD_DIR (default build-gpu)
 #                                           and BUILD_DIR.tar.xz of what the tests run (binaries and
-#                                           ctest files, ~5 MB), for a machine without a compiler's
+#                                           ctest files, ~2 MB: one xz thread, whose single stream
+#                                           finds the kernels every binary embeds; several threads
+#                                           compress apart, ~29 MB), for a machine without a compiler's
 #                                           Vulkan headers or glslang, or without a network
 #   tools/gpu-tests.sh [BUILD_DIR|TARBALL]  there: unpacks TARBALL if given, builds BUILD_DIR if it
 #                                           holds no build, then runs every test on the GPU
@@ -32,7 +34,7 @@ if [ "$pack" = 1 ]; then
     build "$target" || { echo "gpu-tests: the build failed" >&2; exit 1; }
     git -C "$root" describe --always --dirty > "$target/COMMIT" 2>/dev/null || echo unknown > "$target/COMMIT"
     (cd "$target" && find . -name CTestTestfile.cmake -o -name modules.txt -o -name CMakeCache.txt |
-        tar cf - -T - COMMIT dlca dlca_inject_nan fashion_mnist test_* viewer/dlca-view) | xz -3 -T0 > "$target.tar.xz"
+        tar cf - -T - COMMIT dlca dlca_inject_nan fashion_mnist test_* viewer/dlca-view) | xz -9 -T1 > "$target.tar.xz"
     echo "gpu-tests: $target.tar.xz ($(du -h "$target.tar.xz" | cut -f1)); carry it and run tools/gpu-tests.sh $target.tar.xz"
     exit 0
 fi
