@@ -66,9 +66,9 @@ int ca_config_preset(ca_config *c, const char *name)
          * against 17 at 10 (1 at 7 of seeds 1-16). */
         c->init_logit = async ? CA_INIT_LOGIT_ASYNC : CA_INIT_LOGIT_SWEPT;
         /* A moore order a kernel: seeds 1-64 on an H200, 30 exact against 17 with one order for
-         * all (the CPU engine: 35 against 17); async 44 against 36 of seeds 1-128, too close to
-         * call (docs/exact-circuits.md, section 21). */
-        c->perception_wiring = async ? CA_PERCEPTION_SHARED : CA_PERCEPTION_PER_KERNEL;
+         * all (the CPU engine: 35 against 17); async, seeds 1-256, 98 against 72
+         * (docs/exact-circuits.md, section 21). */
+        c->perception_wiring = CA_PERCEPTION_PER_KERNEL;
         c->start = CA_START_RANDOM, c->target = CA_TARGET_CHECKERBOARD;
     } else if (strcmp(name, "lizard") == 0) {
         static const int tail[] = {512, 256, 128};
@@ -83,6 +83,9 @@ int ca_config_preset(ca_config *c, const char *name)
         repeat_width(c, 8, 1024), set_tail(c, tail, 3);
         c->steps = 12, c->batch = 1, c->train_steps = 3500, c->learning_rate = 0.06;
         c->init_logit = CA_INIT_LOGIT_SWEPT;
+        /* A moore order a kernel, as image: seeds 1-8 on an H200, 1 exact by training alone
+         * against 0 (docs/exact-circuits.md, section 21). */
+        c->perception_wiring = CA_PERCEPTION_PER_KERNEL;
         c->start = CA_START_SEED_CELL, c->target = CA_TARGET_IMAGE;
     } else if (strcmp(name, "image") == 0) {
         static const int tail[] = {256, 128, 64};
@@ -90,8 +93,11 @@ int ca_config_preset(ca_config *c, const char *name)
         set_perception(c, 4, 3);
         repeat_width(c, 8, 512), set_tail(c, tail, 3);
         c->steps = 15, c->batch = 1, c->train_steps = 3000, c->learning_rate = 0.06;
-        /* Seeds 1-16: 5 exact at 7 against 0 at 10 on an H100; 2 against 1 on the CPU. */
+        /* Seeds 1-16: 5 exact at 7 against 0 at 10 on an H100; 2 against 1 on the CPU. A moore
+         * order a kernel: seeds 1-96 on an H200, 32 exact against 17 with one order for all
+         * (docs/exact-circuits.md, section 21). */
         c->init_logit = CA_INIT_LOGIT_SWEPT;
+        c->perception_wiring = CA_PERCEPTION_PER_KERNEL;
         c->loss_channels = 3, c->start = CA_START_ZEROS, c->target = CA_TARGET_IMAGE;
     } else {
         return err_set(DLCA_ERR, "unknown preset '%s' (known: gol, checkerboard, checkerboard-async, lizard, image)",
