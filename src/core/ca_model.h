@@ -13,9 +13,10 @@
 
 typedef struct {
     ca_config config;
-    wiring perception[CA_MAX_LAYERS]; /* shared by all kernels; layer 0 is moore, of one neighbour
-                                         order or one a kernel (config.perception_wiring; read it
-                                         with wiring_moore_neighbour) */
+    wiring perception[CA_MAX_LAYERS]; /* layers 1.. shared by all kernels; layer 0 is moore, of
+                                         one neighbour order or one a kernel
+                                         (config.perception_wiring; read it with
+                                         wiring_moore_neighbour) */
     wiring update[CA_MAX_LAYERS];
     size_t perception_gate_base[CA_MAX_LAYERS];
     size_t update_gate_base[CA_MAX_LAYERS];
