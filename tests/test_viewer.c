@@ -136,7 +136,8 @@ static int make_model(void)
     int widths[4] = {64, 32, 16, 8};
     memcpy(c.update_widths, widths, sizeof widths);
     c.height = H, c.width = W, c.seed = 11;
-    c.perception_wiring = CA_PERCEPTION_SHARED; /* the wiring these ops were picked with: its soft frames never flatten */
+    /* the wiring these ops were picked with: its soft frames never flatten */
+    c.perception_wiring = CA_PERCEPTION_SHARED;
     ca_model m;
     if (ca_model_init(&m, &c)) return DLCA_ERR;
     rng_state rng;

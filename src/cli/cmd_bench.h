@@ -37,8 +37,8 @@ void cmd_bench_json_spread(cli_json *json, const char *name, const ca_bench_spre
 /* Lets `body` write the members of one object, then writes it to `path` atomically ("-": stdout). */
 int cmd_bench_json_write(const char *path, void (*body)(cli_json *, const void *), const void *data);
 
-/* The preset's config with --batch, --T and --perception-wiring, and its target picture (target and image stay empty
- * for a preset without one). */
+/* The preset's config with --batch, --T and --perception-wiring, and its target picture (target
+ * and image stay empty for a preset without one). */
 int cmd_bench_config(const bench_options *options, const char *assets, ca_config *config, ca_target_image *target,
                      double **image);
 
