@@ -117,6 +117,17 @@ int ca_config_moore_orders(const ca_config *c)
     return c->perception_wiring == CA_PERCEPTION_PER_KERNEL ? c->kernels : 1;
 }
 
+void ca_config_layer_shape(const ca_config *c, int update, int l, int *n_in, int *n_out)
+{
+    if (update) {
+        *n_in = l == 0 ? ca_config_update_inputs(c) : c->update_widths[l - 1];
+        *n_out = c->update_widths[l];
+    } else {
+        *n_in = l == 0 ? 9 : c->perception_widths[l - 1];
+        *n_out = l == 0 ? 8 * ca_config_moore_orders(c) : c->perception_widths[l];
+    }
+}
+
 int ca_config_update_inputs(const ca_config *c)
 {
     return c->channels + c->kernels * c->channels * ca_config_perception_bits(c);

@@ -130,6 +130,11 @@ int ca_config_perception_bits(const ca_config *config);
 /* Moore layer orders the model holds: 1 where shared, K per kernel. */
 int ca_config_moore_orders(const ca_config *config);
 
+/* Inputs and gates of perception (update 0) or update layer l, as its wiring holds them:
+ * perception layer 0 reads the 9 cells of a 3x3 neighbourhood with 8 gates an order, update
+ * layer 0 a cell's own C bits and its kernels' outputs, every other layer the one before. */
+void ca_config_layer_shape(const ca_config *config, int update, int l, int *n_in, int *n_out);
+
 /* Width of the update network's input: C own bits followed by K*C*bits kernel outputs. */
 int ca_config_update_inputs(const ca_config *config);
 

@@ -255,9 +255,8 @@ static int read_inputs(byte_source *r, int **inputs, int n_in, int n_out, const 
  * (ca_model_init_wired checks the same rule again when the model is built.) */
 static int read_layer(byte_source *r, wiring *w, const ca_config *c, int update, int l)
 {
-    const int *widths = update ? c->update_widths : c->perception_widths;
-    int n_in = l > 0 ? widths[l - 1] : update ? ca_config_update_inputs(c) : 9;
-    int n_out = !update && l == 0 ? 8 * ca_config_moore_orders(c) : widths[l];
+    int n_in, n_out;
+    ca_config_layer_shape(c, update, l, &n_in, &n_out);
     char layer[FIELD_NAME_LENGTH / 2], field[FIELD_NAME_LENGTH];
     uint32_t file_in, file_out;
     snprintf(layer, sizeof layer, "%s layer %d", update ? "update" : "perception", l);

@@ -32,19 +32,6 @@ static int layer_error(const char *part, int layer)
     return err_set(DLCA_ERR, "%s layer %d: %s", part, layer, reason);
 }
 
-/* Inputs and gates of layer l: perception layer 0 reads the 9 cells of a 3x3 neighbourhood,
- * update layer 0 a cell's own C bits and its kernels' outputs, every other layer the one before. */
-static void layer_shape(const ca_config *c, int update, int l, int *n_in, int *n_out)
-{
-    if (update) {
-        *n_in = l == 0 ? ca_config_update_inputs(c) : c->update_widths[l - 1];
-        *n_out = c->update_widths[l];
-    } else {
-        *n_in = l == 0 ? 9 : c->perception_widths[l - 1];
-        *n_out = l == 0 ? 8 * ca_config_moore_orders(c) : c->perception_widths[l];
-    }
-}
-
 static int build_wiring(ca_model *m)
 {
     const ca_config *c = &m->config;
@@ -52,12 +39,12 @@ static int build_wiring(ca_model *m)
     rng_init(&rng, c->seed, RNG_STREAM_WIRING);
     int n_in, n_out;
     for (int l = 0; l < c->perception_depth; l++) {
-        layer_shape(c, 0, l, &n_in, &n_out);
+        ca_config_layer_shape(c, 0, l, &n_in, &n_out);
         if (wiring_init(&m->perception[l], l == 0 ? WIRING_MOORE : WIRING_UNIQUE, n_in, n_out, &rng))
             return layer_error("perception", l);
     }
     for (int l = 0; l < c->update_depth; l++) {
-        layer_shape(c, 1, l, &n_in, &n_out);
+        ca_config_layer_shape(c, 1, l, &n_in, &n_out);
         if (wiring_init(&m->update[l], c->update_wiring, n_in, n_out, &rng)) return layer_error("update", l);
     }
     return DLCA_OK;
@@ -84,7 +71,7 @@ static int check_moore(const wiring *w)
 static int copy_layer(wiring *dst, const wiring *src, const ca_config *c, int update, int l)
 {
     int n_in, n_out;
-    layer_shape(c, update, l, &n_in, &n_out);
+    ca_config_layer_shape(c, update, l, &n_in, &n_out);
     if (src->n_in != n_in || src->n_out != n_out)
         return err_set(DLCA_ERR, "wiring is %d -> %d, but the config implies %d -> %d", src->n_in, src->n_out, n_in,
                        n_out);
