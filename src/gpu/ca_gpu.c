@@ -53,17 +53,18 @@ static int upload_wiring(ca_gpu *e)
 {
     const ca_model *m = e->model;
     const ca_config *c = &m->config;
-    /* The perception wires first, at fixed places: 16 words a layer (CA_GPU_PERCEPTION_WIRES),
-     * then the moore layer's neighbour order of each kernel (its own, or the one all share), then
-     * each layer. */
+    /* The perception wires first, at fixed places: 16 words a layer from layer 1
+     * (CA_GPU_PERCEPTION_WIRES), then the moore layer's neighbour order of each kernel (its own,
+     * or the one all share), then each later layer packed. Every kernel reads the moore layer
+     * from those orders, so it is not packed as a layer. */
     size_t head = CA_GPU_PERCEPTION_WIRES + 8 * (size_t)c->kernels;
     size_t total = head, used = head;
-    for (int l = 0; l < c->perception_depth; l++) total += wiring_words(&m->perception[l]);
+    for (int l = 1; l < c->perception_depth; l++) total += wiring_words(&m->perception[l]);
     for (int l = 0; l < c->update_depth; l++) total += wiring_words(&m->update[l]);
     uint32_t *words = malloc(total * sizeof(uint32_t));
     if (!words) return err_set(DLCA_ERR_NOMEM, "out of memory packing the wiring (%zu words)", total);
     memset(words, 0, head * sizeof *words);
-    for (int l = 0; l < c->perception_depth && l < 4; l++)
+    for (int l = 1; l < c->perception_depth && l < 4; l++)
         for (int g = 0; g < m->perception[l].n_out && g < 8; g++)
             words[l * 16 + g] = (uint32_t)m->perception[l].input_a[g],
             words[l * 16 + 8 + g] = (uint32_t)m->perception[l].input_b[g];
@@ -71,7 +72,7 @@ static int upload_wiring(ca_gpu *e)
         for (int g = 0; g < 8; g++)
             words[CA_GPU_PERCEPTION_WIRES + 8 * (size_t)k + (size_t)g] =
                 (uint32_t)wiring_moore_neighbour(&m->perception[0], k, g);
-    for (int l = 0; l < c->perception_depth; l++) pack_wiring(words, &used, &m->perception[l], &e->perception_wiring[l]);
+    for (int l = 1; l < c->perception_depth; l++) pack_wiring(words, &used, &m->perception[l], &e->perception_wiring[l]);
     for (int l = 0; l < c->update_depth; l++) pack_wiring(words, &used, &m->update[l], &e->update_wiring[l]);
     int rc = vk_buffer_create(e->vk, &e->wiring, total * sizeof(uint32_t), VK_BUFFER_DEVICE);
     if (!rc) rc = vk_buffer_upload(e->vk, &e->wiring, 0, words, total * sizeof(uint32_t));

@@ -21,8 +21,8 @@ typedef struct {
 
 #define CA_GPU_NO_ENTRY 0xffffffffu
 /* The wiring buffer's first words: the perception layers' inputs as the fused kernels read them
- * (glsl/fused_perception.glsl WIRE), input a of gate g of layer l at l * 16 + g, b at l * 16 + 8
- * + g, for up to 4 layers of 8; from CA_GPU_PERCEPTION_WIRES the moore layer's neighbour order of
+ * (glsl/fused_perception.glsl WIRE), input a of gate g of layer l >= 1 at l * 16 + g, b at l * 16
+ * + 8 + g, for up to 4 layers of 8 (layer 0's words unused); from CA_GPU_PERCEPTION_WIRES the moore layer's neighbour order of
  * kernel k at CA_GPU_PERCEPTION_WIRES + 8 k (MOORE_WIRE: every kernel's, shared or its own); the
  * layers' ca_gpu_wiring parts follow. */
 #define CA_GPU_PERCEPTION_WIRES 64
@@ -44,6 +44,8 @@ typedef struct {
     ca_gpu_options options; /* as asked (ca_gpu_init) */
     ca_gpu_plan plan;      /* which kernels run, their tiles and the buffer sizes (ca_gpu_plan.h) */
     size_t perception_row[CA_MAX_LAYERS], update_row[CA_MAX_LAYERS], step_rows; /* as in ca_cpu */
+    /* where each layer's wiring is packed; perception_wiring[0] unused (the moore orders sit at
+       CA_GPU_PERCEPTION_WIRES) */
     ca_gpu_wiring perception_wiring[CA_MAX_LAYERS], update_wiring[CA_MAX_LAYERS];
     vk_buffer logits;      /* [gates][16] */
     vk_buffer coeffs;      /* [gates][4] */
