@@ -25,7 +25,7 @@ static void test_presets(void)
         {"checkerboard", 8 + 16 * 8 * 2, 16, 16 * 14 + 10 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 7.0f},
         {"checkerboard-async", 8 + 16 * 8 * 2, 20, 16 * 14 + 14 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 8.0f},
         {"lizard", 128 + 4 * 128 * 2, 11, 4 * 14 + 8 * 1024 + 512 + 256 + 128, 7.0f},
-        {"image", 64 + 4 * 64 * 2, 11, 4 * 14 + 8 * 512 + 256 + 128 + 64, 7.0f},
+        {"image", 64 + 4 * 64 * 2, 11, 4 * 14 + 1024 + 7 * 512 + 256 + 128 + 64, 7.0f},
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         ca_config config;
