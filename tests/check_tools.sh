@@ -53,7 +53,7 @@ check $? "fashion_mnist --bogus: exit 2 ($status) with one line: $(cat "$work/er
 
 lanes() { bash "$src/tools/sweep_lanes.sh" "$build" "$@"; }
 small="--update 64x6,32,16,8,4,2,1 --lr 0.1 --steps 1500"
-printf '# rows\nsmall | gol | %s\n\ntiny | checkerboard | --grid 8x8 --steps 3\n' "$small" > "$work/list.txt"
+printf '# rows\nsmall | gol | %s\n\ntiny | checkerboard | --grid 8x8 --steps 3 --seeds 5-6\n' "$small" > "$work/list.txt"
 lanes "$work/list.txt" "$work/lanes" --devices cpu,cpu --seeds 1-3 > "$work/lanes.txt" 2> "$work/lanes.err"
 check $? "sweep_lanes.sh exits 0: $(tail -2 "$work/lanes.err")"
 rows=$(grep -c '^| ' "$work/lanes.txt")
@@ -62,6 +62,9 @@ check $? "sweep_lanes.sh: the header and the two rows in the list's order: $(cat
 said=$(awk '$1 == "gol" { for (i = 7; i <= NF; i++) printf "%s%s", (i > 7 ? " " : ""), $i }' "$work/lanes/small.txt")
 [ -n "$said" ] && [ "$said" != - ] && grep -qx "small: exact seeds $said" "$work/lanes.txt"
 check $? "sweep_lanes.sh: small's exact seeds as its sweep says ('$said'): $(grep '^small:' "$work/lanes.txt")"
+[ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/tiny.csv")" = "5 6 " ] &&
+    [ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/small.csv")" = "1 2 3 " ]
+check $? "sweep_lanes.sh: a row's own --seeds (5-6) win over the list's (1-3): $(cut -d, -f2 "$work/lanes/tiny.csv" | tr '\n' ' ')"
 printf 'long | gol | --steps 100000\nnext | checkerboard | --grid 8x8 --steps 3\n' > "$work/late.txt"
 lanes "$work/late.txt" "$work/late" --devices cpu --seconds 12 > "$work/late.out" 2>&1
 check $? "sweep_lanes.sh with a deadline exits 0: $(tail -2 "$work/late.out")"

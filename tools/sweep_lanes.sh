@@ -10,7 +10,9 @@
 # lines and lines starting with # are skipped; a name is letters, digits, '.', '_' or '-' and names
 # the row's files in OUT_DIR (name.txt, name.err, name.json, name.csv).
 # --devices  the lanes' devices (default 0)
-# --seeds    every row's seeds (default 1-16)
+# --seeds    every row's seeds (default 1-16); a row whose flags give --seeds runs those instead
+#            (its flags come after, and dlca sweep takes the last), e.g. fresh seeds for a row
+#            that confirms another
 # --seconds  a deadline S seconds from the start: a row still running then is stopped (dlca sweep
 #            writes what it has, the preset marked interrupted; killed if still there 60 s later)
 #            and a row not started is skipped
