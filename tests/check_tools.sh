@@ -64,7 +64,7 @@ said=$(awk '$1 == "gol" { for (i = 7; i <= NF; i++) printf "%s%s", (i > 7 ? " " 
 check $? "sweep_lanes.sh: small's exact seeds as its sweep says ('$said'): $(grep '^small:' "$work/lanes.txt")"
 [ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/tiny.csv")" = "5 6 " ] &&
     [ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/small.csv")" = "1 2 3 " ]
-check $? "sweep_lanes.sh: a row's own --seeds (5-6) win over the list's (1-3): $(cut -d, -f2 "$work/lanes/tiny.csv" | tr '\n' ' ')"
+check $? "sweep_lanes.sh: a row's --seeds 5-6 win over the list's 1-3: $(cut -d, -f2 "$work/lanes/tiny.csv" | tr '\n' ' ')"
 printf 'long | gol | --steps 100000\nnext | checkerboard | --grid 8x8 --steps 3\n' > "$work/late.txt"
 lanes "$work/late.txt" "$work/late" --devices cpu --seconds 12 > "$work/late.out" 2>&1
 check $? "sweep_lanes.sh with a deadline exits 0: $(tail -2 "$work/late.out")"

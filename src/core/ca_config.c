@@ -73,16 +73,15 @@ int ca_config_preset(ca_config *c, const char *name)
     } else if (strcmp(name, "lizard") == 0) {
         static const int tail[] = {512, 256, 128};
         c->height = c->width = 20, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 128;
-        /* Two perception bits a kernel, and update layers of 1024 so that the first reads each
-         * of its 1152 inputs (unique wiring): seeds 1-16 end a median of 16.5 wrong cells from
-         * exact, where the paper's one bit and 512 end 62.5, and a 50 s repair search on 16
+        /* Two perception bits a kernel, and update layers of 1024, of which a first one reads
+         * each of its 1152 inputs (unique wiring): seeds 1-16 end a median of 16.5 wrong cells
+         * from exact, where the paper's one bit and 512 end 62.5, and a 50 s repair search on 16
          * threads makes 3 of 16 exact, where the paper's network had none
-         * (docs/exact-circuits.md, sections 5, 12 and 13). Init logit 7: none exact at 7 nor at
-         * 10, the nearest run at 7. */
+         * (docs/exact-circuits.md, sections 5, 12 and 13). Then a first update layer of 2048,
+         * twice the others, as image's: seeds 1-40 on an H200, 9 exact by training alone
+         * against 4, ahead in every block of seeds (section 22). Init logit 7: none exact at 7
+         * nor at 10, the nearest run at 7. */
         set_perception(c, 4, 3);
-        /* A first update layer of 2048, twice the others, as image's: seeds 1-40 on an H200, 9
-         * exact by training alone against 4, ahead in every block of seeds
-         * (docs/exact-circuits.md, section 22). */
         repeat_width(c, 1, 2048), repeat_width(c, 7, 1024), set_tail(c, tail, 3);
         c->steps = 12, c->batch = 1, c->train_steps = 3500, c->learning_rate = 0.06;
         c->init_logit = CA_INIT_LOGIT_SWEPT;

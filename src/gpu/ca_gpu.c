@@ -72,7 +72,8 @@ static int upload_wiring(ca_gpu *e)
         for (int g = 0; g < 8; g++)
             words[CA_GPU_PERCEPTION_WIRES + 8 * (size_t)k + (size_t)g] =
                 (uint32_t)wiring_moore_neighbour(&m->perception[0], k, g);
-    for (int l = 1; l < c->perception_depth; l++) pack_wiring(words, &used, &m->perception[l], &e->perception_wiring[l]);
+    for (int l = 1; l < c->perception_depth; l++)
+        pack_wiring(words, &used, &m->perception[l], &e->perception_wiring[l]);
     for (int l = 0; l < c->update_depth; l++) pack_wiring(words, &used, &m->update[l], &e->update_wiring[l]);
     int rc = vk_buffer_create(e->vk, &e->wiring, total * sizeof(uint32_t), VK_BUFFER_DEVICE);
     if (!rc) rc = vk_buffer_upload(e->vk, &e->wiring, 0, words, total * sizeof(uint32_t));
