@@ -11,7 +11,7 @@
 #  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (or a
 #    range of those runs, keeping their logs with --logs) and counts the runs whose circuit passes
 #    dlca eval as its lines say; a dlca train that fails is exit 1, bad usage (RUNS 0, a range
-#    3-2, --logs without a folder) exit 2;
+#    3-2, --logs without a folder) exit 2; SIGTERM stops the run under way, uncounted;
 #  - tools/commit_label.sh names a packed build's commit (its COMMIT file), else the checkout's.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
@@ -108,6 +108,22 @@ defaults gol 3-2 > /dev/null 2> "$work/range.err"
 status=$?
 [ "$status" = 2 ] && grep -q "FIRST-LAST" "$work/range.err"
 check $? "default_runs.sh: a range 3-2 is bad usage ($status): $(cat "$work/range.err")"
+# SIGTERM while run 1 trains (it would train for minutes): the run is stopped and not counted, the
+# summary covers none, and no dlca train is left writing into the removed temporary folder
+bash "$src/tools/default_runs.sh" "$build" gol 1-2 --logs "$work/stop" -- --device cpu $small --steps 1000000 --no-stop-exact \
+    > "$work/stop.txt" 2> "$work/stop.err" &
+pid=$!
+for ((i = 0; i < 300; i++)); do # up to 30 s for the first progress line
+    grep -q 'step' "$work/stop/run1.err" 2> /dev/null && break
+    sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[ "$status" = 0 ] && grep -q '^run 1: --seed 17  interrupted after .* s, not counted$' "$work/stop.txt" &&
+    grep -q '^gol: 0 of 0 runs wrote' "$work/stop.txt" && [ "$(grep -c '^run ' "$work/stop.txt")" = 1 ] &&
+    ! pgrep -f -- "--seed 17 --out .*run1.dlca" > /dev/null
+check $? "default_runs.sh: SIGTERM stops the run under way, counts none ($status): $(cat "$work/stop.txt" "$work/stop.err")"
 
 # commit_label.sh: a packed build's commit (BUILD_DIR/COMMIT) before the checkout's
 mkdir -p "$work/packed" && echo 0123abc > "$work/packed/COMMIT"

@@ -14,6 +14,9 @@
 # `dlca train` stderr is written to DIR/run<k>.err as it runs (kept, also for a run cut short) and
 # eval's report to DIR/eval<k>.txt. Exit 0 when every run ran (passing
 # or not), 1 when a dlca command failed other than by an inexact result, 2 on bad usage.
+# SIGTERM, SIGINT or SIGHUP (a deadline's `timeout -s TERM`, Ctrl-C) stops the dlca train under way
+# and waits for it, so nothing is left writing into the removed temporary folder; that run is not
+# counted, and the summary covers the runs that finished (exit as above).
 # Example: tools/default_runs.sh build checkerboard 16
 set -uo pipefail
 die() { echo "default_runs: $*" >&2; exit 2; }
@@ -36,23 +39,37 @@ elif [[ $spec =~ ^([0-9]+)-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -le "${BASH_RE
 else
     die "RUNS: '$spec' is neither a positive whole number nor FIRST-LAST (run numbers from 0, FIRST <= LAST)"
 fi
-runs=$((last - first + 1))
 dlca=$build/dlca
 [ -x "$dlca" ] || die "$dlca: no dlca program there (build first)"
 work=$(mktemp -d) || die "no temporary folder"
 trap 'rm -rf "$work"' EXIT
 keep=${logs:-$work} # where each run's stderr and eval report go
 
-failed=0 passed=0
+failed=0 passed=0 stop= child=
 walls=()
+on_signal() { stop=1; [ -n "$child" ] && kill -TERM "$child" 2> /dev/null; }
+trap on_signal TERM INT HUP
 for ((k = first; k <= last; k++)); do
     seed=$((16 * k + 1))
     out=$work/run$k.dlca
     t0=$(date +%s.%N)
-    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$keep/run$k.err"
+    # in the background, so that a signal reaches the trap while it trains, not after
+    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$keep/run$k.err" &
+    child=$!
+    [ -z "$stop" ] || kill -TERM "$child" 2> /dev/null # a signal before child was set
+    wait "$child"
     rc=$?
+    while kill -0 "$child" 2> /dev/null; do # the wait a signal cut short
+        wait "$child"
+        rc=$?
+    done
+    child=
     t1=$(date +%s.%N)
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    if [ -n "$stop" ]; then
+        echo "run $k: --seed $seed  interrupted after $wall s, not counted"
+        break
+    fi
     walls+=("$wall")
     wrote=$(grep -m1 '^wrote ' "$keep/run$k.err" | sed -n 's/^wrote [^ ]* (\([^)]*\)).*/\1/p')
     tries=$(grep -o 'try [0-9]*/[0-9]*' "$keep/run$k.err" | tail -n 1)
@@ -78,9 +95,15 @@ for ((k = first; k <= last; k++)); do
         echo "run $k (--seed $seed): dlca train exit $rc: $(tail -n 1 "$keep/run$k.err")" >&2
     fi
     echo "run $k: --seed $seed  exit $rc  ${wall} s  ${tries:-try 1/1}  wrote ${wrote:-its run}  repaired $repaired  eval: $verdict"
+    [ -z "$stop" ] || break # a signal during eval: this run counts, the next does not start
 done
-median=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-total=$(printf '%s\n' "${walls[@]}" | awk '{ s += $1 } END { printf "%.1f", s }')
+runs=${#walls[@]}
+median=- total=0.0
+if [ "$runs" -gt 0 ]; then
+    median=$(printf '%s\n' "${walls[@]}" | sort -g |
+        awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    total=$(printf '%s\n' "${walls[@]}" | awk '{ s += $1 } END { printf "%.1f", s }')
+fi
 per_all=$(awk -v w="$total" -v n="$passed" 'BEGIN { if (n) printf "%.2f", w / n; else print "inf" }')
 echo "$preset: $passed of $runs runs wrote a circuit that passes every dlca eval check; wall s median $median," \
      "all runs $total, per passing circuit $per_all"
