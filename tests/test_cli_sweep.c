@@ -2,9 +2,11 @@
  * the summary (exact/S, medians, exact seeds), the JSON and the Markdown row agree with the
  * per-seed CSV; every seed's single `dlca train` stops at the sweep's exact step (or trains to
  * the budget, ending with the sweep's losses), and an exact one writes a circuit that passes the
- * exact check, the one the sweep kept (--keep-exact). Then the stop of a population: of three members the first verified exact is the
- * one written, at its exact step, and the others stop there too; with --tries, a try follows one
- * without an exact member and none follows one with. Bad calls are refused. */
+ * exact check, the one the sweep kept (--keep-exact); --keep-members keeps every seed's circuit,
+ * exact or not, the one dlca train writes. Then the stop of a population: of three members the
+ * first verified exact is the one written, at its exact step, and the others stop there too; with
+ * --tries, a try follows one without an exact member and none follows one with. Bad calls are
+ * refused. */
 #include "ca_exact.h"
 #include "cli_fixtures.h"
 #include "mini_json.h"
@@ -219,6 +221,9 @@ static void check_single_runs(const seed_row *rows, int n)
             CHECK(fixture_same_run(kept, name), "seed %ld: the sweep kept %s, the run dlca train wrote", r->seed, kept);
         else
             CHECK(access(path, F_OK) != 0, "seed %ld, never exact, has no kept circuit", r->seed);
+        /* --keep-members kept every seed's circuit, exact or not, as dlca train writes it */
+        snprintf(kept, sizeof kept, "members/gol-seed%ld.dlca", r->seed);
+        CHECK(fixture_same_run(kept, name), "seed %ld: --keep-members kept %s, the run dlca train wrote", r->seed, kept);
         if (!r->exact_step) continue;
         ca_model model;
         ca_train_state state;
@@ -308,6 +313,7 @@ static void test_refused(void)
     }
     if (exists) fixture_refused("exists", "sweep --preset gol --seeds 1-6 --steps 10 --device cpu --keep-exact kept");
     fixture_refused("not a folder", "sweep --preset gol --seeds 1-2 --device cpu --keep-exact sweep.csv");
+    fixture_refused("--keep-members", "sweep --preset gol --seeds 1-2 --device cpu --keep-members sweep.csv");
 }
 
 int main(int argc, char **argv)
@@ -316,7 +322,8 @@ int main(int argc, char **argv)
     if (fixture_begin(argv[0], "sweep")) return 1;
     char err[4096];
     int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv sweep.csv "
-                             "--json sweep.json --markdown --commit abc123 --keep-exact kept", config, SEEDS, BUDGET);
+                             "--json sweep.json --markdown --commit abc123 --keep-exact kept --keep-members members", config,
+                             SEEDS, BUDGET);
     CHECK(status == 0, "the sweep exits 0: %s", err);
     seed_row rows[SEEDS + 1];
     int n = read_rows("sweep.csv", rows);

@@ -28,7 +28,7 @@ typedef struct {
     char presets[SWEEP_MAX_PRESETS][CA_NAME_LENGTH];
     int preset_count;
     long long first_seed, seed_count;
-    const char *device, *json, *csv, *method, *commit, *target, *keep_exact;
+    const char *device, *json, *csv, *method, *commit, *target, *keep_exact, *keep_members;
     int markdown;
     ca_cache cache;
     long long every, check_every;
@@ -93,6 +93,9 @@ static void print_help(void)
            "  --keep-exact DIR   write each verified-exact circuit to DIR as <preset>-seed<S>.dlca\n"
            "                     (the state before its exact step's update, as dlca train writes\n"
            "                     it); DIR is made if missing, and no file in it is replaced\n"
+           "  --keep-members DIR write every seed's circuit to DIR as <preset>-seed<S>.dlca, exact\n"
+           "                     or not: what dlca train --seed S writes (its exact, repaired, best\n"
+           "                     or final circuit), to study the runs that missed; as --keep-exact\n"
            "  --json FILE        the summary and every run as JSON (atomically; - for stdout); a\n"
            "                     run's 'inexact' counts its circuits with a hard loss of 0 that\n"
            "                     the exact check refused, 'first_inexact' says why the first was\n"
@@ -105,8 +108,9 @@ static void print_help(void)
            "  --commit TEXT      the commit column (default '-'; tools/sweep_table.sh gives git's)\n"
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) stop the sweep after\n"
-           "the step under way: it prints and writes (--json, --csv, --markdown, --keep-exact) what\n"
-           "it has, the interrupted preset marked with the steps it ran, and exits 0.\n",
+           "the step under way: it prints and writes (--json, --csv, --markdown, --keep-exact,\n"
+           "--keep-members) what it has, the interrupted preset marked with the steps it ran, and\n"
+           "exits 0.\n",
            SWEEP_MAX_PRESETS);
 }
 
@@ -156,6 +160,7 @@ static int parse_flag(sweep_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--commit") == 0) o->commit = v;
     else if (strcmp(flag, "--target") == 0) o->target = v;
     else if (strcmp(flag, "--keep-exact") == 0) o->keep_exact = v;
+    else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (strcmp(flag, "--cache") == 0) {
         if (strcmp(v, "full") == 0) o->cache = CA_CACHE_FULL;
         else if (strcmp(v, "checkpoint") == 0) o->cache = CA_CACHE_CHECKPOINT;
@@ -321,39 +326,40 @@ static int prepare_presets(const sweep_options *o, const char *assets, preset_in
     return DLCA_OK;
 }
 
-/* --keep-exact: DIR/<preset>-seed<S>.dlca of every preset and seed, checked before any training:
- * DIR is made if missing, and a file that is there already is refused, not replaced. */
-static int check_keep_exact(const sweep_options *o)
+/* --keep-exact and --keep-members (`flag`): DIR/<preset>-seed<S>.dlca of every preset and seed,
+ * checked before any training: DIR is made if missing, and a file that is there already is
+ * refused, not replaced. (Both may name one folder: an exact seed's two files are the same.) */
+static int check_keep_dir(const sweep_options *o, const char *dir, const char *flag)
 {
-    if (cmd_population_dir(o->keep_exact, "--keep-exact")) return DLCA_ERR;
+    if (cmd_population_dir(dir, flag)) return DLCA_ERR;
     int rc = DLCA_OK;
     for (int i = 0; !rc && i < o->preset_count; i++)
         for (long long k = 0; !rc && k < o->seed_count; k++) {
-            char *path = cmd_population_member_path(o->keep_exact, o->presets[i], (uint64_t)(o->first_seed + k), ".dlca");
+            char *path = cmd_population_member_path(dir, o->presets[i], (uint64_t)(o->first_seed + k), ".dlca");
             if (!path) return err_set(DLCA_ERR_NOMEM, "out of memory");
-            rc = atomic_file_check(path, "--keep-exact");
+            rc = atomic_file_check(path, flag);
             if (!rc && atomic_file_exists(path))
-                rc = err_set(DLCA_ERR, "--keep-exact: %s exists: move it away or give another folder", path);
+                rc = err_set(DLCA_ERR, "%s: %s exists: move it away or give another folder", flag, path);
             free(path);
         }
     return rc;
 }
 
-/* Every verified-exact member of the trained population into --keep-exact. */
-static int keep_exact(const sweep_options *o, ca_population *p, const ca_target_image *target)
+/* The trained population's members into `dir`: the verified-exact ones (`exact_only`), or all. */
+static int keep_circuits(ca_population *p, const ca_target_image *target, const char *dir, int exact_only)
 {
     int kept = 0;
     for (int i = 0; i < p->count; i++) {
-        if (!p->members[i].out.exact) continue;
-        char *path = cmd_population_member_path(o->keep_exact, p->members[i].model.config.preset,
-                                                p->members[i].model.config.seed, ".dlca");
+        if (exact_only && !p->members[i].out.exact) continue;
+        char *path = cmd_population_member_path(dir, p->members[i].model.config.preset, p->members[i].model.config.seed,
+                                                ".dlca");
         if (!path) return err_set(DLCA_ERR_NOMEM, "out of memory");
         int rc = ca_population_save(p, i, path, target);
         free(path);
         if (rc) return rc;
         kept++;
     }
-    fprintf(stderr, "kept %d exact circuit%s in %s\n", kept, kept == 1 ? "" : "s", o->keep_exact);
+    fprintf(stderr, "kept %d %scircuit%s in %s\n", kept, exact_only ? "exact " : "", kept == 1 ? "" : "s", dir);
     return DLCA_OK;
 }
 
@@ -384,7 +390,9 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
         fprintf(stderr, "interrupted at step %llu of %llu: the summary of %s covers the steps run\n",
                 (unsigned long long)result->steps_done, (unsigned long long)result->steps, preset);
     }
-    if (!rc && o->keep_exact) rc = keep_exact(o, &p, in->target.bits ? &in->target : NULL);
+    const ca_target_image *target = in->target.bits ? &in->target : NULL;
+    if (!rc && o->keep_exact) rc = keep_circuits(&p, target, o->keep_exact, 1);
+    if (!rc && o->keep_members) rc = keep_circuits(&p, target, o->keep_members, 0);
     ca_population_free(&p);
     return rc;
 }
@@ -542,7 +550,8 @@ static int sweep(const sweep_options *o)
     /* the outputs are checked before hours of training, not after */
     if (!rc && o->csv) rc = atomic_file_check(o->csv, "--csv");
     if (!rc && o->json && strcmp(o->json, "-") != 0) rc = atomic_file_check(o->json, "--json");
-    if (!rc && o->keep_exact) rc = check_keep_exact(o);
+    if (!rc && o->keep_exact) rc = check_keep_dir(o, o->keep_exact, "--keep-exact");
+    if (!rc && o->keep_members) rc = check_keep_dir(o, o->keep_members, "--keep-members");
     if (!rc) rc = prepare_presets(o, run.assets, inputs);
     run.models = (int)o->seed_count; /* a preset's seeds train as one population */
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
