@@ -2,7 +2,8 @@
 """make_lizard_target.py: renders the lizard emoji (U+1F98E) as the 20x20 lizard target.
 
 Called by make_lizard_target.sh, which installs the font and Pillow and explains the steps.
-Usage: make_lizard_target.py NotoColorEmoji.ttf out.png
+Another emoji's code point gives another silhouette of the same size (assets/targets/).
+Usage: make_lizard_target.py NotoColorEmoji.ttf out.png [U+XXXX]
 """
 import sys
 
@@ -10,16 +11,16 @@ from PIL import Image, ImageDraw, ImageFont
 
 NATIVE_PX = 109  # the only bitmap strike in NotoColorEmoji's CBDT table
 SIZE = 20
-LIZARD = "\U0001F98E"
+LIZARD = 0x1F98E
 
 
-def render(font_path):
+def render(font_path, code):
     font = ImageFont.truetype(font_path, NATIVE_PX)
     canvas = Image.new("RGBA", (2 * NATIVE_PX, 2 * NATIVE_PX), (0, 0, 0, 0))
-    ImageDraw.Draw(canvas).text((NATIVE_PX // 4, NATIVE_PX // 4), LIZARD, font=font, embedded_color=True)
+    ImageDraw.Draw(canvas).text((NATIVE_PX // 4, NATIVE_PX // 4), chr(code), font=font, embedded_color=True)
     box = canvas.getchannel("A").getbbox()
     if box is None:
-        sys.exit("make_lizard_target: the font drew nothing for U+1F98E")
+        sys.exit("make_lizard_target: the font drew nothing for U+%04X" % code)
     return canvas.crop(box)
 
 
@@ -31,9 +32,15 @@ def pad_square(glyph):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    square = pad_square(render(sys.argv[1]))
+    code = LIZARD
+    if len(sys.argv) == 4:
+        text = sys.argv[3].upper()
+        if not text.startswith("U+") or not all(c in "0123456789ABCDEF" for c in text[2:]) or len(text) < 6:
+            sys.exit("make_lizard_target: code point '%s' is not U+XXXX (hex)" % sys.argv[3])
+        code = int(text[2:], 16)
+    square = pad_square(render(sys.argv[1], code))
     small = square.convert("RGBa").resize((SIZE, SIZE), Image.BOX)
     r, g, b, _ = small.split()  # already multiplied by alpha
     Image.merge("RGB", (r, g, b)).save(sys.argv[2], optimize=True)

@@ -15,12 +15,14 @@
 #      leaves it unchanged, and image_load_target(IMAGE_SILHOUETTE) marks a cell on where any
 #      channel > 0.26.
 #
-# Usage: tools/make_lizard_target.sh [output.png]   (default: assets/lizard20.png in the repo)
+# Usage: tools/make_lizard_target.sh [output.png [U+XXXX]]   (default: assets/lizard20.png in the repo;
+#        another emoji's code point draws its silhouette instead, as assets/targets/ holds)
 # Needs root or sudo to install the two Debian packages if they are missing.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-"$here/../assets/lizard20.png"}
+code=${2:-U+1F98E}
 packages="fonts-noto-color-emoji python3-pil"
 
 missing=""
@@ -41,4 +43,4 @@ if [ -z "$font" ]; then
     exit 1
 fi
 # Debian's interpreter, where python3-pil is installed (a pyenv or venv python3 on PATH lacks it).
-/usr/bin/python3 "$here/make_lizard_target.py" "$font" "$out"
+/usr/bin/python3 "$here/make_lizard_target.py" "$font" "$out" "$code"
