@@ -140,7 +140,8 @@ int cmd_population_write_log(const ca_member *m, const char *path)
 int cmd_population_dir(const char *dir, const char *flag)
 {
     struct stat st;
-    if (stat(dir, &st) != 0 && errno == ENOENT && mkdir(dir, 0777) != 0)
+    /* EEXIST: another process (a second sweep given the same folder) made it in between */
+    if (stat(dir, &st) != 0 && errno == ENOENT && mkdir(dir, 0777) != 0 && errno != EEXIST)
         return err_set(DLCA_ERR, "%s %s: cannot make the folder: %s", flag, dir, strerror(errno));
     if (stat(dir, &st) != 0) return err_set(DLCA_ERR, "%s %s: %s", flag, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return err_set(DLCA_ERR, "%s %s: not a folder", flag, dir);
