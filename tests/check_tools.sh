@@ -53,7 +53,8 @@ check $? "fashion_mnist --bogus: exit 2 ($status) with one line: $(cat "$work/er
 
 lanes() { bash "$src/tools/sweep_lanes.sh" "$build" "$@"; }
 small="--update 64x6,32,16,8,4,2,1 --lr 0.1 --steps 1500"
-printf '# rows\nsmall | gol | %s\n\ntiny | checkerboard | --grid 8x8 --steps 3 --seeds 5-6\n' "$small" > "$work/list.txt"
+printf '# rows\nsmall | gol | %s\n\ntiny | checkerboard | --grid 8x8 --steps 3 --seeds 5-6\n' "$small" \
+    > "$work/list.txt"
 lanes "$work/list.txt" "$work/lanes" --devices cpu,cpu --seeds 1-3 > "$work/lanes.txt" 2> "$work/lanes.err"
 check $? "sweep_lanes.sh exits 0: $(tail -2 "$work/lanes.err")"
 rows=$(grep -c '^| ' "$work/lanes.txt")
@@ -64,7 +65,8 @@ said=$(awk '$1 == "gol" { for (i = 7; i <= NF; i++) printf "%s%s", (i > 7 ? " " 
 check $? "sweep_lanes.sh: small's exact seeds as its sweep says ('$said'): $(grep '^small:' "$work/lanes.txt")"
 [ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/tiny.csv")" = "5 6 " ] &&
     [ "$(awk -F, 'NR > 1 { printf "%s ", $2 }' "$work/lanes/small.csv")" = "1 2 3 " ]
-check $? "sweep_lanes.sh: a row's --seeds 5-6 win over the list's 1-3: $(cut -d, -f2 "$work/lanes/tiny.csv" | tr '\n' ' ')"
+check $? "sweep_lanes.sh: a row's --seeds 5-6 win over the list's 1-3: $(cut -d, -f2 "$work/lanes/tiny.csv" |
+    tr '\n' ' ')"
 printf 'long | gol | --steps 100000\nnext | checkerboard | --grid 8x8 --steps 3\n' > "$work/late.txt"
 lanes "$work/late.txt" "$work/late" --devices cpu --seconds 12 > "$work/late.out" 2>&1
 check $? "sweep_lanes.sh with a deadline exits 0: $(tail -2 "$work/late.out")"
@@ -110,8 +112,10 @@ status=$?
 check $? "default_runs.sh: a range 3-2 is bad usage ($status): $(cat "$work/range.err")"
 # SIGTERM while run 1 trains (it would train for minutes): the run is stopped and not counted, the
 # summary covers none, and no dlca train is left writing into the removed temporary folder
-bash "$src/tools/default_runs.sh" "$build" gol 1-2 --logs "$work/stop" -- --device cpu $small --steps 1000000 --no-stop-exact \
-    > "$work/stop.txt" 2> "$work/stop.err" &
+# (the script itself in the background, not through defaults(): a function there is a subshell,
+# which the signal would kill without reaching the script)
+bash "$src/tools/default_runs.sh" "$build" gol 1-2 --logs "$work/stop" -- --device cpu $small --steps 1000000 \
+    --no-stop-exact > "$work/stop.txt" 2> "$work/stop.err" &
 pid=$!
 for ((i = 0; i < 300; i++)); do # up to 30 s for the first progress line
     grep -q 'step' "$work/stop/run1.err" 2> /dev/null && break
@@ -123,7 +127,8 @@ status=$?
 [ "$status" = 0 ] && grep -q '^run 1: --seed 17  interrupted after .* s, not counted$' "$work/stop.txt" &&
     grep -q '^gol: 0 of 0 runs wrote' "$work/stop.txt" && [ "$(grep -c '^run ' "$work/stop.txt")" = 1 ] &&
     ! pgrep -f -- "--seed 17 --out .*run1.dlca" > /dev/null
-check $? "default_runs.sh: SIGTERM stops the run under way, counts none ($status): $(cat "$work/stop.txt" "$work/stop.err")"
+check $? "default_runs.sh: SIGTERM stops the run under way, counts none ($status): $(cat "$work/stop.txt" \
+    "$work/stop.err")"
 
 # commit_label.sh: a packed build's commit (BUILD_DIR/COMMIT) before the checkout's
 mkdir -p "$work/packed" && echo 0123abc > "$work/packed/COMMIT"

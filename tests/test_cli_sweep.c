@@ -223,7 +223,8 @@ static void check_single_runs(const seed_row *rows, int n)
             CHECK(access(path, F_OK) != 0, "seed %ld, never exact, has no kept circuit", r->seed);
         /* --keep-members kept every seed's circuit, exact or not, as dlca train writes it */
         snprintf(kept, sizeof kept, "members/gol-seed%ld.dlca", r->seed);
-        CHECK(fixture_same_run(kept, name), "seed %ld: --keep-members kept %s, the run dlca train wrote", r->seed, kept);
+        CHECK(fixture_same_run(kept, name), "seed %ld: --keep-members kept %s, the run dlca train wrote", r->seed,
+              kept);
         if (!r->exact_step) continue;
         ca_model model;
         ca_train_state state;
@@ -322,8 +323,8 @@ int main(int argc, char **argv)
     if (fixture_begin(argv[0], "sweep")) return 1;
     char err[4096];
     int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv sweep.csv "
-                             "--json sweep.json --markdown --commit abc123 --keep-exact kept --keep-members members", config,
-                             SEEDS, BUDGET);
+                             "--json sweep.json --markdown --commit abc123 --keep-exact kept --keep-members members",
+                             config, SEEDS, BUDGET);
     CHECK(status == 0, "the sweep exits 0: %s", err);
     seed_row rows[SEEDS + 1];
     int n = read_rows("sweep.csv", rows);

@@ -40,7 +40,8 @@ def main():
         digits = text[2:]
         if not text.startswith("U+") or not 4 <= len(digits) <= 6 or any(c not in "0123456789ABCDEF" for c in digits) \
                 or int(digits, 16) > 0x10FFFF:
-            sys.exit("make_lizard_target: code point '%s' is not U+XXXX, 4 to 6 hex digits up to U+10FFFF" % sys.argv[3])
+            sys.exit("make_lizard_target: code point '%s' is not U+XXXX, 4 to 6 hex digits up to U+10FFFF"
+                     % sys.argv[3])
         code = int(digits, 16)
     square = pad_square(render(sys.argv[1], code))
     small = square.convert("RGBa").resize((SIZE, SIZE), Image.BOX)

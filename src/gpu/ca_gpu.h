@@ -23,8 +23,8 @@ typedef struct {
 /* The wiring buffer's first words: the perception layers' inputs as the fused kernels read them
  * (glsl/fused_perception.glsl WIRE), input a of gate g of layer l >= 1 at l * 16 + g, b at l * 16
  * + 8 + g, for up to 4 layers of 8 (layer 0's words unused); from CA_GPU_PERCEPTION_WIRES the
- * moore layer's neighbour order of kernel k at CA_GPU_PERCEPTION_WIRES + 8 k (MOORE_WIRE: every kernel's, shared or its own); the
- * layers' ca_gpu_wiring parts follow. */
+ * moore layer's neighbour order of kernel k at CA_GPU_PERCEPTION_WIRES + 8 k (MOORE_WIRE: every
+ * kernel's, shared or its own); the layers' ca_gpu_wiring parts follow. */
 #define CA_GPU_PERCEPTION_WIRES 64
 /* The persistent kernels (glsl/fused_persistent.glsl): what the values they wait for (grids 1..T,
  * the backward's moore rows) hold until written (a NaN no kernel writes), and the roll call's bit
