@@ -28,11 +28,13 @@ enum {
 #define CA_MAX_LEARNING_RATE 100.0
 #define CA_MIN_FIRE_RATE 1e-6 /* the fire rate is in [CA_MIN_FIRE_RATE, 1] */
 /* The pass-through logit a preset starts its gates with (init_logit) unless a sweep chose another
- * for it (CA_INIT_LOGIT_SWEPT for all but checkerboard-async, CA_INIT_LOGIT_ASYNC for that one;
- * README, Exact circuits), and what a version 1 model file, which has no such field, was made with. */
+ * for it (CA_INIT_LOGIT_SWEPT for gol, checkerboard and image, CA_INIT_LOGIT_ASYNC for
+ * checkerboard-async, CA_INIT_LOGIT_LIZARD for the lizard; README, Exact circuits), and what a
+ * version 1 model file, which has no such field, was made with. */
 #define CA_INIT_LOGIT 10.0
 #define CA_INIT_LOGIT_SWEPT 7.0
 #define CA_INIT_LOGIT_ASYNC 8.0
+#define CA_INIT_LOGIT_LIZARD 8.0
 #define CA_INIT_LOGIT_V1 10.0
 
 typedef enum { CA_BOUNDARY_PERIODIC, CA_BOUNDARY_ZERO } ca_boundary;

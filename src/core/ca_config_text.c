@@ -272,7 +272,7 @@ const ca_config_key ca_config_keys[] = {
     {"warmup", NULL, "N", "steps of linear learning-rate warm-up first (0: none)", parse_warmup, print_warmup},
     {"lr-final", NULL, "X", "where step, exp, cosine and onecycle end, as a fraction of the learning rate (0..1)",
      parse_lr_final, print_lr_final},
-    {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async 8, else 7",
+    {"init-logit", NULL, "X", "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async and lizard 8, else 7",
      parse_init_logit, print_init_logit},
     {"pool", NULL, "N", "persistence rounds (half) start from a pool of N of their final grids, the farthest a start (0: none)",
      parse_pool, print_pool},
