@@ -135,12 +135,26 @@ static void test_vulkan(void)
           "the GPU default is 4 tries of 4, said on stderr: %s", err);
     CHECK(member_rows() == 16 && marked_seed() >= 40 && marked_seed() < 56, "its table has 16 members, seeds 40 to 55 "
           "(%d rows, marked %ld)", member_rows(), marked_seed());
-    /* Each try's search runs while the next try trains; the last's alone. */
-    int beside = 0, searches = 0;
+    /* One search at a time runs while the next tries train (the first try's always), a try that
+     * ends while one runs goes unsearched, and the last try's search runs alone after it. */
+    int beside = 0, searches = 0, unsearched = 0;
     for (const char *p = err; (p = strstr(p, "repairing ")); p++) searches++;
     for (const char *p = err; (p = strstr(p, ", while the next population trains")); p++) beside++;
-    CHECK(searches == 4 && beside == 3, "the searches of tries 1-3 beside the next try's training, the 4th's alone "
-          "(%d of %d): %s", beside, searches, err);
+    const char *last = NULL;
+    for (const char *p = err; (p = strstr(p, "not searching seeds ")); p++) unsearched++;
+    for (const char *p = err; (p = strstr(p, "repairing ")); p++) last = p;
+    const char *end = last ? strchr(last, '\n') : NULL;
+    int last_alone = last && end && !memmem(last, (size_t)(end - last), ", while", 7);
+    /* A search may repair a one-step circuit (the search is time-bounded, so whether it does in
+     * time depends on the machine): then the training beside it stops and that circuit is written. */
+    if (strstr(err, "verified exact by changing"))
+        CHECK(beside >= 1 && searches + unsearched <= 4 && strstr(err, ", repaired), "),
+              "a repaired member is written and ends the tries (%d beside, %d searches, %d unsearched): %s", beside,
+              searches, unsearched, err);
+    else
+        CHECK(beside >= 1 && searches == beside + 1 && searches + unsearched == 4 && last_alone,
+              "tries 1-3 searched beside the next training or said unsearched, the 4th's search alone, last (%d "
+              "beside, %d searches, %d unsearched): %s", beside, searches, unsearched, err);
 }
 
 /* --tries 3 of 2 members, none exact in 8 steps: three populations in turn, seeds 5 to 10, the

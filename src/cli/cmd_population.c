@@ -263,44 +263,53 @@ static int train_try(const cmd_population_args *a, int try, try_slot *slot, doub
     return rc;
 }
 
-/* The search of try `t`'s inexact members on a thread of its own while try t + 1 trains on the GPU
- * (into *next), so that a population without an exact member costs its training, not its
- * training and its search. The training stops once a member is repaired, and the next try is then
- * not used; the search stops once the next try has a verified-exact member, which is then written
- * unless the search repaired one before (one after the other, the search would have had its whole
- * time: a search's reach depends on its time in any case, the CPU's speed). On more than 4
- * cores the search leaves one to the training thread (a sixteenth of the search on an H100 host,
- * where a training step waits on the CPU that records and submits it); on fewer it would be a
- * third to half, for a thread that mostly waits on the GPU. */
-static int repair_beside(const cmd_population_args *a, int t, try_slot *cur, try_slot *next, double *seconds,
-                         int *repaired)
+/* The search of one try's inexact members on a thread of its own while the next tries train on
+ * the GPU, so that a population without an exact member costs its training, not its training and
+ * its search. One search at a time: a try that ends inexact while it runs is settled unsearched
+ * (and says so), for training further seeds reaches an exact circuit sooner than waiting for the
+ * search would (docs/exact-circuits.md, section 24). The training stops once a member is
+ * repaired, and that try is then not used; the search stops once a try has a verified-exact
+ * member, which is then written unless the search repaired one before. On more than 4 cores the
+ * search leaves one to the training thread (a sixteenth of the search on an H100 host, where a
+ * training step waits on the CPU that records and submits it); on fewer it would be a third to
+ * half, for a thread that mostly waits on the GPU. */
+typedef struct {
+    try_slot slot; /* the try searched: its members are the search thread's until it ends */
+    ca_population_background b;
+    int on;
+} beside_search;
+
+static int beside_start(const cmd_population_args *a, beside_search *s, try_slot *cur)
 {
     int cores = ca_fast_default_threads(), threads = cores > 4 ? cores - 1 : cores;
     int each = a->repair_threads < threads ? a->repair_threads : threads;
     repair_line(&cur->p, a->repair, threads, each, a->repair_members, ", while the next population trains");
     ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL,
                                    10.0, a->interrupt};
-    ca_population_background b;
-    if (ca_population_repair_start(&b, &cur->p, &search)) return DLCA_ERR;
-    int rc = train_try(a, t + 1, next, seconds, &b.repaired);
-    if (rc || (next->ready && ca_population_exact_count(&next->p) > 0)) ca_population_repair_cancel(&b);
-    char error[512] = "";
-    if (rc) snprintf(error, sizeof error, "%s", err_message());
-    int waited = ca_population_repair_wait(&b, repaired); /* always: the thread uses cur's members */
-    if (rc) return err_set(rc, "%s", error);
-    if (waited) return DLCA_ERR;
-    repair_report(&cur->p);
-    if (*repaired && next->ready)
-        fprintf(stderr, "stopped training seeds %llu to %llu at step %llu: a member of the try before was repaired\n",
-                (unsigned long long)next->p.members[0].model.config.seed,
-                (unsigned long long)next->p.members[next->p.count - 1].model.config.seed,
-                (unsigned long long)next->p.members[0].stop_step);
+    s->slot = *cur, cur->ready = 0; /* the try is the search's now, settled when it ends */
+    if (ca_population_repair_start(&s->b, &s->slot.p, &search)) return DLCA_ERR;
+    s->on = 1;
     return DLCA_OK;
+}
+
+/* Ends the search under way (cancelled first when `cancel`; else it has its whole time), then
+ * reports and settles its try; *repaired: the members it repaired. */
+static int beside_end(const cmd_population_args *a, beside_search *s, int cancel, member_line *lines, char **keep,
+                      written_member *written, int *repaired)
+{
+    *repaired = 0;
+    if (!s->on) return DLCA_OK;
+    if (cancel) ca_population_repair_cancel(&s->b);
+    int rc = ca_population_repair_wait(&s->b, repaired); /* always: the thread uses the try's members */
+    s->on = 0;
+    if (!rc) repair_report(&s->slot.p), rc = settle_try(a, &s->slot.p, s->slot.first_line, lines, keep, written);
+    try_free(&s->slot);
+    return rc;
 }
 
 int cmd_population_train(const cmd_population_args *a)
 {
-    int members = a->count * a->tries, lines_done = 0;
+    int members = a->count * a->tries, trained = 0;
     char **keep = NULL;
     member_line *lines = calloc((size_t)members, sizeof *lines);
     int rc = lines ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for %d members", members);
@@ -311,27 +320,52 @@ int cmd_population_train(const cmd_population_args *a)
     }
     written_member written = {-1, {0}, 0};
     double seconds = 0.0;
-    try_slot cur = {0}, next = {0};
+    try_slot cur = {0};
+    beside_search search = {0};
     /* the first try always runs (it stops at once when interrupted, and writes what it has) */
-    if (!rc) rc = train_try(a, 0, &cur, &seconds, NULL);
+    if (!rc) rc = train_try(a, 0, &cur, &seconds, NULL), trained = 1;
     for (int t = 0; !rc; t++) {
         int interrupted = a->interrupt && *a->interrupt, more = t + 1 < a->tries && !interrupted, repaired = 0;
-        if (a->repair > 0.0 && !interrupted && ca_population_exact_count(&cur.p) == 0)
-            rc = more && a->backend == CA_BACKEND_GPU
-                     ? repair_beside(a, t, &cur, &next, &seconds, &repaired)
-                     : cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members,
-                                             a->interrupt, &repaired);
-        if (!rc) rc = settle_try(a, &cur.p, cur.first_line, lines, keep, &written);
-        if (!rc) lines_done += a->count;
-        int exact = !rc && ca_population_exact_count(&cur.p) > 0;
+        int exact = ca_population_exact_count(&cur.p) > 0;
+        /* an earlier try's search: cancelled by an exact member here, ended once it is done */
+        if (search.on && (exact || interrupted || atomic_load(&search.b.repaired) || ca_population_repair_done(&search.b)))
+            rc = beside_end(a, &search, exact || interrupted, lines, keep, &written, &repaired);
+        if (!rc && !exact && !repaired && a->repair > 0.0 && !interrupted) {
+            const ca_config *c = &cur.p.members[0].model.config;
+            if (more && a->backend == CA_BACKEND_GPU && !search.on)
+                rc = beside_start(a, &search, &cur);
+            else if (more && a->backend == CA_BACKEND_GPU)
+                fprintf(stderr, "not searching seeds %llu to %llu: the search of seeds %llu to %llu is under way\n",
+                        (unsigned long long)c->seed, (unsigned long long)c->seed + (unsigned long long)a->count - 1,
+                        (unsigned long long)search.slot.p.members[0].model.config.seed,
+                        (unsigned long long)search.slot.p.members[0].model.config.seed +
+                            (unsigned long long)a->count - 1);
+            else { /* the last try: the search under way has its whole time, then this try's alone */
+                rc = beside_end(a, &search, 0, lines, keep, &written, &repaired);
+                if (!rc && !repaired)
+                    rc = cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members,
+                                               a->interrupt, &repaired);
+            }
+        }
+        if (!rc && cur.ready) rc = settle_try(a, &cur.p, cur.first_line, lines, keep, &written);
         try_free(&cur);
-        if (rc || exact || !more) break;
-        if (next.ready) /* trained beside the search */
-            cur = next, next.ready = 0;
-        else
-            rc = train_try(a, t + 1, &cur, &seconds, NULL);
+        if (rc || exact || repaired || !more) break;
+        rc = train_try(a, t + 1, &cur, &seconds, search.on ? &search.b.repaired : NULL), trained++;
+        if (!rc && search.on && atomic_load(&search.b.repaired) && ca_population_exact_count(&cur.p) == 0) {
+            /* this try is not used: not in the table */
+            fprintf(stderr, "stopped training seeds %llu to %llu at step %llu: a member of an earlier try was repaired\n",
+                    (unsigned long long)cur.p.members[0].model.config.seed,
+                    (unsigned long long)cur.p.members[cur.p.count - 1].model.config.seed,
+                    (unsigned long long)cur.p.members[0].stop_step);
+            try_free(&cur), trained--;
+            rc = beside_end(a, &search, 0, lines, keep, &written, &(int){0});
+            break;
+        }
     }
-    try_free(&cur), try_free(&next);
+    int ended = beside_end(a, &search, 1, lines, keep, &written, &(int){0}); /* a search still under way */
+    if (!rc) rc = ended;
+    int lines_done = trained * a->count;
+    try_free(&cur);
     if (!rc && a->interrupt && *a->interrupt) fprintf(stderr, "interrupted: wrote what the members had\n");
     if (!rc) {
         print_table(lines, lines_done, written.line);

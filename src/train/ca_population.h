@@ -142,6 +142,7 @@ typedef struct {
     pthread_t thread;
     atomic_int repaired;
     atomic_int cancel; /* ca_population_repair_cancel, or a member repaired with search.first */
+    atomic_int done;   /* the search thread has ended (ca_population_repair_done) */
     int count, rc, started;
     char error[256];
 } ca_population_background;
@@ -153,6 +154,10 @@ int ca_population_repair_start(ca_population_background *background, ca_populati
 /* Ends the searches under way after their batch of tries (ca_repair_options.cancel) and starts no
  * other; what they repaired so far stays repaired. Then ca_population_repair_wait. */
 void ca_population_repair_cancel(ca_population_background *background);
+
+/* Whether the search has ended, so that ca_population_repair_wait will not block: the searches
+ * repaired a member, ran out of time or were cancelled. */
+int ca_population_repair_done(ca_population_background *background);
 
 /* Waits for the search to end: its status, and *repaired as ca_population_repair's. */
 int ca_population_repair_wait(ca_population_background *background, int *repaired);

@@ -151,6 +151,7 @@ static void *background_search(void *arg)
     b->rc = search_members(b->population, &b->search, &b->cancel, &b->count);
     if (b->rc) snprintf(b->error, sizeof b->error, "%s", err_message());
     if (!b->rc && b->count > 0) atomic_store(&b->repaired, 1);
+    atomic_store(&b->done, 1);
     return NULL;
 }
 
@@ -159,6 +160,7 @@ int ca_population_repair_start(ca_population_background *b, ca_population *p, co
     memset(b, 0, sizeof *b);
     atomic_init(&b->repaired, 0);
     atomic_init(&b->cancel, 0);
+    atomic_init(&b->done, 0);
     if (check_search(search) || restore_outputs(p)) return DLCA_ERR;
     b->population = p, b->search = *search;
     if (pthread_create(&b->thread, NULL, background_search, b) != 0)
@@ -168,6 +170,8 @@ int ca_population_repair_start(ca_population_background *b, ca_population *p, co
 }
 
 void ca_population_repair_cancel(ca_population_background *b) { atomic_store(&b->cancel, 1); }
+
+int ca_population_repair_done(ca_population_background *b) { return !b->started || atomic_load(&b->done); }
 
 int ca_population_repair_wait(ca_population_background *b, int *repaired)
 {
