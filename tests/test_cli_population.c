@@ -93,7 +93,7 @@ static void test_vulkan(void)
     }
     int index = vk.device_index;
     vk_context_free(&vk);
-    char err[16384], name[128], single[128];
+    char err[32768], name[128], single[128];
     int status = fixture_run(err, sizeof err, "train %s --seed %d --population %d --device %d --keep-members gpu "
                              "--out gpop.dlca", config, FIRST_SEED, MEMBERS, index);
     CHECK(status == 0, "a Vulkan population of %d: %s", MEMBERS, err);
@@ -124,17 +124,16 @@ static void test_vulkan(void)
                     FIRST_SEED + 1, alone[k][0]);
         CHECK(member[k][2] == alone[k][2], "seed %d alone on Vulkan: hard loss at step %g", FIRST_SEED + 1, alone[k][0]);
     }
-    /* Without --population a GPU trains up to sixteen seeds, four at a time, and says so: in one
-     * step none is exact, so all four tries run. The per-layer kernels, which every seed shares,
-     * keep lavapipe from compiling sixteen seeds' fused ones. */
+    /* Without --population a GPU trains up to sixteen checkerboard seeds, two at a time, and says
+     * so: in one step none is exact, so all eight tries run unless a search repairs a member. The
+     * per-layer kernels, which every seed shares, keep lavapipe from compiling sixteen seeds' fused
+     * ones. */
     setenv("DLCA_FUSED", "0", 1);
     status = fixture_run(err, sizeof err, "train %s --steps 1 --seed 40 --device %d --out gdefault.dlca", config, index);
     unsetenv("DLCA_FUSED");
-    CHECK(status == 0 && strstr(err, "up to 16 seeds, 4 side by side at a time until one is verified exact, the "
-                                "default on a GPU") && strstr(err, "seeds 52 to 55, try 4/4"),
-          "the GPU default is 4 tries of 4, said on stderr: %s", err);
-    CHECK(member_rows() == 16 && marked_seed() >= 40 && marked_seed() < 56, "its table has 16 members, seeds 40 to 55 "
-          "(%d rows, marked %ld)", member_rows(), marked_seed());
+    CHECK(status == 0 && strstr(err, "up to 16 seeds, 2 side by side at a time until one is verified exact, the "
+                                "default on a GPU") && strstr(err, "seeds 40 to 41, try 1/8"),
+          "the checkerboard's GPU default is 8 tries of 2, said on stderr: %s", err);
     /* One search at a time runs while the next tries train (the first try's always), a try that
      * ends while one runs goes unsearched, and the last try's search runs alone after it. */
     int beside = 0, searches = 0, unsearched = 0;
@@ -148,13 +147,17 @@ static void test_vulkan(void)
     /* A search may repair a one-step circuit (the search is time-bounded, so whether it does in
      * time depends on the machine): then the training beside it stops and that circuit is written. */
     if (strstr(err, "verified exact by changing"))
-        CHECK(beside >= 1 && searches + unsearched <= 4 && strstr(err, ", repaired), "),
-              "a repaired member is written and ends the tries (%d beside, %d searches, %d unsearched): %s", beside,
-              searches, unsearched, err);
+        CHECK(beside >= 1 && searches + unsearched <= 8 && strstr(err, ", repaired), ") && member_rows() >= 2 &&
+                  member_rows() <= 16 && member_rows() % 2 == 0,
+              "a repaired member is written and ends the tries (%d beside, %d searches, %d unsearched, %d rows): %s",
+              beside, searches, unsearched, member_rows(), err);
     else
-        CHECK(beside >= 1 && searches == beside + 1 && searches + unsearched == 4 && last_alone,
-              "tries 1-3 searched beside the next training or said unsearched, the 4th's search alone, last (%d "
-              "beside, %d searches, %d unsearched): %s", beside, searches, unsearched, err);
+        CHECK(strstr(err, "seeds 54 to 55, try 8/8") && member_rows() == 16 && marked_seed() >= 40 &&
+                  marked_seed() < 56 && beside >= 1 && searches == beside + 1 && searches + unsearched == 8 &&
+                  last_alone,
+              "all 8 tries, 16 rows; tries 1-7 searched beside the next training or said unsearched, the 8th's "
+              "search alone, last (%d rows, marked %ld; %d beside, %d searches, %d unsearched): %s",
+              member_rows(), marked_seed(), beside, searches, unsearched, err);
 }
 
 /* --tries 3 of 2 members, none exact in 8 steps: three populations in turn, seeds 5 to 10, the
@@ -209,20 +212,27 @@ static void test_cpu_default(void)
           member_rows(), err);
 }
 
-/* Without flags a GPU run tries 4 seeds at a time, up to 16, and searches 5 s a member with the
- * cores shared; the lizard up to 32 seeds, 50 s on every core for one member a population (so
- * also with its network changed). "Every core" is those this process may run on: pinned to one, one thread. */
+/* Without flags a GPU run tries 4 seeds at a time, up to 16 (the checkerboard 2 at a time), and
+ * searches 5 s a member with the cores shared; the lizard up to 32 seeds, 50 s on every core for
+ * one member a population (so also with its network changed). "Every core" is those this process
+ * may run on: pinned to one, one thread. */
 static void test_default_run(void)
 {
-    static const char *const shared[] = {"gol", "checkerboard", "checkerboard-async", "image"};
+    static const char *const shared[] = {"gol", "checkerboard-async", "image"};
     ca_config c;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 3; i++) {
         ca_config_preset(&c, shared[i]);
         cmd_default_run d = cmd_population_default_run(&c);
         CHECK(d.population == 4 && d.tries == 4 && d.repair == 5.0 && d.repair_threads == 0,
               "%s: 4 x 4 seeds, 5 s searches sharing the cores (%d x %d, %g s, %d threads)", shared[i], d.population,
               d.tries, d.repair, d.repair_threads);
     }
+    ca_config_preset(&c, "checkerboard");
+    c.channels = 4;
+    cmd_default_run board = cmd_population_default_run(&c);
+    CHECK(board.population == 2 && board.tries == 8 && board.repair == 5.0 && board.repair_threads == 0,
+          "checkerboard (also with its network changed): 2 x 8 seeds, 5 s searches sharing the cores (%d x %d, %g s, "
+          "%d threads)", board.population, board.tries, board.repair, board.repair_threads);
     ca_config_preset(&c, "lizard");
     c.update_widths[0] = 512;
     cmd_default_run d = cmd_population_default_run(&c);

@@ -242,7 +242,7 @@ static void test_environment(void)
 /* train --help names --force and what the signals do; dlca --help the environment a user sets. */
 static void test_help(void)
 {
-    char err[8192], out[8192];
+    char err[8192], out[16384];
     int status = robust_run(err, sizeof err, "train --help");
     robust_read_text(robust_path("stdout.txt"), out, sizeof out);
     CHECK(status == 0 && strstr(out, "--force") && strstr(out, "SIGHUP") && strstr(out, "symbolic link"),

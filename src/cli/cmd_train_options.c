@@ -17,6 +17,8 @@ void cmd_train_help(void)
     ca_config config;
     ca_config_preset(&config, "gol");
     cmd_default_run run = cmd_population_default_run(&config);
+    ca_config_preset(&config, "checkerboard");
+    cmd_default_run checkerboard = cmd_population_default_run(&config);
     ca_config_preset(&config, "lizard");
     cmd_default_run lizard = cmd_population_default_run(&config);
     printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
@@ -72,8 +74,9 @@ void cmd_train_help(void)
            "                     gets the best member (exact first, then fewest wrong cells, then\n"
            "                     soft loss), --log its log; a table of all members at the end. No\n"
            "                     checkpoints: --resume does not take a population. Default on a\n"
-           "                     GPU: %d, with --tries %d (the lizard: %d; a single seed is exact\n"
-           "                     in 3 to 16 runs of 16: README); 1 on the CPU and with --resume;\n"
+           "                     GPU: %d, with --tries %d (checkerboard: %d with --tries %d; the\n"
+           "                     lizard: --tries %d; a single seed is exact in 3 to 16 runs of 16:\n"
+           "                     README); 1 on the CPU and with --resume;\n"
            "                     --population 1 is the single run, with its checkpoints (--every)\n"
            "  --tries K          while a population ends with no verified-exact member, train the\n"
            "                     next N seeds, up to K populations in all (default 1 when\n"
@@ -85,10 +88,12 @@ void cmd_train_help(void)
            "                     search up to S seconds for one a few gate changes away, as dlca\n"
            "                     repair does, on the circuit it writes (a population: on each\n"
            "                     member's, best first, side by side on the CPU's cores, until one\n"
-           "                     is exact; on a GPU while the next population trains, which a\n"
-           "                     repaired member stops); a circuit made exact is written without\n"
-           "                     training state. Default on a GPU without --resume: %g (the\n"
-           "                     lizard: %g); elsewhere 0, no search. Ctrl-C ends a search too\n"
+           "                     is exact; on a GPU while the next populations train, which a\n"
+           "                     repaired member stops, one search at a time: a population that\n"
+           "                     ends while one runs is not searched, but the last); a circuit\n"
+           "                     made exact is written without training state. Default on a GPU\n"
+           "                     without --resume: %g (the lizard: %g); elsewhere 0, no search.\n"
+           "                     Ctrl-C ends a search too\n"
            "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
            "                     among a population's inexact members; the lizard's: every core;\n"
            "                     N each runs cores / N searches side by side); the search is the\n"
@@ -108,7 +113,8 @@ void cmd_train_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           run.population, run.tries, lizard.tries, run.repair, lizard.repair);
+           run.population, run.tries, checkerboard.population, checkerboard.tries, lizard.tries, run.repair,
+           lizard.repair);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
