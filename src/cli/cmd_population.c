@@ -332,7 +332,8 @@ int cmd_population_train(const cmd_population_args *a)
         int interrupted = a->interrupt && *a->interrupt, more = t + 1 < a->tries && !interrupted, repaired = 0;
         int exact = ca_population_exact_count(&cur.p) > 0;
         /* an earlier try's search: cancelled by an exact member here, ended once it is done */
-        if (search.on && (exact || interrupted || atomic_load(&search.b.repaired) || ca_population_repair_done(&search.b)))
+        int search_over = search.on && (atomic_load(&search.b.repaired) || ca_population_repair_done(&search.b));
+        if (search.on && (exact || interrupted || search_over))
             rc = beside_end(a, &search, exact || interrupted, lines, keep, &written, &repaired);
         if (!rc && !exact && !repaired && a->repair > 0.0 && !interrupted) {
             const ca_config *c = &cur.p.members[0].model.config;
@@ -357,7 +358,8 @@ int cmd_population_train(const cmd_population_args *a)
         rc = train_try(a, t + 1, &cur, &seconds, search.on ? &search.b.repaired : NULL), trained++;
         if (!rc && search.on && atomic_load(&search.b.repaired) && ca_population_exact_count(&cur.p) == 0) {
             /* this try is not used: not in the table */
-            fprintf(stderr, "stopped training seeds %llu to %llu at step %llu: a member of an earlier try was repaired\n",
+            fprintf(stderr,
+                    "stopped training seeds %llu to %llu at step %llu: a member of an earlier try was repaired\n",
                     (unsigned long long)cur.p.members[0].model.config.seed,
                     (unsigned long long)cur.p.members[cur.p.count - 1].model.config.seed,
                     (unsigned long long)cur.p.members[0].stop_step);
