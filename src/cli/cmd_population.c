@@ -332,24 +332,23 @@ int cmd_population_train(const cmd_population_args *a)
         int interrupted = a->interrupt && *a->interrupt, more = t + 1 < a->tries && !interrupted, repaired = 0;
         int exact = ca_population_exact_count(&cur.p) > 0;
         /* an earlier try's search: cancelled by an exact member here, ended once it is done */
-        int search_over = search.on && (atomic_load(&search.b.repaired) || ca_population_repair_done(&search.b));
-        if (search.on && (exact || interrupted || search_over))
+        if (search.on && (exact || interrupted || ca_population_repair_done(&search.b)))
             rc = beside_end(a, &search, exact || interrupted, lines, keep, &written, &repaired);
         if (!rc && !exact && !repaired && a->repair > 0.0 && !interrupted) {
-            const ca_config *c = &cur.p.members[0].model.config;
-            if (more && a->backend == CA_BACKEND_GPU && !search.on)
-                rc = beside_start(a, &search, &cur);
-            else if (more && a->backend == CA_BACKEND_GPU)
-                fprintf(stderr, "not searching seeds %llu to %llu: the search of seeds %llu to %llu is under way\n",
-                        (unsigned long long)c->seed, (unsigned long long)c->seed + (unsigned long long)a->count - 1,
-                        (unsigned long long)search.slot.p.members[0].model.config.seed,
-                        (unsigned long long)search.slot.p.members[0].model.config.seed +
-                            (unsigned long long)a->count - 1);
-            else { /* the last try: the search under way has its whole time, then this try's alone */
+            if (!more || a->backend != CA_BACKEND_GPU) {
+                /* the last try: the search under way has its whole time, then this try's alone */
                 rc = beside_end(a, &search, 0, lines, keep, &written, &repaired);
                 if (!rc && !repaired)
                     rc = cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members,
                                                a->interrupt, &repaired);
+            } else if (!search.on) {
+                rc = beside_start(a, &search, &cur);
+            } else {
+                unsigned long long seed = cur.p.members[0].model.config.seed;
+                unsigned long long searched = search.slot.p.members[0].model.config.seed;
+                fprintf(stderr, "not searching seeds %llu to %llu: the search of seeds %llu to %llu is under way\n",
+                        seed, seed + (unsigned long long)a->count - 1, searched,
+                        searched + (unsigned long long)a->count - 1);
             }
         }
         if (!rc && cur.ready) rc = settle_try(a, &cur.p, cur.first_line, lines, keep, &written);

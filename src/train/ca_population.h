@@ -155,8 +155,8 @@ int ca_population_repair_start(ca_population_background *background, ca_populati
  * other; what they repaired so far stays repaired. Then ca_population_repair_wait. */
 void ca_population_repair_cancel(ca_population_background *background);
 
-/* Whether the search has ended, so that ca_population_repair_wait will not block: the searches
- * repaired a member, ran out of time or were cancelled. */
+/* Whether the search has ended (repaired a member, ran out of time or was cancelled), so that
+ * ca_population_repair_wait returns at once. */
 int ca_population_repair_done(ca_population_background *background);
 
 /* Waits for the search to end: its status, and *repaired as ca_population_repair's. */

@@ -171,7 +171,11 @@ int ca_population_repair_start(ca_population_background *b, ca_population *p, co
 
 void ca_population_repair_cancel(ca_population_background *b) { atomic_store(&b->cancel, 1); }
 
-int ca_population_repair_done(ca_population_background *b) { return !b->started || atomic_load(&b->done); }
+int ca_population_repair_done(ca_population_background *b)
+{
+    /* `repaired` is set as the thread ends, a moment before `done` */
+    return !b->started || atomic_load(&b->done) || atomic_load(&b->repaired);
+}
 
 int ca_population_repair_wait(ca_population_background *b, int *repaired)
 {
