@@ -73,17 +73,16 @@ int ca_config_preset(ca_config *c, const char *name)
     } else if (strcmp(name, "lizard") == 0) {
         static const int tail[] = {512, 256, 128};
         c->height = c->width = 20, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 128;
-        /* Two perception bits a kernel, and update layers of 1024, of which a first one reads
-         * each of its 1152 inputs (unique wiring): seeds 1-16 end a median of 16.5 wrong cells
-         * from exact, where the paper's one bit and 512 end 62.5, and a 50 s repair search on 16
-         * threads makes 3 of 16 exact, where the paper's network had none
-         * (docs/exact-circuits.md, sections 5, 12 and 13). Then a first update layer of 2048,
-         * twice the others, as image's: seeds 1-40 on an H200, 9 exact by training alone
-         * against 4, ahead in every block of seeds (section 22). Init logit 8: seeds 1-64 on an
-         * H200, 28 exact by training alone against 14 at 7, ahead in every block of 16 (6 at 9 and
-         * 10 on seeds 1-16, 0 at 6; section 24). */
-        set_perception(c, 4, 3);
-        repeat_width(c, 1, 2048), repeat_width(c, 7, 1024), set_tail(c, tail, 3);
+        /* Two perception bits a kernel and a first update layer of 2048 that reads each input
+         * (unique wiring): seeds 1-16 end a median of 16.5 wrong cells from exact, where the
+         * paper's one bit and 512 end 62.5 (docs/exact-circuits.md, sections 5, 12, 13 and 22).
+         * Init logit 8: seeds 1-64 on an H200, 28 exact by training alone against 14 at 7
+         * (section 24). Then 8 kernels and 5 layers of 1024: seeds 1-96 on an H200, 60 exact by
+         * training alone against 43 with 4 kernels and 7 layers, ahead in 5 of 6 blocks of 16;
+         * 8 kernels with 7 layers made as many (72 of seeds 1-112 against 71) at 11.2 sweep
+         * seconds per exact against 10.1 (section 25). */
+        set_perception(c, 8, 3);
+        repeat_width(c, 1, 2048), repeat_width(c, 5, 1024), set_tail(c, tail, 3);
         c->steps = 12, c->batch = 1, c->train_steps = 3500, c->learning_rate = 0.06;
         c->init_logit = CA_INIT_LOGIT_LIZARD;
         /* A moore order a kernel, as image: seeds 1-8 on an H200, 1 exact by training alone
