@@ -212,33 +212,29 @@ static void test_cpu_default(void)
           member_rows(), err);
 }
 
-/* Without flags a GPU run tries 4 seeds at a time, up to 16 (the checkerboard 2 at a time), and
- * searches 5 s a member with the cores shared; the lizard up to 32 seeds, 50 s on every core for
- * one member a population (so also with its network changed). "Every core" is those this process
- * may run on: pinned to one, one thread. */
+/* Without flags a GPU run tries 2 seeds at a time, up to 16, and searches 5 s a member with the
+ * cores shared; the lizard up to 32 seeds, 50 s on every core for one member a population (so also
+ * with its network changed). "Every core" is those this process may run on: pinned to one, one
+ * thread. */
 static void test_default_run(void)
 {
-    static const char *const shared[] = {"gol", "checkerboard-async", "image"};
+    static const char *const shared[] = {"gol", "checkerboard", "checkerboard-async", "image"};
     ca_config c;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         ca_config_preset(&c, shared[i]);
+        c.channels = 4;
         cmd_default_run d = cmd_population_default_run(&c);
-        CHECK(d.population == 4 && d.tries == 4 && d.repair == 5.0 && d.repair_threads == 0,
-              "%s: 4 x 4 seeds, 5 s searches sharing the cores (%d x %d, %g s, %d threads)", shared[i], d.population,
-              d.tries, d.repair, d.repair_threads);
+        CHECK(d.population == 2 && d.tries == 8 && d.repair == 5.0 && d.repair_threads == 0 && d.repair_members == 0,
+              "%s (also with its network changed): 2 x 8 seeds, 5 s searches sharing the cores (%d x %d, %g s, %d "
+              "threads)", shared[i], d.population, d.tries, d.repair, d.repair_threads);
     }
-    ca_config_preset(&c, "checkerboard");
-    c.channels = 4;
-    cmd_default_run board = cmd_population_default_run(&c);
-    CHECK(board.population == 2 && board.tries == 8 && board.repair == 5.0 && board.repair_threads == 0,
-          "checkerboard (also with its network changed): 2 x 8 seeds, 5 s searches sharing the cores (%d x %d, %g s, "
-          "%d threads)", board.population, board.tries, board.repair, board.repair_threads);
     ca_config_preset(&c, "lizard");
     c.update_widths[0] = 512;
     cmd_default_run d = cmd_population_default_run(&c);
-    CHECK(d.population == 4 && d.tries == 8 && d.repair == 50.0 && d.repair_threads == ca_fast_default_threads(),
-          "lizard: 4 x 8 seeds, 50 s searches on all %d cores (%d x %d, %g s, %d threads)", ca_fast_default_threads(),
-          d.population, d.tries, d.repair, d.repair_threads);
+    CHECK(d.population == 2 && d.tries == 16 && d.repair == 50.0 && d.repair_threads == ca_fast_default_threads() &&
+              d.repair_members == 1,
+          "lizard: 2 x 16 seeds, 50 s searches of one member on all %d cores (%d x %d, %g s, %d threads)",
+          ca_fast_default_threads(), d.population, d.tries, d.repair, d.repair_threads);
     cpu_set_t all, one;
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0, "this process's cores");
     CHECK(ca_fast_default_threads() == CPU_COUNT(&all), "the default threads are this process's %d cores, not %d",

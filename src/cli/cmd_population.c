@@ -48,19 +48,19 @@ void cmd_population_show(void *context, const ca_population *p, uint64_t step, d
 
 cmd_default_run cmd_population_default_run(const ca_config *config)
 {
-    cmd_default_run run = {4, 4, 5.0, 0, 0};
-    /* The lizard's 50 s searches on 16 threads (docs/exact-circuits.md, section 13): in 11
-     * populations of 4, each of the 4 repaired members was its population's best-ranked (in 10-35
-     * s), and none of the 7 other populations' 28 members was repaired; so one search on every
-     * core, of the best member alone, finds what four would at a quarter of the time. A lizard
-     * population ends exact about 4 times in 10, so four tries miss ~15% of runs (2 of 16
-     * measured) and eight ~2% (both of those runs exact in their fifth). */
+    /* Two seeds at a time: a step of 4 members costs about 4 of one, and the first of 2 is exact
+     * nearly as soon as the first of 4. Default runs on an H200, two at a time against four, each
+     * run the same first seeds (docs/exact-circuits.md, sections 24 and 25): median wall seconds
+     * checkerboard 1.12 against 1.28 (24 runs), async 1.91 against 3.21 (16), image 4.96 against
+     * 6.89 (16), lizard 8.44 against 12.43 (13), gol 1.04 against 1.36 (12); every run passed. */
+    cmd_default_run run = {2, 8, 5.0, 0, 0};
+    /* The lizard's 50 s searches on 16 threads (section 13): in 11 populations of 4, each of the 4
+     * repaired members was its population's best-ranked (in 10-35 s), and none of the 7 other
+     * populations' 28 members was repaired; so one search on every core, of the best member
+     * alone, finds what four would at a quarter of the time. Up to 32 seeds, as when it ran 4 at
+     * a time, 8 times. */
     if (strcmp(config->preset, "lizard") == 0)
-        run.tries = 8, run.repair = 50.0, run.repair_threads = ca_fast_default_threads(), run.repair_members = 1;
-    /* The checkerboard, 24 default runs each way on an H200: 2 seeds at a time a median of 1.12 s
-     * and a mean of 1.23, where 4 took 1.28 and 1.44 and 1 took 1.24 and 1.38 (section 24): a step
-     * of 4 members costs 4 of one, and the first of 2 is exact nearly as soon as the first of 4. */
-    if (strcmp(config->preset, "checkerboard") == 0) run.population = 2, run.tries = 8;
+        run.tries = 16, run.repair = 50.0, run.repair_threads = ca_fast_default_threads(), run.repair_members = 1;
     return run;
 }
 

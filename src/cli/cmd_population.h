@@ -23,9 +23,9 @@ typedef struct {
     int repair_threads, repair_members;
 } cmd_default_run;
 
-/* The default run of `config`'s preset: 4 seeds at a time, up to 16, and 5 s searches side by
- * side; the checkerboard 2 at a time, up to 16; the lizard, whose near misses need 10-35 s of 16
- * threads, searches 50 s on every core, its best-ranked member alone, and tries up to 32 seeds. */
+/* The default run of `config`'s preset: 2 seeds at a time, up to 16, and 5 s searches; the
+ * lizard, whose near misses need 10-35 s of 16 threads, searches 50 s on every core, its
+ * best-ranked member alone, and tries up to 32 seeds. */
 cmd_default_run cmd_population_default_run(const ca_config *config);
 
 /* What `dlca train` hands a population: the config (seed = member 0's), its picture, where the

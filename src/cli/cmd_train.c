@@ -334,11 +334,11 @@ static int train(const cmd_train_options *o, const ca_options *seam)
         rc = err_set(DLCA_ERR, "%s: its run found an exact circuit at step %llu already: give --no-stop-exact to "
                                "train on", o->resume, (unsigned long long)r.state.best.exact_step);
     if (!rc) rc = paths_prepare(&paths, o, &r);
-    /* Not given: on a GPU, populations of 4 (the checkerboard 2) tried in turn, up to 16 seeds
-     * (the lizard 32), until one member is verified exact: a seed is exact by luck, 16 almost
-     * always, and members take turns on the GPU, so a few at a time reach the first exact circuit
-     * of the same 16 seeds with fewer steps (README, "The default run"). A single run elsewhere.
-     * --population alone means one try. */
+    /* Not given: on a GPU, populations of 2 tried in turn, up to 16 seeds (the lizard 32), until
+     * one member is verified exact: a seed is exact by luck, 16 almost always, and members take
+     * turns on the GPU, so a few at a time reach the first exact circuit of the same 16 seeds with
+     * fewer steps (README, "The default run"). A single run elsewhere. --population alone means
+     * one try. */
     cmd_default_run defaults = cmd_population_default_run(&r.model.config);
     long long on_gpu = o->population ? o->population : !o->resume ? defaults.population : 1;
     run.models = (int)on_gpu; /* the queues it opens (ca_backend_queues) */

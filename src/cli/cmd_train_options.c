@@ -17,8 +17,6 @@ void cmd_train_help(void)
     ca_config config;
     ca_config_preset(&config, "gol");
     cmd_default_run run = cmd_population_default_run(&config);
-    ca_config_preset(&config, "checkerboard");
-    cmd_default_run checkerboard = cmd_population_default_run(&config);
     ca_config_preset(&config, "lizard");
     cmd_default_run lizard = cmd_population_default_run(&config);
     printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
@@ -74,9 +72,9 @@ void cmd_train_help(void)
            "                     gets the best member (exact first, then fewest wrong cells, then\n"
            "                     soft loss), --log its log; a table of all members at the end. No\n"
            "                     checkpoints: --resume does not take a population. Default on a\n"
-           "                     GPU: %d, with --tries %d (checkerboard: %d with --tries %d; the\n"
-           "                     lizard: --tries %d; a single seed is exact in 3 to 16 runs of 16:\n"
-           "                     README); 1 on the CPU and with --resume;\n"
+           "                     GPU: %d, with --tries %d (the lizard: --tries %d; a single seed\n"
+           "                     is exact in 3 to 16 runs of 16: README); 1 on the CPU and with\n"
+           "                     --resume;\n"
            "                     --population 1 is the single run, with its checkpoints (--every)\n"
            "  --tries K          while a population ends with no verified-exact member, train the\n"
            "                     next N seeds, up to K populations in all (default 1 when\n"
@@ -113,8 +111,7 @@ void cmd_train_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           run.population, run.tries, checkerboard.population, checkerboard.tries, lizard.tries, run.repair,
-           lizard.repair);
+           run.population, run.tries, lizard.tries, run.repair, lizard.repair);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
