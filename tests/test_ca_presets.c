@@ -65,6 +65,7 @@ static void test_bad_configs(void)
     bad = good, bad.perception_widths[0] = 6, expect_refused(bad, "moore");
     bad = good, bad.steps = 0, expect_refused(bad, "steps T");
     bad = good, bad.fire_rate = 1.5, expect_refused(bad, "fire rate");
+    bad = good, bad.warmup = bad.train_steps + 1, expect_refused(bad, "the run's steps");
     bad = good, bad.loss_channels = 9, expect_refused(bad, "loss channels");
     bad = good, bad.update_widths[0] = 100, expect_refused(bad, "update layer 0");
 }
