@@ -12,6 +12,9 @@
 #    range of those runs, keeping their logs with --logs) and counts the runs whose circuit passes
 #    dlca eval as its lines say; a dlca train that fails is exit 1, bad usage (RUNS 0, a range
 #    3-2, --logs without a folder) exit 2; SIGTERM stops the run under way, uncounted;
+#  - tools/default_runs_summary.sh sums up such lines (median, slowest, mean, per passing circuit,
+#    populations, repaired; two files paired by run number), skipping other lines; a file without
+#    run lines is exit 1, bad usage exit 2;
 #  - tools/commit_label.sh names a packed build's commit (its COMMIT file), else the checkout's.
 # Usage: tests/check_tools.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
@@ -129,6 +132,38 @@ status=$?
     ! pgrep -f -- "--seed 17 --out .*run1.dlca" > /dev/null
 check $? "default_runs.sh: SIGTERM stops the run under way, counts none ($status): $(cat "$work/stop.txt" \
     "$work/stop.err")"
+
+# default_runs_summary.sh: made-up lines in default_runs.sh's form, the summary worked by hand
+{
+    echo "run 0: --seed 1  exit 0  1.50 s  try 1/8  wrote seed 2: exact  repaired 0  eval: 2 of 2 checks passed"
+    echo "checkerboard: 1 of 1 runs wrote a circuit that passes every dlca eval check"
+    echo "run 1: --seed 17  exit 0  4.00 s  try 3/8  wrote seed 21: repaired  repaired 1  eval: 2 of 2 checks passed"
+    echo "run 2: --seed 33  exit 1  2.50 s  try 8/8  wrote seed 40: 3 wrong  repaired 0  eval: 1 of 2 checks passed"
+} > "$work/a.txt"
+{
+    echo "run 1: --seed 17  exit 0  3.00 s  try 1/4  wrote seed 19: exact  repaired 0  eval: 2 of 2 checks passed"
+    echo "run 2: --seed 33  exit 0  3.00 s  try 5/4  wrote seed 52: exact  repaired 0  eval: 1 of 1 check passed"
+} > "$work/b.txt"
+bash "$src/tools/default_runs_summary.sh" "$work/a.txt" "$work/b.txt" > "$work/summary.txt" 2>&1
+check $? "default_runs_summary.sh exits 0: $(cat "$work/summary.txt")"
+[ "$(wc -l < "$work/summary.txt")" = 3 ] &&
+    grep -qxF "$work/a.txt: 2 of 3 runs pass every dlca eval check; wall s median 2.50 (slowest 4.00), mean \
+2.67, per passing circuit 4.00; populations 1 / 2 / 3 / 4+: 1 / 0 / 1 / 1; ending on a repaired member: 1" \
+        "$work/summary.txt" &&
+    grep -qxF "$work/b.txt: 2 of 2 runs pass every dlca eval check; wall s median 3.00 (slowest 3.00), mean \
+3.00, per passing circuit 3.00; populations 1 / 2 / 3 / 4+: 1 / 0 / 0 / 1; ending on a repaired member: 0" \
+        "$work/summary.txt" &&
+    grep -qxF "$work/a.txt faster in 1 of 2 runs both have" "$work/summary.txt"
+check $? "default_runs_summary.sh: the summary worked by hand: $(cat "$work/summary.txt")"
+echo "no runs here" > "$work/none.txt"
+bash "$src/tools/default_runs_summary.sh" "$work/none.txt" > "$work/none.out" 2>&1
+check $([ $? = 1 ] && grep -q "no run lines" "$work/none.out" && echo 0 || echo 1) \
+    "default_runs_summary.sh: a file without run lines is exit 1: $(cat "$work/none.out")"
+bash "$src/tools/default_runs_summary.sh" > /dev/null 2>&1
+check $([ $? = 2 ] && echo 0 || echo 1) "default_runs_summary.sh: no file is bad usage (exit 2)"
+bash "$src/tools/default_runs_summary.sh" "$work/missing.txt" > /dev/null 2> "$work/missing.err"
+check $([ $? = 2 ] && grep -q "missing.txt: not a readable file" "$work/missing.err" && echo 0 || echo 1) \
+    "default_runs_summary.sh: a missing file is bad usage, named: $(cat "$work/missing.err")"
 
 # commit_label.sh: a packed build's commit (BUILD_DIR/COMMIT) before the checkout's
 mkdir -p "$work/packed" && echo 0123abc > "$work/packed/COMMIT"
