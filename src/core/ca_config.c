@@ -229,10 +229,9 @@ int ca_config_check(const ca_config *c)
     if (!(c->learning_rate >= CA_MIN_LEARNING_RATE && c->learning_rate <= CA_MAX_LEARNING_RATE))
         return err_set(DLCA_ERR, "config: learning rate %g is outside %g..%g", c->learning_rate, CA_MIN_LEARNING_RATE,
                        CA_MAX_LEARNING_RATE);
-    if (check_range("lr schedule", c->lr_schedule, 0, CA_LR_KINDS - 1)) return DLCA_ERR;
-    if (c->warmup < 0 || c->warmup > c->train_steps)
-        return err_set(DLCA_ERR, "config: warmup = %lld steps is outside 0..%lld, the run's steps", (long long)c->warmup,
-                       (long long)c->train_steps);
+    if (check_range("lr schedule", c->lr_schedule, 0, CA_LR_KINDS - 1) ||
+        check_range("warmup (steps, at most the run's steps)", c->warmup, 0, c->train_steps))
+        return DLCA_ERR;
     if (!(c->init_logit > 0.0 && c->init_logit <= 50.0))
         return err_set(DLCA_ERR, "config: init_logit %g is outside (0, 50]", c->init_logit);
     if (!(c->lr_final >= 0.0 && c->lr_final <= 1.0))
