@@ -2,8 +2,9 @@
 """make_lizard_target.py: renders the lizard emoji (U+1F98E) as the 20x20 lizard target.
 
 Called by make_lizard_target.sh, which installs the font and Pillow and explains the steps.
-Another emoji's code point gives another silhouette of the same size (assets/targets/).
-Usage: make_lizard_target.py NotoColorEmoji.ttf out.png [U+XXXX]
+Another emoji's code point gives another silhouette of the same size (assets/targets/); a margin
+draws it smaller, in the middle of a border of that many empty cells on every side.
+Usage: make_lizard_target.py NotoColorEmoji.ttf out.png [U+XXXX [MARGIN]]
 """
 import sys
 
@@ -32,10 +33,14 @@ def pad_square(glyph):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (3, 4, 5):
         sys.exit(__doc__)
-    code = LIZARD
-    if len(sys.argv) == 4:
+    code, margin = LIZARD, 0
+    if len(sys.argv) == 5:
+        if not sys.argv[4].isdigit() or int(sys.argv[4]) > 8:
+            sys.exit("make_lizard_target: margin '%s' is not a whole number of cells from 0 to 8" % sys.argv[4])
+        margin = int(sys.argv[4])
+    if len(sys.argv) >= 4:
         text = sys.argv[3].upper()
         digits = text[2:]
         if not text.startswith("U+") or not 4 <= len(digits) <= 6 or any(c not in "0123456789ABCDEF" for c in digits) \
@@ -44,9 +49,12 @@ def main():
                      % sys.argv[3])
         code = int(digits, 16)
     square = pad_square(render(sys.argv[1], code))
-    small = square.convert("RGBa").resize((SIZE, SIZE), Image.BOX)
+    inner = SIZE - 2 * margin
+    small = square.convert("RGBa").resize((inner, inner), Image.BOX)
     r, g, b, _ = small.split()  # already multiplied by alpha
-    Image.merge("RGB", (r, g, b)).save(sys.argv[2], optimize=True)
+    framed = Image.new("RGB", (SIZE, SIZE), (0, 0, 0))
+    framed.paste(Image.merge("RGB", (r, g, b)), (margin, margin))
+    framed.save(sys.argv[2], optimize=True)
     print("make_lizard_target: wrote", sys.argv[2])
 
 

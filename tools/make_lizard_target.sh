@@ -15,8 +15,9 @@
 #      leaves it unchanged, and image_load_target(IMAGE_SILHOUETTE) marks a cell on where any
 #      channel > 0.26.
 #
-# Usage: tools/make_lizard_target.sh [output.png [U+XXXX]]   (default: assets/lizard20.png in the repo;
-#        another emoji's code point draws its silhouette instead, as assets/targets/ holds)
+# Usage: tools/make_lizard_target.sh [output.png [U+XXXX [MARGIN]]]   (default: assets/lizard20.png in
+#        the repo; another emoji's code point draws its silhouette instead, as assets/targets/ holds;
+#        MARGIN, 0 to 8 cells (default 0), shrinks the drawing to leave that many empty cells on every side)
 # Needs root or sudo to install the two Debian packages if they are missing.
 set -eu
 
@@ -43,4 +44,4 @@ if [ -z "$font" ]; then
     exit 1
 fi
 # Debian's interpreter, where python3-pil is installed (a pyenv or venv python3 on PATH lacks it).
-/usr/bin/python3 "$here/make_lizard_target.py" "$font" "$out" "$code"
+/usr/bin/python3 "$here/make_lizard_target.py" "$font" "$out" "$code" ${3:+"$3"}
