@@ -174,6 +174,24 @@ static void test_lizard_exact(void)
     CHECK(status == 1, "the shipped lizard fails eval (%d)", status);
 }
 
+/* A grid larger than its picture (lizard20.png centred on 22x22): training takes it, and eval's
+ * checks are of that grid, the torus twice its side. */
+static void test_bordered_picture(void)
+{
+    char err[4096];
+    int status = run_dlca(err, sizeof err,
+                          "train --preset lizard --grid 22x22 --channels 8 --kernels 2 --update 64,32,16,8 --steps 1 "
+                          "--device cpu --out bordered.dlca");
+    CHECK(status == 0, "train the lizard on 22x22 (%d): %s", status, err);
+    status = run_dlca(err, sizeof err, "eval bordered.dlca --device cpu --json bordered.json");
+    char *json = slurp("bordered.json");
+    CHECK(status == 1 && json && mj_valid(json) &&
+              mj_is(json, "checks.0.name", "\"grows the 22x22 target in 12 steps (hard)\"") &&
+              mj_is(json, "checks.1.name", "\"lizard grows on a 44x44 torus\""),
+          "the 22x22 lizard's checks (%d): %s", status, json ? json : err);
+    free(json);
+}
+
 /* --persistence: two more checks. The shipped checkerboard is a fixed point: it persists and
  * regrows. The shipped image grows its picture at T and loses it after: 'persists' fails with the
  * worst step's error, and without the flag eval passes. image-persist, trained with a pool,
@@ -315,6 +333,7 @@ int main(int argc, char **argv)
     test_passing();
     test_failing();
     test_lizard_exact();
+    test_bordered_picture();
     test_persistence();
     test_trained_persistence();
     test_refused();

@@ -363,6 +363,38 @@ static void test_assets(void)
           "wrong-size message: %s", err_message());
 }
 
+/* A picture smaller than the grid is centred on off cells, the odd cell of a side's border after
+ * it (image_load_target_within); one the grid's size loads as image_load_target loads it. */
+static void test_within(void)
+{
+    enum { H = 19, W = 22 }; /* image16 at row 1, column 3: borders 1 above, 2 below, 3 left and right */
+    char path[1200];
+    double image[3 * 16 * 16], grid[3 * H * W], lizard[20 * 20], same[20 * 20];
+    int colours = 0, wrong = 0;
+    snprintf(path, sizeof path, "%sassets/image16.png", source_root);
+    CHECK(image_load_target(path, IMAGE_RGB_BITS, 16, 16, image) == DLCA_OK, "%s", err_message());
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) grid[i] = 0.5;
+    CHECK(image_load_target_within(path, IMAGE_RGB_BITS, H, W, grid, &colours) == DLCA_OK, "%s", err_message());
+    CHECK(colours == 3, "image16 within %dx%d: %d colours, want 3", W, H, colours);
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                int inside = y >= 1 && y < 17 && x >= 3 && x < 19;
+                double want = inside ? image[c * 256 + (y - 1) * 16 + (x - 3)] : 0.0;
+                wrong += grid[(c * H + y) * W + x] != want;
+            }
+    CHECK(wrong == 0, "image16 centred on a %dx%d grid: %d values wrong", W, H, wrong);
+
+    snprintf(path, sizeof path, "%sassets/lizard20.png", source_root);
+    CHECK(image_load_target(path, IMAGE_SILHOUETTE, 20, 20, lizard) == DLCA_OK, "%s", err_message());
+    CHECK(image_load_target_within(path, IMAGE_SILHOUETTE, 20, 20, same, NULL) == DLCA_OK, "%s", err_message());
+    CHECK(memcmp(lizard, same, sizeof lizard) == 0, "lizard20 within 20x20 differs from its exact load");
+    CHECK(image_load_target_within(path, IMAGE_SILHOUETTE, 20, 19, same, NULL) != DLCA_OK,
+          "a 20x20 file loaded within 19x20");
+    CHECK(strstr(err_message(), "is 20x20, larger than the 19x20 grid") && strstr(err_message(), "lizard20.png"),
+          "larger-picture message: %s", err_message());
+}
+
 /* ------------------------------------------------------------ strips out ---- */
 
 /* Frame f, channel c, cell i: a value that exercises clamping and rounding. */
@@ -575,6 +607,7 @@ int main(void)
     }
     find_source_root();
     test_assets();
+    test_within();
     test_every_kind();
     test_premultiply();
     test_strip_view(IMAGE_CHANNEL0, 1);

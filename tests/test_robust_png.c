@@ -347,9 +347,9 @@ static void test_train_refuses(void)
         robust_refused(cases[i].needle, "x.dlca", args);
         robust_refused(cases[i].name, "x.dlca", args);
     }
-    snprintf(args, sizeof args, "train --preset lizard --target '%s/image16.png' --steps 1 --device cpu --out '%s'",
+    snprintf(args, sizeof args, "train --preset image --target '%s/lizard20.png' --steps 1 --device cpu --out '%s'",
              DLCA_ASSET_DIR, robust_path("x.dlca"));
-    robust_refused("is 16x16, the preset needs 20x20", "x.dlca", args);
+    robust_refused("is 20x20, larger than the 16x16 grid", "x.dlca", args);
     snprintf(args, sizeof args, "train --preset lizard --target '%s' --steps 1 --device cpu --out '%s'", robust_scratch,
              robust_path("x.dlca"));
     robust_refused(robust_scratch, "x.dlca", args);

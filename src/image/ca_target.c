@@ -35,7 +35,7 @@ int ca_target_load_png(const ca_config *c, const char *path, ca_target_image *ta
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
     }
     int colours = 0;
-    if (image_load_target_colours(path, mode, c->height, c->width, values, &colours)) {
+    if (image_load_target_within(path, mode, c->height, c->width, values, &colours)) {
         free(values), free(target->bits), target->bits = NULL;
         return DLCA_ERR;
     }

@@ -65,6 +65,7 @@ typedef struct {
     unsigned char *pixels; /* [height][width] RGBA, 16 bits a sample, big-endian */
     png_bytep *rows;
     int colours;           /* colour channels of the file itself: 1 grey, 3 colour or palette */
+    int height, width;     /* the file's own size, once decoded */
 } image_reader;
 
 static void reader_free(image_reader *r)
@@ -132,8 +133,9 @@ static void reader_set_transforms(png_structp png, png_infop info)
     png_read_update_info(png, info);
 }
 
-/* Decodes the whole file into r->pixels. Changes only *r after setjmp (see the file comment). */
-static int reader_decode(image_reader *r, int height, int width)
+/* Decodes the whole file into r->pixels: a file of exactly height x width, or with `within` one of
+ * at most that. Changes only *r after setjmp (see the file comment). */
+static int reader_decode(image_reader *r, int height, int width, int within)
 {
     png_uint_32 w, h;
     if (setjmp(png_jmpbuf(r->png))) {
@@ -152,9 +154,13 @@ static int reader_decode(image_reader *r, int height, int width)
     w = png_get_image_width(r->png, r->info);
     h = png_get_image_height(r->png, r->info);
     r->colours = png_get_color_type(r->png, r->info) & PNG_COLOR_MASK_COLOR ? 3 : 1;
-    if (w != (png_uint_32)width || h != (png_uint_32)height)
+    if (!within && (w != (png_uint_32)width || h != (png_uint_32)height))
         return err_set(DLCA_ERR, "%s: is %lux%lu, the preset needs %dx%d", r->path, (unsigned long)w,
                        (unsigned long)h, width, height);
+    if (within && (w > (png_uint_32)width || h > (png_uint_32)height))
+        return err_set(DLCA_ERR, "%s: is %lux%lu, larger than the %dx%d grid (a smaller picture is centred on it)",
+                       r->path, (unsigned long)w, (unsigned long)h, width, height);
+    r->width = (int)w, r->height = (int)h;
     reader_set_transforms(r->png, r->info);
     if (png_get_rowbytes(r->png, r->info) != (size_t)w * RGBA16_BYTES)
         return err_set(DLCA_ERR, "%s: libpng did not give 16-bit RGBA rows", r->path);
@@ -187,13 +193,9 @@ static void binarise(const unsigned char *pixels, size_t n, image_target_mode mo
 
 int image_target_channels(image_target_mode mode) { return mode == IMAGE_RGB_BITS ? 3 : 1; }
 
-int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out)
-{
-    return image_load_target_colours(path, mode, height, width, out, NULL);
-}
-
-int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
-                              int *colours)
+/* The reading both loaders share; `within` as reader_decode's. */
+static int load_target(const char *path, image_target_mode mode, int height, int width, int within, double *out,
+                       int *colours)
 {
     image_reader r = {.path = path};
     int status;
@@ -203,11 +205,37 @@ int image_load_target_colours(const char *path, image_target_mode mode, int heig
     if (height < 1 || width < 1 || height > IMAGE_READ_MAX_SIDE || width > IMAGE_READ_MAX_SIDE)
         return err_set(DLCA_ERR, "%s: asked for a %dx%d target", path, width, height);
     status = reader_open(&r);
-    if (status == DLCA_OK) status = reader_decode(&r, height, width);
-    if (status == DLCA_OK) binarise(r.pixels, (size_t)height * (size_t)width, mode, out);
+    if (status == DLCA_OK) status = reader_decode(&r, height, width, within);
+    double *picture = NULL;
+    size_t n = (size_t)height * (size_t)width, pn = (size_t)r.height * (size_t)r.width;
+    if (status == DLCA_OK && pn < n && !(picture = malloc(pn * (size_t)image_target_channels(mode) * sizeof *picture)))
+        status = err_set(DLCA_ERR_NOMEM, "%s: out of memory for %dx%d pixels", path, r.width, r.height);
+    if (status == DLCA_OK && !picture) binarise(r.pixels, n, mode, out);
+    if (status == DLCA_OK && picture) {
+        /* centred, the border off: (grid - picture) / 2 cells above and to the left, rounded down */
+        int top = (height - r.height) / 2, left = (width - r.width) / 2;
+        binarise(r.pixels, pn, mode, picture);
+        memset(out, 0, n * (size_t)image_target_channels(mode) * sizeof *out);
+        for (int c = 0; c < image_target_channels(mode); c++)
+            for (int y = 0; y < r.height; y++)
+                memcpy(out + (size_t)c * n + (size_t)(y + top) * (size_t)width + (size_t)left,
+                       picture + (size_t)c * pn + (size_t)y * (size_t)r.width, (size_t)r.width * sizeof *out);
+    }
     if (status == DLCA_OK && colours) *colours = r.colours;
+    free(picture);
     reader_free(&r);
     return status;
+}
+
+int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out)
+{
+    return load_target(path, mode, height, width, 0, out, NULL);
+}
+
+int image_load_target_within(const char *path, image_target_mode mode, int height, int width, double *out,
+                             int *colours)
+{
+    return load_target(path, mode, height, width, 1, out, colours);
 }
 
 int image_count_colours(const double *target, int pixels)

@@ -34,10 +34,12 @@ int image_target_channels(image_target_mode mode);
  * 8 MiB (checked by libpng before it allocates). `out` may be partly written on failure. */
 int image_load_target(const char *path, image_target_mode mode, int height, int width, double *out);
 
-/* image_load_target that also says how many colour channels the file itself has (before grey is
- * copied to R, G and B): 1 for grey and grey+alpha, 3 for colour and palette files. */
-int image_load_target_colours(const char *path, image_target_mode mode, int height, int width, double *out,
-                              int *colours);
+/* image_load_target for a picture of at most width x height, centred on a border of off cells
+ * ((width - its width) / 2 to the left, rounded down; the same above), that also says how many
+ * colour channels the file itself has (before grey is copied to R, G and B): 1 for grey and
+ * grey+alpha, 3 for colour and palette files. NULL `colours`: not wanted. */
+int image_load_target_within(const char *path, image_target_mode mode, int height, int width, double *out,
+                             int *colours);
 
 /* Number of distinct colours (R, G, B each on where > 0.5) in a [3][pixels] target: at most 8. */
 int image_count_colours(const double *target, int pixels);

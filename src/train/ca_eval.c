@@ -219,8 +219,8 @@ void ca_eval_rollout_free(ca_eval_rollout *r)
     r->start = r->target = NULL;
 }
 
-/* The lizard grown on a 40x40 torus from a centre seed must match the target around the seed
- * and leave the rest empty. */
+/* The lizard grown from a centre seed on a torus of twice the grid's side (40x40 for its 20x20)
+ * must match the target around the seed and leave the rest empty. */
 static int lizard_check(const ca_eval_context *x, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;
@@ -235,7 +235,9 @@ static int lizard_check(const ca_eval_context *x, ca_check *checks, int *count)
     if (!rc) rc = run_steps(&r, torus.steps);
     size_t wrong = 0;
     for (size_t i = 0; !rc && i < ca_shape_cells(r.shape); i++) wrong += (r.grid[i] > 0.5) != (torus.target[i] > 0.5);
-    if (!rc) add_check(checks, count, "lizard grows on a 40x40 torus", (double)wrong / ((double)size * size));
+    char name[64];
+    snprintf(name, sizeof name, "lizard grows on a %dx%d torus", size, size);
+    if (!rc) add_check(checks, count, name, (double)wrong / ((double)size * size));
     ca_runner_free(&r);
     ca_eval_rollout_free(&torus);
     return rc;
