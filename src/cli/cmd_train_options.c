@@ -37,7 +37,9 @@ void cmd_train_help(void)
     }
     printf("\n"
            "The run:\n"
-           "  --target PNG       target picture for lizard and image (default: the one in assets/)\n"
+           "  --target PNG       target picture for lizard and image (default: the one in assets/), at most\n"
+           "                     the grid's size: a smaller one is centred on off cells (--grid 24x24: a\n"
+           "                     20x20 picture with a border of 2)\n"
            "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
            "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
            "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
