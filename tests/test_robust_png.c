@@ -13,7 +13,7 @@
 #include <png.h>
 #include <sys/resource.h>
 
-enum { SIDE = 20 }; /* the lizard preset's grid */
+enum { SIDE = 20 }; /* the pictures' side: the lizard's picture, trained here on a grid of that side */
 
 /* ---- writing test pictures with libpng ---- */
 
@@ -277,8 +277,9 @@ static void test_train_on_kinds(void)
         snprintf(png, sizeof png, "%s/%s.png", robust_scratch, kinds[k].name);
         snprintf(model, sizeof model, "%s/%s.dlca", robust_scratch, kinds[k].name);
         CHECK(write_picture(png, kinds[k].colour, kinds[k].depth) == 0, "write %s", png);
-        int status = robust_run(err, sizeof err, "train --preset lizard --target '%s' --T 1 --steps 1 --device cpu --out '%s'",
-                                png, model);
+        int status = robust_run(err, sizeof err,
+                                "train --preset lizard --grid %dx%d --target '%s' --T 1 --steps 1 --device cpu --out '%s'",
+                                SIDE, SIDE, png, model);
         CHECK(status == 0, "%s: dlca train exits 0 (%d): %s", kinds[k].name, status, err);
         double want[SIDE * SIDE];
         CHECK(image_load_target(png, IMAGE_SILHOUETTE, SIDE, SIDE, want) == DLCA_OK, "%s: %s", kinds[k].name,
