@@ -13,7 +13,7 @@
  * others (the breakout method). Then the exact check (ca_exact.h) decides: only an exact circuit
  * is kept; one right on the repair rounds that fails an eval check is searched again from there
  * counting the eval's wider grid too where the preset has one (ca_eval_wide: a lizard right on its
- * 20x20 grid can still grow past its picture on a 40x40 torus, a checkerboard right on its 16x16
+ * grid can still grow past its picture on a torus of twice its side, a checkerboard right on its 16x16
  * rounds can still be wrong on a 64x64 grid), and one wrong elsewhere on its rounds and the fresh
  * ones it gets wrong (at most as many as it had), up to ca_repair_most_rounds. A gate no output
  * depends on is not tried; a try rewrites the gate's op in the extracted circuit and prunes it (a
