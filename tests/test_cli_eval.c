@@ -175,7 +175,8 @@ static void test_lizard_exact(void)
 }
 
 /* A grid larger than its picture (lizard20.png centred on 22x22): training takes it, and eval's
- * checks are of that grid, the torus twice its side. */
+ * checks are of that grid, the torus twice its side. A border under 2 cells is noted, with the
+ * grid that gives one; the preset's 24x24 (a border of 2 on every side) gets no note. */
 static void test_bordered_picture(void)
 {
     char err[4096];
@@ -183,6 +184,20 @@ static void test_bordered_picture(void)
                           "train --preset lizard --grid 22x22 --channels 8 --kernels 2 --update 64,32,16,8 --steps 1 "
                           "--device cpu --out bordered.dlca");
     CHECK(status == 0, "train the lizard on 22x22 (%d): %s", status, err);
+    CHECK(strstr(err, "note: the picture comes within a cell of the 22x22 grid's edge") &&
+              strstr(err, "eval's 44x44 torus lacks; a grid 2 cells larger (--grid 24x24) gives it a border of 2"),
+          "the 22x22 lizard's border is noted: %s", err);
+    status = run_dlca(err, sizeof err,
+                      "train --preset lizard --grid 20x20 --channels 8 --kernels 2 --update 64,32,16,8 --steps 1 "
+                      "--device cpu --out edge.dlca");
+    CHECK(status == 0 && strstr(err, "note: the picture reaches the 20x20 grid's edge") &&
+              strstr(err, "a grid 4 cells larger (--grid 24x24)"),
+          "the 20x20 lizard reaches the edge (%d): %s", status, err);
+    status = run_dlca(err, sizeof err,
+                      "train --preset lizard --channels 8 --kernels 2 --update 64,32,16,8 --steps 1 --device cpu "
+                      "--out preset.dlca");
+    CHECK(status == 0 && strstr(err, "24x24 grid") && !strstr(err, "note:"), "the preset's 24x24: no note (%d): %s",
+          status, err);
     status = run_dlca(err, sizeof err, "eval bordered.dlca --device cpu --json bordered.json");
     char *json = slurp("bordered.json");
     CHECK(status == 1 && json && mj_valid(json) &&

@@ -317,6 +317,16 @@ static void test_refused(void)
     fixture_refused("--keep-members", "sweep --preset gol --seeds 1-2 --device cpu --keep-members sweep.csv");
 }
 
+/* A lizard picture within 2 cells of its periodic grid's edge is noted once, naming the preset. */
+static void test_border_note(void)
+{
+    char err[4096];
+    int status = fixture_run(err, sizeof err, "sweep --preset lizard --grid 20x20 --channels 8 --kernels 2 "
+                             "--update 64,32,16,8 --seeds 1-1 --steps 1 --device cpu");
+    const char *note = strstr(err, "note: lizard: the picture reaches the 20x20 grid's edge");
+    CHECK(status == 0 && note && !strstr(note + 1, "note:"), "one note for the 20x20 lizard (%d): %s", status, err);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -340,6 +350,7 @@ int main(int argc, char **argv)
         check_repair(rows, n);
     }
     test_refused();
+    test_border_note();
     fixture_end();
     return test_finish("test_cli_sweep");
 }

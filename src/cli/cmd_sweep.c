@@ -6,6 +6,7 @@
 #include "atomic_file.h"
 #include "ca_backend.h"
 #include "ca_config_text.h"
+#include "ca_eval.h"
 #include "ca_memory.h"
 #include "ca_target.h"
 #include "cli.h"
@@ -306,8 +307,10 @@ static int load_target(const sweep_options *o, const ca_config *c, const char *a
     *image = NULL;
     if (!file) return DLCA_OK;
     if (ca_target_load_png(c, file, target)) return DLCA_ERR;
-    *image = ca_target_values(target);
-    return *image ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    if (!(*image = ca_target_values(target))) return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    char note[512];
+    if (ca_eval_torus_note(c, *image, note, sizeof note)) fprintf(stderr, "note: %s: %s\n", c->preset, note);
+    return DLCA_OK;
 }
 
 /* A preset's config and target picture (the bits kept circuits store, the values training reads). */

@@ -5,6 +5,7 @@
 #include "ca_backend.h"
 #include "ca_config_text.h"
 #include "ca_fast_pool.h"
+#include "ca_eval.h"
 #include "ca_file.h"
 #include "ca_memory.h"
 #include "ca_repair.h"
@@ -65,6 +66,9 @@ static int run_prepare(training_run *r, const cmd_train_options *o, const char *
     }
     if (r->target.bits && !(r->image = ca_target_values(&r->target)))
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    char note[512];
+    if (r->image && !o->resume && ca_eval_torus_note(&r->model.config, r->image, note, sizeof note))
+        fprintf(stderr, "note: %s\n", note);
     return DLCA_OK;
 }
 

@@ -172,6 +172,30 @@ static int is_sync_checkerboard(const ca_config *c)
 
 int ca_eval_has_wide(const ca_config *c, const double *image) { return has_torus(c, image) || is_sync_checkerboard(c); }
 
+/* The border the sweeps found enough: 2 off cells on every side. */
+enum { TORUS_BORDER = 2 };
+
+int ca_eval_torus_note(const ca_config *c, const double *image, char *note, size_t size)
+{
+    if (!has_torus(c, image) || c->boundary != CA_BOUNDARY_PERIODIC) return 0;
+    int border = -1;
+    for (int y = 0; y < c->height; y++)
+        for (int x = 0; x < c->width; x++) {
+            if (image[(size_t)y * (size_t)c->width + (size_t)x] <= 0.5) continue;
+            int ys = y < c->height - 1 - y ? y : c->height - 1 - y, xs = x < c->width - 1 - x ? x : c->width - 1 - x;
+            int d = ys < xs ? ys : xs;
+            if (border < 0 || d < border) border = d;
+        }
+    if (border < 0 || border >= TORUS_BORDER) return 0;
+    int more = 2 * (TORUS_BORDER - border);
+    snprintf(note, size,
+             "the picture %s the %dx%d grid's edge: on a periodic grid it can grow leaning on its wrapped copy, "
+             "which eval's %dx%d torus lacks; a grid %d cells larger (--grid %dx%d) gives it a border of %d",
+             border == 0 ? "reaches" : "comes within a cell of", c->height, c->width, 2 * c->height, 2 * c->width,
+             more, c->height + more, c->width + more, TORUS_BORDER);
+    return 1;
+}
+
 /* The lizard's torus (ca_eval_wide). */
 static int torus_rollout(const ca_config *c, const double *image, ca_eval_rollout *r)
 {

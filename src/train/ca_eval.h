@@ -73,6 +73,13 @@ int ca_eval_wide(const ca_config *config, const double *image, ca_eval_rollout *
 
 /* Whether `config` (with `image`, its picture or NULL) has that check, without building it. */
 int ca_eval_has_wide(const ca_config *config, const double *image);
+
+/* Where `config` has the torus check: whether its picture's on cells come within 2 cells of the
+ * grid's edge, and if so a one-line note (no newline) saying so into `note` (size `size`). On the
+ * periodic grid such a picture can grow leaning on its wrapped copy, which the torus lacks: on
+ * 20x20 the turtle emoji filling its frame made 0 of 16 seeds exact, on 24x24 (a border of 2) 13
+ * (docs/exact-circuits.md, section 27). 0 (nothing written) otherwise. */
+int ca_eval_torus_note(const ca_config *config, const double *image, char *note, size_t size);
 void ca_eval_rollout_free(ca_eval_rollout *rollout);
 
 #endif
