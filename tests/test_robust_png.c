@@ -278,7 +278,8 @@ static void test_train_on_kinds(void)
         snprintf(model, sizeof model, "%s/%s.dlca", robust_scratch, kinds[k].name);
         CHECK(write_picture(png, kinds[k].colour, kinds[k].depth) == 0, "write %s", png);
         int status = robust_run(err, sizeof err,
-                                "train --preset lizard --grid %dx%d --target '%s' --T 1 --steps 1 --device cpu --out '%s'",
+                                "train --preset lizard --grid %dx%d --target '%s' --T 1 --steps 1 --device cpu "
+                                "--out '%s'",
                                 SIDE, SIDE, png, model);
         CHECK(status == 0, "%s: dlca train exits 0 (%d): %s", kinds[k].name, status, err);
         double want[SIDE * SIDE];
