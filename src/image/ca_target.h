@@ -12,8 +12,8 @@ const char *ca_target_default_path(const ca_config *config, const char *assets, 
 
 /* Reads `path` as the config's target: 1 loss channel = silhouette, 3 = RGB bits (refused
  * for a grey picture, which has one colour channel for the three), at the config's grid size: a
- * smaller picture is centred on a border of off cells (a silhouette that reaches the edge of a
- * periodic grid otherwise meets its own wrapped copy, which a larger grid does not have). */
+ * smaller picture is centred on a border of off cells, a larger one refused (the lizard's 20x20
+ * picture on its 24x24 grid: docs/exact-circuits.md, section 27). */
 int ca_target_load_png(const ca_config *config, const char *path, ca_target_image *target);
 
 /* The bits as doubles [channels][height][width], malloc'd; NULL when out of memory. */
