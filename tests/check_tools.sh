@@ -8,10 +8,11 @@
 #    Markdown rows in the list's order and each row's exact seeds as its sweep's summary says; a
 #    row a deadline stops is written as interrupted and the next skipped; a failing row is exit 1,
 #    a bad list line exit 2;
-#  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (or a
-#    range of those runs, keeping their logs with --logs) and counts the runs whose circuit passes
-#    dlca eval as its lines say; a dlca train that fails is exit 1, bad usage (RUNS 0, a range
-#    3-2, --logs without a folder) exit 2; SIGTERM stops the run under way, uncounted;
+#  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (the
+#    lizard 1, 33, ...; or a range of those runs, keeping their logs with --logs) and counts the
+#    runs whose circuit passes dlca eval as its lines say; a dlca train that fails is exit 1, bad
+#    usage (RUNS 0, a range 3-2, --logs without a folder) exit 2; SIGTERM stops the run under way,
+#    uncounted;
 #  - tools/default_runs_summary.sh sums up such lines (median, slowest, mean, per passing circuit,
 #    populations, repaired; two files paired by run number), skipping other lines; a file without
 #    run lines is exit 1, bad usage exit 2;
@@ -104,6 +105,10 @@ check $? "default_runs.sh 1-1 exits 0: $(tail -2 "$work/range.err")"
 [ "$(grep -c '^run ' "$work/range.txt")" = 1 ] && grep -q '^run 1: --seed 17 ' "$work/range.txt" &&
     grep -q '^gol: [01] of 1 runs wrote' "$work/range.txt"
 check $? "default_runs.sh 1-1: run 1 alone (seed 17), a summary of 1 run: $(cat "$work/range.txt")"
+defaults lizard 1-1 -- --device cpu --channels 8 --kernels 2 --update 64,32,16,8 --steps 1 > "$work/liz.txt" \
+    2> "$work/liz.err"
+grep -q '^run 1: --seed 33 ' "$work/liz.txt"
+check $? "default_runs.sh: the lizard's runs are 32 seeds apart (run 1: seed 33): $(cat "$work/liz.txt" "$work/liz.err")"
 grep -q '^training gol' "$work/logs/run1.err" && grep -q 'checks\? passed\|checks\? failed' "$work/logs/eval1.txt" &&
     [ ! -e "$work/logs/run0.err" ]
 check $? "default_runs.sh --logs: run 1's dlca train stderr and eval report kept: $(ls "$work/logs")"

@@ -4,8 +4,9 @@
 # The default `dlca train` as a user meets it, measured over RUNS runs (default 16; FIRST-LAST
 # runs only those of the numbers k below, so that machines of several GPUs can share the runs
 # out, each with its `-- --device N`): run k trains
-# `dlca train --preset PRESET --seed 16k+1 FLAGS` (the default on a GPU tries seeds S to S+15, so
-# the runs share no seed), then `dlca eval` checks what it wrote. Prints a line a run (its base
+# `dlca train --preset PRESET --seed 16k+1 FLAGS`, the lizard's 32k+1 (the default on a GPU tries
+# seeds S to S+15, the lizard's S to S+31, so the runs share no seed), then `dlca eval` checks what
+# it wrote. Prints a line a run (its base
 # seed, exit status, wall seconds, the populations it tried, the seed it wrote and whether that is
 # verified exact or repaired, eval's verdict) and then the summary:
 #   PRESET: N of RUNS runs wrote a circuit that passes every dlca eval check; wall s median M,
@@ -45,12 +46,15 @@ work=$(mktemp -d) || die "no temporary folder"
 trap 'rm -rf "$work"' EXIT
 keep=${logs:-$work} # where each run's stderr and eval report go
 
+# the seeds a default run may try (cmd_population_default_run: 8 populations of 2, the lizard 16)
+stride=16
+[ "$preset" = lizard ] && stride=32
 failed=0 passed=0 stop= child=
 walls=()
 on_signal() { stop=1; [ -n "$child" ] && kill -TERM "$child" 2> /dev/null; }
 trap on_signal TERM INT HUP
 for ((k = first; k <= last; k++)); do
-    seed=$((16 * k + 1))
+    seed=$((stride * k + 1))
     out=$work/run$k.dlca
     t0=$(date +%s.%N)
     # in the background, so that a signal reaches the trap while it trains, not after
