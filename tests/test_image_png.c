@@ -391,7 +391,8 @@ static void test_within(void)
     CHECK(memcmp(lizard, same, sizeof lizard) == 0, "lizard20 within 20x20 differs from its exact load");
     CHECK(image_load_target_within(path, IMAGE_SILHOUETTE, 20, 19, same, NULL) != DLCA_OK,
           "a 20x20 file loaded within 19x20");
-    CHECK(strstr(err_message(), "is 20x20, larger than the 19x20 grid") && strstr(err_message(), "lizard20.png"),
+    CHECK(strstr(err_message(), "is 20x20 (height x width, as --grid), larger than the 20x19 grid") &&
+              strstr(err_message(), "lizard20.png"),
           "larger-picture message: %s", err_message());
 }
 

@@ -351,7 +351,7 @@ static void test_train_refuses(void)
     }
     snprintf(args, sizeof args, "train --preset image --target '%s/lizard20.png' --steps 1 --device cpu --out '%s'",
              DLCA_ASSET_DIR, robust_path("x.dlca"));
-    robust_refused("is 20x20, larger than the 16x16 grid", "x.dlca", args);
+    robust_refused("is 20x20 (height x width, as --grid), larger than the 16x16 grid", "x.dlca", args);
     snprintf(args, sizeof args, "train --preset lizard --target '%s' --steps 1 --device cpu --out '%s'", robust_scratch,
              robust_path("x.dlca"));
     robust_refused(robust_scratch, "x.dlca", args);

@@ -158,8 +158,8 @@ static int reader_decode(image_reader *r, int height, int width, int within)
         return err_set(DLCA_ERR, "%s: is %lux%lu, the preset needs %dx%d", r->path, (unsigned long)w,
                        (unsigned long)h, width, height);
     if (within && (w > (png_uint_32)width || h > (png_uint_32)height))
-        return err_set(DLCA_ERR, "%s: is %lux%lu, larger than the %dx%d grid (a smaller picture is centred on it)",
-                       r->path, (unsigned long)w, (unsigned long)h, width, height);
+        return err_set(DLCA_ERR, "%s: is %lux%lu (height x width, as --grid), larger than the %dx%d grid (a smaller "
+                       "picture is centred on it)", r->path, (unsigned long)h, (unsigned long)w, height, width);
     r->width = (int)w, r->height = (int)h;
     reader_set_transforms(r->png, r->info);
     if (png_get_rowbytes(r->png, r->info) != (size_t)w * RGBA16_BYTES)
