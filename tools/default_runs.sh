@@ -6,9 +6,9 @@
 # out, each with its `-- --device N`): run k trains
 # `dlca train --preset PRESET --seed 16k+1 FLAGS`, the lizard's 32k+1 (the default on a GPU tries
 # seeds S to S+15, the lizard's S to S+31, so the runs share no seed), then `dlca eval` checks what
-# it wrote. Prints a line a run (its base
-# seed, exit status, wall seconds, the populations it tried, the seed it wrote and whether that is
-# verified exact or repaired, eval's verdict) and then the summary:
+# it wrote. Prints a line a run (its base seed, exit status, wall seconds, the populations it
+# tried, the seed it wrote and whether that is verified exact or repaired, eval's verdict) and then
+# the summary:
 #   PRESET: N of RUNS runs wrote a circuit that passes every dlca eval check; wall s median M,
 #   per passing circuit W
 # The runs' files go in a temporary folder, removed at the end; with --logs DIR each run's
