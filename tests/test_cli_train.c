@@ -2,7 +2,8 @@
  * CPU until its circuit is verified exact and stops there; a resumed run logs exactly the losses
  * of an uninterrupted one and writes the same model (its best circuit carried in the file); the
  * CPU and Vulkan engines give the same loss curve within 1e-3; the CSV, plot, model and frames
- * are written; bad input gives one clear line, a non-zero exit and no output file. */
+ * are written; bad input gives one clear line, a non-zero exit and no output file; --from starts
+ * a run from a model's circuit. */
 #include "ca_eval.h"
 #include "ca_file.h"
 #include "check.h"
@@ -11,6 +12,7 @@
 #include "vk_context.h"
 
 #include <libgen.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +275,89 @@ static void test_bad_input(void)
     expect_refused("unknown command", NULL, "frobnicate");
 }
 
+/* Whether two models' layers read the same inputs. */
+static int same_wiring(const ca_model *a, const ca_model *b)
+{
+    int same = a->config.perception_depth == b->config.perception_depth &&
+               a->config.update_depth == b->config.update_depth;
+    for (int pass = 0; same && pass < 2; pass++) {
+        int depth = pass ? a->config.update_depth : a->config.perception_depth;
+        for (int l = 0; same && l < depth; l++) {
+            const wiring *x = pass ? &a->update[l] : &a->perception[l], *y = pass ? &b->update[l] : &b->perception[l];
+            size_t bytes = (size_t)x->n_out * sizeof *x->input_a;
+            same = x->n_in == y->n_in && x->n_out == y->n_out && memcmp(x->input_a, y->input_a, bytes) == 0 &&
+                   memcmp(x->input_b, y->input_b, bytes) == 0;
+        }
+    }
+    return same;
+}
+
+/* --from: a new run starts from a model's circuit. One AdamW step of lr from fresh moments moves
+ * each logit by at most lr (1 + weight decay x |logit|), so every logit of the new file lies that
+ * close to the old one's, which a fresh pass-through start does not; the wiring is the old file's
+ * though the seed (which draws a fresh model's wiring) differs; the config is the old one's under
+ * the flags, from step 0. Flags that change the network are refused. */
+static void test_from(void)
+{
+    char err[4096], a[512], b[512], args[4096];
+    snprintf(a, sizeof a, "%s/from-a.dlca", scratch);
+    snprintf(b, sizeof b, "%s/from-b.dlca", scratch);
+    int s1 = run_dlca(err, sizeof err, "train --preset checkerboard --grid 8x8 --T 4 --steps 6 --seed 3 --device cpu "
+                      "--no-stop-exact --keep-final --out '%s'", a);
+    int s2 = run_dlca(err, sizeof err, "train --from '%s' --seed 9 --pool 4 --window 2 --window-loss every --steps 1 "
+                      "--lr 0.001 --device cpu --out '%s'", a, b);
+    CHECK(s1 == 0 && s2 == 0, "train, then train --from it, exit 0 (%d %d): %s", s1, s2, err);
+    CHECK(strstr(err, "starting from the circuit of") != NULL, "--from says where it starts: %s", err);
+    ca_model ma, mb, fresh;
+    ca_train_state state;
+    if (ca_file_load(a, &ma, NULL, NULL) || ca_file_load(b, &mb, &state, NULL)) {
+        CHECK(0, "--from: load: %s", err_message());
+        return;
+    }
+    const ca_config *c = &mb.config;
+    CHECK(c->seed == 9 && c->pool == 4 && c->window == 2 && c->train_steps == 1 && c->height == 8 && c->steps == 4 &&
+              strcmp(c->preset, "checkerboard") == 0 && state.step == 1,
+          "--from: the old config under the flags, one step from 0 (seed %llu, pool %d, window %d, %llu steps done)",
+          (unsigned long long)c->seed, c->pool, c->window, (unsigned long long)state.step);
+    CHECK(same_wiring(&ma, &mb), "--from: the new file has the old one's wiring");
+    int fresh_made = ca_model_init(&fresh, c) == DLCA_OK;
+    CHECK(fresh_made && !same_wiring(&fresh, &mb), "--from: a fresh model of seed 9 is wired otherwise (so the check "
+                                                    "above can fail)");
+    double worst = 0.0, moved = 0.0, fresh_far = 0.0;
+    for (size_t i = 0; mb.gate_count == ma.gate_count && i < ma.gate_count * 16; i++) {
+        double bound = 0.001 * (1.0 + 1e-2 * fabs(ma.logits[i])) + 1e-6, step = fabs(mb.logits[i] - ma.logits[i]);
+        if (step / bound > worst) worst = step / bound;
+        if (step > moved) moved = step;
+        if (fresh_made && fabs(fresh.logits[i] - ma.logits[i]) > fresh_far) fresh_far = fabs(fresh.logits[i] - ma.logits[i]);
+    }
+    CHECK(mb.gate_count == ma.gate_count && worst <= 1.0 && moved > 0.0,
+          "--from: every logit one step of lr 0.001 from the old file's (worst %.3f of the bound, largest move %g)", worst,
+          moved);
+    CHECK(fresh_far > 0.01, "--from: a fresh start's logits are up to %g from the old file's (the check above can fail)",
+          fresh_far);
+    if (fresh_made) ca_model_free(&fresh);
+    ca_model_free(&ma), ca_model_free(&mb), ca_train_state_free(&state);
+    snprintf(args, sizeof args, "train --from '%s' --update 128x10,64,32,16,8,8 --device cpu --out '%s/x.dlca'", a, scratch);
+    expect_refused("keeps the network", "x.dlca", args);
+    snprintf(args, sizeof args, "train --from '%s' --preset gol --device cpu --out '%s/x.dlca'", a, scratch);
+    expect_refused("give one preset", "x.dlca", args);
+    snprintf(args, sizeof args, "train --from '%s' --population 2 --out '%s/x.dlca'", a, scratch);
+    expect_refused("--population", "x.dlca", args);
+    snprintf(args, sizeof args, "train --from '%s' --resume '%s'", a, a);
+    expect_refused("give one", NULL, args);
+    snprintf(args, sizeof args, "train --from '%s/missing.dlca' --out '%s/x.dlca'", scratch, scratch);
+    expect_refused("missing.dlca", "x.dlca", args);
+    /* A picture: the file's goes with its grid; --target gives one for another grid. */
+    snprintf(a, sizeof a, "%s/from-image.dlca", scratch);
+    s1 = run_dlca(err, sizeof err, "train --preset image --T 2 --steps 1 --device cpu --no-stop-exact --out '%s'", a);
+    CHECK(s1 == 0, "an image model to start from: %s", err);
+    snprintf(args, sizeof args, "train --from '%s' --grid 18x18 --steps 1 --device cpu --out '%s/x.dlca'", a, scratch);
+    expect_refused("give --target", "x.dlca", args);
+    s2 = run_dlca(err, sizeof err, "train --from '%s' --grid 18x18 --target '%s/image16.png' --steps 1 --device cpu "
+                  "--no-stop-exact --out '%s/from-image18.dlca'", a, DLCA_ASSET_DIR, scratch);
+    CHECK(s2 == 0, "--from with --grid and --target trains: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     char self[900];
@@ -292,6 +377,7 @@ int main(int argc, char **argv)
     test_best_carried();
     test_cpu_matches_vulkan();
     test_bad_input();
+    test_from();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);
     if (!getenv("DLCA_TEST_KEEP") && system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);

@@ -40,6 +40,54 @@ static void run_free(training_run *r)
     free(r->image);
 }
 
+/* The target picture of r->model's config: --target's, else the preset's in `assets`. */
+static int load_target(training_run *r, const cmd_train_options *o, const char *assets)
+{
+    const ca_config *config = &r->model.config;
+    char path[4096];
+    const char *fallback = ca_target_default_path(config, assets, path, sizeof path);
+    const char *target = o->target ? o->target : fallback;
+    if (o->target && !fallback)
+        return err_set(DLCA_ERR, "--target: preset '%s' has no picture target (target-kind is not image)", config->preset);
+    return target ? ca_target_load_png(config, target, &r->target) : DLCA_OK;
+}
+
+/* The keys that make the network: --from keeps them, so its wiring and logits fit. */
+static const char *const network_keys[] = {"channels", "kernels", "perception", "perception-wiring", "update", "wiring"};
+
+/* --from: the config of FILE under the flags, FILE's wiring and logits, and its target picture
+ * where the grid and loss channels are FILE's and no --target is given. */
+static int prepare_from(training_run *r, const cmd_train_options *o, const char *assets)
+{
+    ca_model from;
+    ca_target_image target;
+    if (ca_file_load(o->from, &from, NULL, &target)) return DLCA_ERR;
+    char name[CA_CONFIG_ORIGIN_MAX];
+    snprintf(name, sizeof name, "--from %s", o->from);
+    ca_config config;
+    int rc = cmd_train_config(&config, o, &from.config, name);
+    for (size_t i = 0; !rc && i < sizeof network_keys / sizeof network_keys[0]; i++) {
+        const ca_config_key *key = ca_config_key_find(network_keys[i]);
+        char theirs[CA_CONFIG_VALUE_MAX], ours[CA_CONFIG_VALUE_MAX];
+        key->print(&from.config, theirs, sizeof theirs), key->print(&config, ours, sizeof ours);
+        if (strcmp(theirs, ours) != 0)
+            rc = err_set(DLCA_ERR, "--%s %s: %s's circuit has %s %s, and --from keeps the network", key->key, ours,
+                         o->from, key->key, theirs);
+    }
+    if (!rc) rc = ca_model_init_wired(&r->model, &config, from.perception, from.update);
+    if (!rc) memcpy(r->model.logits, from.logits, from.gate_count * 16 * sizeof *from.logits);
+    int same_grid = config.height == from.config.height && config.width == from.config.width &&
+                    config.loss_channels == from.config.loss_channels;
+    if (config.target != CA_TARGET_IMAGE) ca_target_image_free(&target); /* --target-kind changed it */
+    if (!rc && target.bits && !o->target && !same_grid)
+        rc = err_set(DLCA_ERR, "--from %s: its target picture is for its %dx%d grid: give --target for the %dx%d one",
+                     o->from, from.config.height, from.config.width, config.height, config.width);
+    if (!rc && target.bits && !o->target) r->target = target, target.bits = NULL;
+    else if (!rc) rc = load_target(r, o, assets);
+    ca_model_free(&from), ca_target_image_free(&target);
+    return rc;
+}
+
 static int run_prepare(training_run *r, const cmd_train_options *o, const char *assets)
 {
     memset(r, 0, sizeof *r);
@@ -53,16 +101,13 @@ static int run_prepare(training_run *r, const cmd_train_options *o, const char *
         /* Otherwise the loop would not run, nothing would be saved, and "wrote" would be a lie. */
         if (ca_trainer_resume_steps(o->resume, r->state.step, o->has_steps ? o->steps : 0, &r->model.config.train_steps))
             return DLCA_ERR;
+    } else if (o->from) {
+        if (prepare_from(r, o, assets)) return DLCA_ERR;
     } else {
         ca_config config;
-        if (cmd_train_config(&config, o)) return DLCA_ERR;
+        if (cmd_train_config(&config, o, NULL, NULL)) return DLCA_ERR;
         if (ca_model_init(&r->model, &config)) return DLCA_ERR;
-        char path[4096];
-        const char *fallback = ca_target_default_path(&config, assets, path, sizeof path);
-        const char *target = o->target ? o->target : fallback;
-        if (o->target && !fallback)
-            return err_set(DLCA_ERR, "--target: preset '%s' has no picture target (target-kind is not image)", config.preset);
-        if (target && ca_target_load_png(&config, target, &r->target)) return DLCA_ERR;
+        if (load_target(r, o, assets)) return DLCA_ERR;
     }
     if (r->target.bits && !(r->image = ca_target_values(&r->target)))
         return err_set(DLCA_ERR_NOMEM, "out of memory for the target");
@@ -311,6 +356,7 @@ static int train_single(const cmd_train_options *o, training_run *r, const train
         train_log_message(&log, "training %s: %zu gates, %dx%d grid, T=%d, batch %d, %d steps on %s -> %s",
                           c->preset, r->model.gate_count, c->height, c->width, c->steps, c->batch, c->train_steps,
                           ca_backend_name(backend, vk), paths->out);
+        if (o->from) train_log_message(&log, "starting from the circuit of %s (its wiring and gate logits)", o->from);
         rc = train_loop(&trainer, &watch, r, o, paths, &log);
         int budget = trainer.step == (uint64_t)c->train_steps && !*o->stop;
         if (!rc && o->repair > 0.0 && budget && watch.exact_step == 0) rc = repair_written(o, r, paths->out, &log);
@@ -344,10 +390,10 @@ static int train(const cmd_train_options *o, const ca_options *seam)
      * fewer steps (README, "The default run"). A single run elsewhere. --population alone means
      * one try. */
     cmd_default_run defaults = cmd_population_default_run(&r.model.config);
-    long long on_gpu = o->population ? o->population : !o->resume ? defaults.population : 1;
+    long long on_gpu = o->population ? o->population : !o->resume && !o->from ? defaults.population : 1;
     run.models = (int)on_gpu; /* the queues it opens (ca_backend_queues) */
     if (!rc) rc = ca_backend_open(&run, &vk, &backend);
-    int gpu_default = backend == CA_BACKEND_GPU && !o->resume;
+    int gpu_default = backend == CA_BACKEND_GPU && !o->resume && !o->from;
     long long population = backend == CA_BACKEND_GPU ? on_gpu : o->population ? o->population : 1;
     long long tries = o->tries ? o->tries : gpu_default && !o->population ? defaults.tries : 1;
     if (!rc && population * tries > CMD_POPULATION_SEEDS_MAX)

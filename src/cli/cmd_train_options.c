@@ -102,6 +102,14 @@ void cmd_train_help(void)
            "                     all (default 0; the lizard's without --repair-threads: 1, its\n"
            "                     best member alone)\n"
            "  --resume FILE      continue a saved run; --steps sets the new total\n"
+           "  --from FILE        start a new run from FILE's circuit: its wiring and gate logits\n"
+           "                     (not its init logit, optimizer state or step count), its config\n"
+           "                     under the flags and its target picture unless --target or\n"
+           "                     --grid is given; the flags may change training (steps, rates,\n"
+           "                     seed, pool, window, damage, ...), not the network (channels,\n"
+           "                     kernels, perception, update, wiring). E.g. a grown picture's\n"
+           "                     exact circuit trained on to hold it: --from M --pool 64 --window\n"
+           "                     15 --window-loss every. One run: no population, no default search\n"
            "  --max-memory GiB   refuse, before starting, a run estimated to need more host memory\n"
            "                     than this (default 4)\n"
            "\n"
@@ -144,6 +152,7 @@ static int parse_flag(cmd_train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--out") == 0) o->out = v;
     else if (strcmp(flag, "--log") == 0) o->log = v;
     else if (strcmp(flag, "--resume") == 0) o->resume = v;
+    else if (strcmp(flag, "--from") == 0) o->from = v;
     else if (strcmp(flag, "--config") == 0) {
         if (o->config) return err_set(DLCA_ERR, "--config: one file only, not %s and %s", o->config, v);
         o->config = v;
@@ -195,17 +204,30 @@ int cmd_train_parse(int argc, char **argv, cmd_train_options *o, int *help)
                                  "(the same seeds give the same members)");
     if (o->resume && o->tries > 1)
         return err_set(DLCA_ERR, "--tries: tries are populations, which keep no checkpoint, so they cannot --resume");
+    if (o->from && o->resume)
+        return err_set(DLCA_ERR, "--from starts a new run from a model's circuit and --resume continues a saved run: "
+                                 "give one");
+    if (o->from && (o->population > 1 || o->tries > 1))
+        return err_set(DLCA_ERR, "%s: --from trains the one circuit it starts from, and a population's members each draw "
+                                 "their own wiring", o->population > 1 ? "--population" : "--tries");
     if (o->tries > 1 && !o->stop_exact)
         return err_set(DLCA_ERR, "--tries: a further try follows only a try without an exact circuit, and "
                                  "--no-stop-exact trains past one");
     return DLCA_OK;
 }
 
-int cmd_train_config(ca_config *config, const cmd_train_options *o)
+int cmd_train_config(ca_config *config, const cmd_train_options *o, const ca_config *base, const char *base_name)
 {
     ca_config_assignments all;
     memset(&all, 0, sizeof all);
-    int rc = o->config ? ca_config_load_text(&all, o->config) : DLCA_OK;
+    int rc = DLCA_OK;
+    for (int i = 0; !rc && base && i < ca_config_key_count; i++) {
+        char value[CA_CONFIG_VALUE_MAX], origin[CA_CONFIG_ORIGIN_MAX];
+        ca_config_keys[i].print(base, value, sizeof value);
+        snprintf(origin, sizeof origin, "%s: %s", base_name, ca_config_keys[i].key);
+        rc = ca_config_assign(&all, ca_config_keys[i].key, value, origin);
+    }
+    if (!rc && o->config) rc = ca_config_load_text(&all, o->config);
     for (int i = 0; !rc && i < o->flags.count; i++)
         rc = ca_config_assign(&all, o->flags.items[i].key->key, o->flags.items[i].value, o->flags.items[i].origin);
     if (!rc) rc = ca_config_build(config, &all, "gol");

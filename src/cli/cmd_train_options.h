@@ -10,6 +10,7 @@
 
 typedef struct {
     const char *target, *device, *out, *log, *resume, *config, *keep_members;
+    const char *from; /* --from: a model file whose circuit (wiring and logits) a new run starts from */
     int force, stop_exact, keep_final;
     ca_cache cache;
     long long every, check_every, population, tries;
@@ -34,7 +35,8 @@ void cmd_train_help(void);
  * after a failure. */
 int cmd_train_parse(int argc, char **argv, cmd_train_options *o, int *help);
 
-/* The config: the preset, then --config's file, then the flags (ca_config_text.h). */
-int cmd_train_config(ca_config *config, const cmd_train_options *o);
+/* The config: the preset, then `base` (every key of it; --from's model, else NULL), then
+ * --config's file, then the flags (ca_config_text.h). `base_name` names base in messages. */
+int cmd_train_config(ca_config *config, const cmd_train_options *o, const ca_config *base, const char *base_name);
 
 #endif
