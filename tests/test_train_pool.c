@@ -8,13 +8,15 @@
  * of persistence rounds, and only theirs, as bits. A trainer with a pool, a window
  * and damage gives the same losses on the double engine, the fast one and the GPU (where there is
  * one), and the same again when run twice, whether each step measures the hard loss (the pool
- * keeps the hard circuit's grids) or every other one. */
+ * keeps the hard circuit's grids) or every other one. The best circuit of such a run is one
+ * measured on a persistence round before one measured on a growth round. */
 #include "ca_cpu.h"
 #include "ca_fast.h"
 #include "ca_fixtures.h"
 #include "ca_pool.h"
 #include "ca_task.h"
 #include "ca_train.h"
+#include "ca_watch.h"
 #include "check.h"
 #include "error.h"
 #include "vk_test.h"
@@ -383,9 +385,40 @@ static void check_trainer(vk_context *vk, int measure, ca_window_loss window_los
     }
 }
 
+/* The best circuit's ranking (ca_watch.h): with a pool or a window, a circuit measured on a
+ * persistence round ranks above one measured on a growth round, which a circuit that grows the
+ * picture and does not hold it gets right; exact still ranks first. */
+static void check_best_ranking(void)
+{
+    ca_config c;
+    small_preset(&c, "checkerboard");
+    int any = 0;
+    for (uint64_t s = 0; s <= 50; s++) any |= ca_watch_round_persistence(&c, s);
+    CHECK(!any, "no pool nor window: no step measures on a persistence round");
+    c.window = 5;
+    int agree = 1, kinds[2] = {0, 0};
+    for (uint64_t s = 1; s <= 300; s++) {
+        int from_pool, steps = ca_task_round_steps(&c, s - 1, &from_pool);
+        int persistence = ca_watch_round_persistence(&c, s);
+        agree &= persistence == (steps != c.steps);
+        kinds[persistence]++;
+    }
+    CHECK(agree && kinds[0] > 0 && kinds[1] > 0 && !ca_watch_round_persistence(&c, 0),
+          "window 5: step s measures on a persistence round when round s - 1 is longer than T (%d growth, %d "
+          "persistence)", kinds[0], kinds[1]);
+    ca_mark grown = {3, 0.0, 0.5, 0, 0}, held = {9, 200.0, 90.0, 0, 1}, held_better = {10, 150.0, 95.0, 0, 1};
+    ca_mark exact = {12, 0.0, 1.0, 1, 0}, held_softer = {11, 150.0, 80.0, 0, 1};
+    CHECK(ca_mark_better(&held, &grown) && !ca_mark_better(&grown, &held),
+          "a persistence round's 200 wrong cells rank above a growth round's 0");
+    CHECK(ca_mark_better(&held_better, &held) && ca_mark_better(&held_softer, &held_better),
+          "on rounds of one kind: fewer wrong cells, then the lower soft loss");
+    CHECK(ca_mark_better(&exact, &held_softer) && !ca_mark_better(&held_softer, &exact), "verified exact ranks first");
+}
+
 int main(void)
 {
     check_round_steps();
+    check_best_ranking();
     check_engine_length("checkerboard");
     check_engine_length("checkerboard-async");
     check_pool();

@@ -250,10 +250,13 @@ static int finish_budget(ca_trainer *t, ca_watch *w, training_run *r, const char
     const ca_mark *written = use_best ? &w->best : &final;
     if (written->step > 0 && train_log_mark(log, written->step, written->wrong)) return DLCA_ERR;
     if (!use_best) return DLCA_OK;
-    train_log_message(log, "the final circuit has %.0f wrong cells on step %llu's round; writing the best one, "
-                      "measured at step %llu (%s%.0f wrong, soft %.6g)", final.wrong, (unsigned long long)t->step,
-                      (unsigned long long)w->best.step, w->best.exact ? "verified exact, " : "", w->best.wrong,
-                      w->best.soft);
+    const char *kinds[] = {"", " (a growth round)", " (a persistence round)"};
+    int persistence_rounds = r->model.config.pool > 0 || r->model.config.window > 0;
+    train_log_message(log, "the final circuit has %.0f wrong cells on step %llu's round%s; writing the best one, "
+                      "measured at step %llu (%s%.0f wrong%s, soft %.6g)", final.wrong, (unsigned long long)t->step,
+                      kinds[persistence_rounds ? 1 + final.persistence : 0], (unsigned long long)w->best.step,
+                      w->best.exact ? "verified exact, " : "", w->best.wrong,
+                      kinds[persistence_rounds ? 1 + w->best.persistence : 0], w->best.soft);
     return save_run(out, t, w, r, seconds, 1);
 }
 

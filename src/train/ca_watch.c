@@ -1,6 +1,7 @@
 /* ca_watch.c: the hard loss, the exact check and the best circuit of a run (ca_watch.h). */
 #include "ca_watch.h"
 
+#include "ca_task.h"
 #include "error.h"
 #include "gates.h"
 
@@ -35,9 +36,18 @@ int ca_watch_measures(const ca_watch *w, uint64_t step, uint64_t total, long lon
     return step % (uint64_t)w->check_every == 0 || (every > 0 && step % (uint64_t)every == 0) || step == total;
 }
 
+int ca_watch_round_persistence(const ca_config *config, uint64_t step)
+{
+    int from_pool = 0;
+    if (step == 0) return 0;
+    int steps = ca_task_round_steps(config, step - 1, &from_pool);
+    return from_pool || steps != config->steps;
+}
+
 int ca_mark_better(const ca_mark *a, const ca_mark *b)
 {
     if (a->exact != b->exact) return a->exact > b->exact;
+    if (a->persistence != b->persistence) return a->persistence > b->persistence;
     if (a->wrong != b->wrong) return a->wrong < b->wrong;
     return a->soft < b->soft;
 }
@@ -69,7 +79,7 @@ int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
 
 int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exact)
 {
-    ca_mark mark = {t->measured.step, hard, soft, 0};
+    ca_mark mark = {t->measured.step, hard, soft, 0, ca_watch_round_persistence(&t->model->config, t->measured.step)};
     *exact = 0;
     if (hard == 0.0 && w->exact_step == 0) {
         if (ca_trainer_read_snapshot(t, &t->measured, w->logits, NULL, NULL) || ca_watch_check(w, mark.step, exact))
@@ -86,7 +96,7 @@ int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exa
 
 int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final, int *use_best)
 {
-    *final = (ca_mark){t->step, 0.0, last_soft, 0};
+    *final = (ca_mark){t->step, 0.0, last_soft, 0, ca_watch_round_persistence(&t->model->config, t->step)};
     *use_best = 0;
     if (t->step == 0) return DLCA_OK;
     /* The last step's round, which its measurement (a step before) used too. */
@@ -96,8 +106,11 @@ int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final,
         if (ca_watch_check(w, t->step, &final->exact)) return DLCA_ERR;
         if (final->exact && w->exact_step == 0) w->exact_step = t->step;
     }
-    *use_best = !w->keep_final && w->best.step > 0 && (w->best.exact > final->exact ||
-                                     (w->best.exact == final->exact && w->best.wrong < final->wrong));
+    const ca_mark *b = &w->best;
+    int above = b->exact != final->exact             ? b->exact > final->exact
+                : b->persistence != final->persistence ? b->persistence > final->persistence
+                                                       : b->wrong < final->wrong;
+    *use_best = !w->keep_final && b->step > 0 && above;
     return DLCA_OK;
 }
 
@@ -123,7 +136,8 @@ int ca_watch_resume(ca_watch *w, ca_trainer *t, const ca_best_state *best)
 {
     w->exact_step = best->exact_step;
     if (best->step == 0) return DLCA_OK;
-    w->best = (ca_mark){best->step, best->wrong, best->soft, best->exact};
+    w->best = (ca_mark){best->step, best->wrong, best->soft, best->exact,
+                        ca_watch_round_persistence(&t->model->config, best->step)};
     return ca_trainer_set_kept(t, best->step, best->logits, best->moment1, best->moment2);
 }
 

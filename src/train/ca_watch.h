@@ -8,13 +8,17 @@
  * (ca_snapshot), i.e. the state after s - 1 steps. "Exact at step s" means that circuit, as the
  * log's row s shows its losses.
  *
- * Circuits are ranked: verified exact first, then fewer wrong cells (the hard loss on the round
- * of the step that measured it), then the lower soft loss. The exact check runs on a circuit with
+ * Circuits are ranked: verified exact first, then one measured on a persistence round before one
+ * measured on a growth round (a config with a pool or a window has both, ca_task_round_steps:
+ * a circuit that grows the picture but does not hold it is right on every growth round), then
+ * fewer wrong cells (the hard loss on the round of the step that measured it), then the lower
+ * soft loss. The exact check runs on a circuit with
  * a hard loss of 0 until one passes; after that (a run told not to stop) no other is checked, so
  * the first exact circuit stays the best measured. The final circuit (after the last update)
  * was measured by no step: its hard loss is taken on the last step's round, it is checked when
- * that is 0, and it is kept unless the best is strictly better, exact where it is not, or with
- * fewer wrong cells (its soft loss is not known: ties go to the final one). */
+ * that is 0, and it is kept unless the best is strictly better, exact where it is not, measured
+ * on a persistence round where it is not, or with fewer wrong cells (its soft loss is not known:
+ * ties go to the final one). */
 #ifndef DLCA_CA_WATCH_H
 #define DLCA_CA_WATCH_H
 
@@ -27,6 +31,7 @@ typedef struct {
     uint64_t step; /* the step that measured it; 0: none */
     double wrong, soft;
     int exact;     /* verified exact */
+    int persistence; /* measured on a persistence round (ca_watch_round_persistence) */
 } ca_mark;
 
 typedef struct {
@@ -79,6 +84,10 @@ int ca_watch_resume(ca_watch *watch, ca_trainer *trainer, const ca_best_state *b
 /* Writes the kept best's state into trainer->model (logits) and moment1/moment2, and its step
  * count (best.step - 1) into *steps_done, for a model file. */
 int ca_watch_restore_best(ca_watch *watch, ca_trainer *trainer, uint64_t *steps_done);
+
+/* Whether step `step` (1-based) measures on a persistence round of `config`: one from the pool
+ * or longer than T (never without a pool or a window). */
+int ca_watch_round_persistence(const ca_config *config, uint64_t step);
 
 /* 1 when a is ranked above b (see above). */
 int ca_mark_better(const ca_mark *a, const ca_mark *b);
