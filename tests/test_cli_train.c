@@ -328,16 +328,18 @@ static void test_from(void)
         double bound = 0.001 * (1.0 + 1e-2 * fabs(ma.logits[i])) + 1e-6, step = fabs(mb.logits[i] - ma.logits[i]);
         if (step / bound > worst) worst = step / bound;
         if (step > moved) moved = step;
-        if (fresh_made && fabs(fresh.logits[i] - ma.logits[i]) > fresh_far) fresh_far = fabs(fresh.logits[i] - ma.logits[i]);
+        double far = fresh_made ? fabs(fresh.logits[i] - ma.logits[i]) : 0.0;
+        if (far > fresh_far) fresh_far = far;
     }
     CHECK(mb.gate_count == ma.gate_count && worst <= 1.0 && moved > 0.0,
-          "--from: every logit one step of lr 0.001 from the old file's (worst %.3f of the bound, largest move %g)", worst,
-          moved);
-    CHECK(fresh_far > 0.01, "--from: a fresh start's logits are up to %g from the old file's (the check above can fail)",
-          fresh_far);
+          "--from: every logit one step of lr 0.001 from the old file's (worst %.3f of the bound, largest move %g)",
+          worst, moved);
+    CHECK(fresh_far > 0.01, "--from: a fresh start's logits are up to %g from the old file's (so the check above can "
+          "fail)", fresh_far);
     if (fresh_made) ca_model_free(&fresh);
     ca_model_free(&ma), ca_model_free(&mb), ca_train_state_free(&state);
-    snprintf(args, sizeof args, "train --from '%s' --update 128x10,64,32,16,8,8 --device cpu --out '%s/x.dlca'", a, scratch);
+    snprintf(args, sizeof args, "train --from '%s' --update 128x10,64,32,16,8,8 --device cpu --out '%s/x.dlca'", a,
+             scratch);
     expect_refused("keeps the network", "x.dlca", args);
     snprintf(args, sizeof args, "train --from '%s' --preset gol --device cpu --out '%s/x.dlca'", a, scratch);
     expect_refused("give one preset", "x.dlca", args);

@@ -48,12 +48,14 @@ static int load_target(training_run *r, const cmd_train_options *o, const char *
     const char *fallback = ca_target_default_path(config, assets, path, sizeof path);
     const char *target = o->target ? o->target : fallback;
     if (o->target && !fallback)
-        return err_set(DLCA_ERR, "--target: preset '%s' has no picture target (target-kind is not image)", config->preset);
+        return err_set(DLCA_ERR, "--target: preset '%s' has no picture target (target-kind is not image)",
+                       config->preset);
     return target ? ca_target_load_png(config, target, &r->target) : DLCA_OK;
 }
 
 /* The keys that make the network: --from keeps them, so its wiring and logits fit. */
-static const char *const network_keys[] = {"channels", "kernels", "perception", "perception-wiring", "update", "wiring"};
+static const char *const network_keys[] = {"channels", "kernels", "perception", "perception-wiring", "update",
+                                           "wiring"};
 
 /* --from: the config of FILE under the flags, FILE's wiring and logits, and its target picture
  * where the grid and loss channels are FILE's and no --target is given. */

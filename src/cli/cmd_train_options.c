@@ -209,8 +209,8 @@ int cmd_train_parse(int argc, char **argv, cmd_train_options *o, int *help)
         return err_set(DLCA_ERR, "--from starts a new run from a model's circuit and --resume continues a saved run: "
                                  "give one");
     if (o->from && (o->population > 1 || o->tries > 1))
-        return err_set(DLCA_ERR, "%s: --from trains the one circuit it starts from, and a population's members each draw "
-                                 "their own wiring", o->population > 1 ? "--population" : "--tries");
+        return err_set(DLCA_ERR, "%s: --from trains the one circuit it starts from, and a population's members "
+                                 "each draw their own wiring", o->population > 1 ? "--population" : "--tries");
     if (o->tries > 1 && !o->stop_exact)
         return err_set(DLCA_ERR, "--tries: a further try follows only a try without an exact circuit, and "
                                  "--no-stop-exact trains past one");
