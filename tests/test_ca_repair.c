@@ -410,8 +410,8 @@ static void test_population(void)
     }
     size_t n = shipped.gate_count * GATE_OP_COUNT;
     memcpy(p.members[0].model.logits, shipped.logits, n * sizeof(float));
-    p.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0};
-    p.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0};
+    p.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0, 0.0};
+    p.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
     int repaired = -1;
     int notes = 0; /* every kept change is noted: the repair keeps at least one */
     ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0, NULL};
@@ -423,7 +423,7 @@ static void test_population(void)
     CHECK(notes > 0, "the search's progress is passed on (%d notes)", notes);
     /* Side by side with first: once member 0 is repaired the fresh member's search under way ends
      * (cancelled), long before its 30 s, or never started. */
-    p.members[0].repaired = 0, p.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0};
+    p.members[0].repaired = 0, p.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0, 0.0};
     memcpy(p.members[0].model.logits, shipped.logits, n * sizeof(float));
     ca_population_search side = {30.0, 2, 1, 1, 0, NULL, NULL, 0.0, NULL};
     rc = ca_population_repair(&p, &side, &repaired);
@@ -465,8 +465,8 @@ static void test_population(void)
     ca_population_free(&p);
     /* `most`: of two fresh members, only the better-ranked one (member 1 here) is searched. */
     if (ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
-        p.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0};
-        p.members[1].out = (ca_mark){500, 40.0, 10.0, 0, 0};
+        p.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
+        p.members[1].out = (ca_mark){500, 40.0, 10.0, 0, 0, 0.0};
         ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0, NULL};
         rc = ca_population_repair(&p, &best, &repaired);
         CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds > 0.0 && p.members[0].repair.seconds == 0.0,
@@ -499,8 +499,8 @@ static void test_background(void)
         return;
     }
     memcpy(searched.members[0].model.logits, shipped.logits, shipped.gate_count * GATE_OP_COUNT * sizeof(float));
-    searched.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0};
-    searched.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0};
+    searched.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0, 0.0};
+    searched.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
     ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0, NULL};
     ca_population_background b;
     int repaired = -1, rc = ca_population_repair_start(&b, &searched, &search);
@@ -526,7 +526,7 @@ static void test_background(void)
     small.train_steps = 30;
     if (ca_population_init(&searched, &shipped.config, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK &&
         ca_population_init(&trained, &small, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1000) == DLCA_OK) {
-        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0};
+        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
         search.seconds = 0.3;
         rc = ca_population_repair_start(&b, &searched, &search);
         ca_population_run run = {CA_STOP_NONE, 0, 0, NULL, NULL, NULL, 0.0, &b.repaired};
@@ -543,7 +543,7 @@ static void test_background(void)
     }
     /* cancelled (the next try found an exact member): a 30 s search of a fresh member ends at once */
     if (ca_population_init(&searched, &shipped.config, 1, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
-        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0};
+        searched.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
         search.seconds = 30.0;
         rc = ca_population_repair_start(&b, &searched, &search);
         if (!rc) ca_population_repair_cancel(&b);

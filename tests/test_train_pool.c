@@ -11,9 +11,12 @@
  * keeps the hard circuit's grids) or every other one. The best circuit of such a run is one
  * measured on a persistence round before one measured on a growth round. */
 #include "ca_cpu.h"
+#include "ca_eval.h"
 #include "ca_fast.h"
+#include "ca_file.h"
 #include "ca_fixtures.h"
 #include "ca_pool.h"
+#include "ca_target.h"
 #include "ca_task.h"
 #include "ca_train.h"
 #include "ca_watch.h"
@@ -22,6 +25,7 @@
 #include "vk_test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,19 +410,61 @@ static void check_best_ranking(void)
     CHECK(agree && kinds[0] > 0 && kinds[1] > 0 && !ca_watch_round_persistence(&c, 0),
           "window 5: step s measures on a persistence round when round s - 1 is longer than T (%d growth, %d "
           "persistence)", kinds[0], kinds[1]);
-    ca_mark grown = {3, 0.0, 0.5, 0, 0}, held = {9, 200.0, 90.0, 0, 1}, held_better = {10, 150.0, 95.0, 0, 1};
-    ca_mark exact = {12, 0.0, 1.0, 1, 0}, held_softer = {11, 150.0, 80.0, 0, 1};
+    ca_mark grown = {3, 0.0, 0.5, 0, 0, 0.0}, held = {9, 200.0, 90.0, 0, 1, 0.0};
+    ca_mark held_better = {10, 150.0, 95.0, 0, 1, 0.0}, held_softer = {11, 150.0, 80.0, 0, 1, 0.0};
+    ca_mark exact = {12, 0.0, 1.0, 1, 0, 0.0}, near = {13, 0.0, 9.0, 0, 1, 12.0}, nearer = {14, 0.0, 20.0, 0, 1, 3.0};
     CHECK(ca_mark_better(&held, &grown) && !ca_mark_better(&grown, &held),
           "a persistence round's 200 wrong cells rank above a growth round's 0");
     CHECK(ca_mark_better(&held_better, &held) && ca_mark_better(&held_softer, &held_better),
           "on rounds of one kind: fewer wrong cells, then the lower soft loss");
-    CHECK(ca_mark_better(&exact, &held_softer) && !ca_mark_better(&held_softer, &exact), "verified exact ranks first");
+    CHECK(ca_mark_better(&nearer, &near) && !ca_mark_better(&near, &nearer) && ca_mark_better(&near, &held_softer),
+          "no wrong cells, refused: fewer bits short of persisting first, whatever the soft loss");
+    CHECK(ca_mark_better(&exact, &nearer) && !ca_mark_better(&nearer, &exact), "verified exact ranks first");
+}
+
+/* ca_eval_persists_bits, the shortfall the ranking uses: 0 for the shipped circuit that holds
+ * its picture, and for one that dissolves at least the worst step's wrong bits that eval's
+ * persists reports (so it counts every step, not the first wrong one) and at most every bit of
+ * every step. */
+static void check_persists_bits(void)
+{
+    const char *names[] = {"image-persist.dlca", "image.dlca"};
+    for (int i = 0; i < 2; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/models/%s", DLCA_ASSET_DIR, names[i]);
+        ca_model m;
+        ca_target_image target;
+        if (ca_file_load(path, &m, NULL, &target)) {
+            CHECK(0, "%s: %s", names[i], err_message());
+            continue;
+        }
+        double *image = ca_target_values(&target), bits = -1.0;
+        ca_eval_context x = {&m, CA_BACKEND_CPU, NULL, image, 1};
+        ca_check checks[CA_EVAL_MAX_CHECKS];
+        int count = 0;
+        x.pass_fail = 0;
+        int rc = image ? ca_eval_persistence(&x, CA_EVAL_PERSISTS, checks, &count) : DLCA_ERR;
+        x.pass_fail = 1;
+        if (!rc) rc = ca_eval_persists_bits(&x, &bits);
+        size_t step_bits = (size_t)m.config.loss_channels * m.config.height * m.config.width;
+        double worst = count == 1 ? checks[0].error * (double)step_bits : -1.0;
+        CHECK(!rc && count == 1, "%s: persists and its shortfall run: %s", names[i], rc ? err_message() : "");
+        if (i == 0) CHECK(!rc && bits == 0.0 && checks[0].passed, "%s holds: 0 bits short (%g)", names[i], bits);
+        else
+            CHECK(!rc && bits >= worst && worst > 0.0 && bits > worst &&
+                      bits <= (double)step_bits * (9 * m.config.steps + 1),
+                  "%s dissolves: %g bits short over T..10T, more than its worst step's %g", names[i], bits, worst);
+        free(image);
+        ca_target_image_free(&target);
+        ca_model_free(&m);
+    }
 }
 
 int main(void)
 {
     check_round_steps();
     check_best_ranking();
+    check_persists_bits();
     check_engine_length("checkerboard");
     check_engine_length("checkerboard-async");
     check_pool();

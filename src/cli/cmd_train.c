@@ -254,11 +254,15 @@ static int finish_budget(ca_trainer *t, ca_watch *w, training_run *r, const char
     if (!use_best) return DLCA_OK;
     const char *kinds[] = {"", " (a growth round)", " (a persistence round)"};
     int persistence_rounds = r->model.config.pool > 0 || r->model.config.window > 0;
+    char shortfall[128] = "";
+    if (w->best.shortfall > 0.0)
+        snprintf(shortfall, sizeof shortfall, ", %.0f bits wrong over steps %d to %d", w->best.shortfall,
+                 r->model.config.steps, 10 * r->model.config.steps);
     train_log_message(log, "the final circuit has %.0f wrong cells on step %llu's round%s; writing the best one, "
-                      "measured at step %llu (%s%.0f wrong%s, soft %.6g)", final.wrong, (unsigned long long)t->step,
+                      "measured at step %llu (%s%.0f wrong%s%s, soft %.6g)", final.wrong, (unsigned long long)t->step,
                       kinds[persistence_rounds ? 1 + final.persistence : 0], (unsigned long long)w->best.step,
                       w->best.exact ? "verified exact, " : "", w->best.wrong,
-                      kinds[persistence_rounds ? 1 + w->best.persistence : 0], w->best.soft);
+                      kinds[persistence_rounds ? 1 + w->best.persistence : 0], shortfall, w->best.soft);
     return save_run(out, t, w, r, seconds, 1);
 }
 

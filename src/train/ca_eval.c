@@ -304,17 +304,19 @@ double ca_eval_memory(const ca_eval_context *x)
     return most + (x->image ? loss * c->height * c->width * 8.0 : 0.0);
 }
 
-/* Fraction of the loss channels' bits that differ from target [loss_channels][cells]. */
-static double loss_wrong_fraction(const ca_runner *r, const double *target)
+/* The loss channels' bits that differ from target [loss_channels][cells], and their count. */
+static size_t loss_wrong_bits(const ca_runner *r, const double *target, size_t *bits)
 {
-    size_t n = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape);
-    return (double)ca_task_wrong_bits(r->grid, target, n) / (double)n;
+    *bits = (size_t)r->view.config.loss_channels * ca_shape_cells(r->shape);
+    return ca_task_wrong_bits(r->grid, target, *bits);
 }
 
 /* One sample of training round 0 on the training grid, hard, stepped `before` steps and, with
  * `erase`, its top-left quarter erased; then `after` steps, whose wrong fractions give the
- * largest (worst) and smallest (best). */
-static int persistence_run(const ca_eval_context *x, int before, int erase, int after, double *worst, double *best)
+ * largest (worst) and smallest (best), and (sum, unless NULL) the wrong bits summed over steps
+ * `before` to `before + after` (without `erase`; pass_fail is not applied to a sum). */
+static int persistence_run(const ca_eval_context *x, int before, int erase, int after, double *worst, double *best,
+                           double *sum)
 {
     const ca_config *c = &x->model->config;
     ca_runner r;
@@ -326,13 +328,21 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
     if (!rc) rc = run_steps(&r, before);
     if (!rc && erase) ca_runner_paint(&r, 0, 0, c->width / 2, c->height / 2, 0.0);
     *worst = 0.0, *best = 1.0;
-    if (!rc && !erase) *worst = *best = loss_wrong_fraction(&r, target); /* step `before` itself */
+    size_t bits;
+    if (sum) *sum = 0.0;
+    if (!rc && !erase) {
+        size_t wrong = loss_wrong_bits(&r, target, &bits); /* step `before` itself */
+        *worst = *best = (double)wrong / (double)bits;
+        if (sum) *sum = (double)wrong;
+    }
     for (int t = 0; !rc && t < after; t++) {
         /* pass_fail: a wrong step fails persists, a right one passes regrows */
-        if (x->pass_fail && (erase ? *best == 0.0 : *worst > 0.0)) break;
+        if (!sum && x->pass_fail && (erase ? *best == 0.0 : *worst > 0.0)) break;
         rc = ca_runner_step(&r);
-        double wrong = rc ? 1.0 : loss_wrong_fraction(&r, target);
-        *worst = wrong > *worst ? wrong : *worst, *best = wrong < *best ? wrong : *best;
+        size_t wrong = rc ? 0 : loss_wrong_bits(&r, target, &bits);
+        double fraction = rc ? 1.0 : (double)wrong / (double)bits;
+        *worst = fraction > *worst ? fraction : *worst, *best = fraction < *best ? fraction : *best;
+        if (sum) *sum += (double)wrong;
     }
     free(target);
     ca_runner_free(&r);
@@ -347,16 +357,25 @@ int ca_eval_persistence(const ca_eval_context *x, int which, ca_check *checks, i
     char name[96];
     if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
     if (which & CA_EVAL_PERSISTS) {
-        if (persistence_run(x, T, 0, 9 * T, &worst, &best)) return DLCA_ERR;
+        if (persistence_run(x, T, 0, 9 * T, &worst, &best, NULL)) return DLCA_ERR;
         snprintf(name, sizeof name, "persists: exact at every step from T to 10T (%d to %d)", T, 10 * T);
         add_check(checks, count, name, worst);
     }
     if ((which & CA_EVAL_REGROWS) && !(x->pass_fail && *count > 0 && !checks[*count - 1].passed)) {
-        if (persistence_run(x, 2 * T, 1, 2 * T, &worst, &best)) return DLCA_ERR;
+        if (persistence_run(x, 2 * T, 1, 2 * T, &worst, &best, NULL)) return DLCA_ERR;
         snprintf(name, sizeof name, "regrows a quarter erased at step 2T within 2T steps (%d + %d)", 2 * T, 2 * T);
         add_check(checks, count, name, best);
     }
     return DLCA_OK;
+}
+
+int ca_eval_persists_bits(const ca_eval_context *x, double *bits)
+{
+    const ca_config *c = &x->model->config;
+    double worst, best;
+    *bits = 0.0;
+    if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
+    return persistence_run(x, c->steps, 0, 9 * c->steps, &worst, &best, bits);
 }
 
 int ca_eval_trained_persistence(const ca_config *c)

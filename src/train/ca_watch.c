@@ -1,6 +1,7 @@
 /* ca_watch.c: the hard loss, the exact check and the best circuit of a run (ca_watch.h). */
 #include "ca_watch.h"
 
+#include "ca_eval.h"
 #include "ca_task.h"
 #include "error.h"
 #include "gates.h"
@@ -49,7 +50,18 @@ int ca_mark_better(const ca_mark *a, const ca_mark *b)
     if (a->exact != b->exact) return a->exact > b->exact;
     if (a->persistence != b->persistence) return a->persistence > b->persistence;
     if (a->wrong != b->wrong) return a->wrong < b->wrong;
+    if (a->shortfall != b->shortfall) return a->shortfall < b->shortfall;
     return a->soft < b->soft;
+}
+
+/* The circuit in w->logits' wrong bits over steps T..10T where the run trains to hold its picture
+ * (ca_mark.shortfall), else 0. */
+static int shortfall(const ca_watch *w, double *bits)
+{
+    *bits = 0.0;
+    if (!(ca_eval_trained_persistence(&w->view.config) & CA_EVAL_PERSISTS)) return DLCA_OK;
+    ca_eval_context context = {&w->view, CA_BACKEND_CPU, NULL, w->image, 1};
+    return ca_eval_persists_bits(&context, bits);
 }
 
 int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
@@ -60,9 +72,11 @@ int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
         for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = w->logits[g * GATE_OP_COUNT + (size_t)i];
         w->ops[g] = (unsigned char)gate_argmax(z);
     }
+    w->shortfall = 0.0;
     if (w->have_inexact_ops && memcmp(w->ops, w->inexact_ops, gates) == 0) {
         *exact = 0;
         w->inexact++;
+        w->shortfall = w->inexact_shortfall;
         return DLCA_OK;
     }
     ca_exact_result result;
@@ -73,19 +87,22 @@ int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
         if (w->inexact++ == 0) w->first_inexact = result, w->first_inexact_step = step;
         memcpy(w->inexact_ops, w->ops, gates);
         w->have_inexact_ops = 1;
+        if (shortfall(w, &w->shortfall)) return DLCA_ERR;
+        w->inexact_shortfall = w->shortfall;
     }
     return DLCA_OK;
 }
 
 int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exact)
 {
-    ca_mark mark = {t->measured.step, hard, soft, 0, ca_watch_round_persistence(&t->model->config, t->measured.step)};
+    int persistence = ca_watch_round_persistence(&t->model->config, t->measured.step);
+    ca_mark mark = {t->measured.step, hard, soft, 0, persistence, 0.0};
     *exact = 0;
     if (hard == 0.0 && w->exact_step == 0) {
         if (ca_trainer_read_snapshot(t, &t->measured, w->logits, NULL, NULL) || ca_watch_check(w, mark.step, exact))
             return DLCA_ERR;
         if (*exact) w->exact_step = mark.step;
-        mark.exact = *exact;
+        mark.exact = *exact, mark.shortfall = w->shortfall;
     }
     if (w->best.step == 0 || ca_mark_better(&mark, &w->best)) {
         ca_trainer_keep_measured(t);
@@ -96,7 +113,7 @@ int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exa
 
 int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final, int *use_best)
 {
-    *final = (ca_mark){t->step, 0.0, last_soft, 0, ca_watch_round_persistence(&t->model->config, t->step)};
+    *final = (ca_mark){t->step, 0.0, last_soft, 0, ca_watch_round_persistence(&t->model->config, t->step), 0.0};
     *use_best = 0;
     if (t->step == 0) return DLCA_OK;
     /* The last step's round, which its measurement (a step before) used too. */
@@ -105,11 +122,13 @@ int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final,
         memcpy(w->logits, t->model->logits, t->model->gate_count * GATE_OP_COUNT * sizeof(float));
         if (ca_watch_check(w, t->step, &final->exact)) return DLCA_ERR;
         if (final->exact && w->exact_step == 0) w->exact_step = t->step;
+        final->shortfall = w->shortfall;
     }
     const ca_mark *b = &w->best;
     int above = b->exact != final->exact             ? b->exact > final->exact
                 : b->persistence != final->persistence ? b->persistence > final->persistence
-                                                       : b->wrong < final->wrong;
+                : b->wrong != final->wrong             ? b->wrong < final->wrong
+                                                       : b->shortfall < final->shortfall;
     *use_best = !w->keep_final && b->step > 0 && above;
     return DLCA_OK;
 }
@@ -137,7 +156,12 @@ int ca_watch_resume(ca_watch *w, ca_trainer *t, const ca_best_state *best)
     w->exact_step = best->exact_step;
     if (best->step == 0) return DLCA_OK;
     w->best = (ca_mark){best->step, best->wrong, best->soft, best->exact,
-                        ca_watch_round_persistence(&t->model->config, best->step)};
+                        ca_watch_round_persistence(&t->model->config, best->step), 0.0};
+    /* A file keeps no shortfall: it follows from the best's logits. */
+    if (best->wrong == 0.0 && !best->exact) {
+        memcpy(w->logits, best->logits, t->model->gate_count * GATE_OP_COUNT * sizeof(float));
+        if (shortfall(w, &w->best.shortfall)) return DLCA_ERR;
+    }
     return ca_trainer_set_kept(t, best->step, best->logits, best->moment1, best->moment2);
 }
 

@@ -11,14 +11,16 @@
  * Circuits are ranked: verified exact first, then one measured on a persistence round before one
  * measured on a growth round (a config with a pool or a window has both, ca_task_round_steps:
  * a circuit that grows the picture but does not hold it is right on every growth round), then
- * fewer wrong cells (the hard loss on the round of the step that measured it), then the lower
- * soft loss. The exact check runs on a circuit with
+ * fewer wrong cells (the hard loss on the round of the step that measured it), then (circuits
+ * with none that the exact check refused, in a run trained to hold its picture) fewer wrong bits
+ * over steps T..10T, as a repair would count them, so that the run writes and a repair searches
+ * the nearest miss, then the lower soft loss. The exact check runs on a circuit with
  * a hard loss of 0 until one passes; after that (a run told not to stop) no other is checked, so
  * the first exact circuit stays the best measured. The final circuit (after the last update)
  * was measured by no step: its hard loss is taken on the last step's round, it is checked when
  * that is 0, and it is kept unless the best is strictly better, exact where it is not, measured
- * on a persistence round where it is not, or with fewer wrong cells (its soft loss is not known:
- * ties go to the final one). */
+ * on a persistence round where it is not, with fewer wrong cells, or none and fewer bits short of
+ * persisting (its soft loss is not known: ties go to the final one). */
 #ifndef DLCA_CA_WATCH_H
 #define DLCA_CA_WATCH_H
 
@@ -32,6 +34,9 @@ typedef struct {
     double wrong, soft;
     int exact;     /* verified exact */
     int persistence; /* measured on a persistence round (ca_watch_round_persistence) */
+    double shortfall; /* a circuit with no wrong cells that the exact check refused, in a run trained
+                         to hold its picture: its wrong bits summed over steps T..10T
+                         (ca_eval_persists_bits); 0 otherwise */
 } ca_mark;
 
 typedef struct {
@@ -46,6 +51,7 @@ typedef struct {
     float *logits;         /* room for a snapshot's logits */
     unsigned char *ops, *inexact_ops; /* the checked circuit's op per gate, and the last inexact one's */
     int have_inexact_ops;
+    double shortfall, inexact_shortfall; /* the checked circuit's (ca_mark), and the last inexact one's */
     ca_model view;         /* the trainer's model with `logits`: the circuit a check reads */
 } ca_watch;
 
