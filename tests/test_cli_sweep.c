@@ -125,6 +125,9 @@ static void check_summary(const seed_row *rows, int n)
         double refused = mj_number_at(text, count_path);
         CHECK(refused >= 0.0 && (refused == 0.0) == mj_is(text, why_path, "null"), "seed %ld: inexact %g with a reason "
               "exactly when it is above 0", rows[i].seed, refused);
+        /* gol trains for no persistence: no run's best has a shortfall */
+        snprintf(path, sizeof path, "presets.0.runs_by_seed.%d.best_shortfall", i);
+        CHECK(mj_number_at(text, path) == 0.0, "seed %ld: best_shortfall 0 without persistence training", rows[i].seed);
     }
 }
 

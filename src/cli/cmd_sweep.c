@@ -55,6 +55,7 @@ typedef struct {
     uint64_t *exact_step; /* 0: never (by training) */
     int *repaired_seed;   /* made exact by the repair search */
     double *final_soft, *final_hard, *best_hard;
+    double *best_shortfall; /* the best's bits wrong over T..10T when refused with none (ca_mark) */
     int *inexact;         /* circuits with a hard loss of 0 that the exact check refused */
     char (*first_inexact)[192]; /* why the first of them was refused ("": none) */
 } sweep_result;
@@ -101,6 +102,9 @@ static void print_help(void)
            "  --json FILE        the summary and every run as JSON (atomically; - for stdout); a\n"
            "                     run's 'inexact' counts its circuits with a hard loss of 0 that\n"
            "                     the exact check refused, 'first_inexact' says why the first was\n"
+           "                     refused, and 'best_shortfall' the kept best circuit's wrong bits\n"
+           "                     over steps T..10T when it was refused with none (runs trained to\n"
+           "                     hold their picture; else 0)\n"
            "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never by\n"
            "                     training),final_soft,final_hard,best_hard,repaired (1: made exact\n"
            "                     by --repair, else 0) (atomically)\n"
@@ -237,6 +241,7 @@ static double median(double *values, int n)
 static void result_free(sweep_result *r)
 {
     free(r->seeds_exact), free(r->exact_step), free(r->final_soft), free(r->final_hard), free(r->best_hard);
+    free(r->best_shortfall);
     free(r->inexact), free(r->first_inexact), free(r->repaired_seed);
     memset(r, 0, sizeof *r);
 }
@@ -251,11 +256,12 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
     r->final_soft = malloc((size_t)n * sizeof(double));
     r->final_hard = malloc((size_t)n * sizeof(double));
     r->best_hard = malloc((size_t)n * sizeof(double));
+    r->best_shortfall = malloc((size_t)n * sizeof(double));
     r->inexact = malloc((size_t)n * sizeof(int));
     r->first_inexact = malloc((size_t)n * sizeof *r->first_inexact);
     r->repaired_seed = calloc((size_t)n, sizeof(int));
     if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard ||
-        !r->inexact || !r->first_inexact || !r->repaired_seed) {
+        !r->best_shortfall || !r->inexact || !r->first_inexact || !r->repaired_seed) {
         free(exact), free(all);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the sweep's summary");
     }
@@ -266,6 +272,7 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
         uint64_t step = m->watch.exact_step;
         r->exact_step[i] = step;
         r->final_soft[i] = m->soft, r->final_hard[i] = m->hard, r->best_hard[i] = m->watch.best.wrong;
+        r->best_shortfall[i] = m->watch.best.shortfall;
         r->inexact[i] = m->watch.inexact;
         r->steps_done = m->stop_step > r->steps_done ? m->stop_step : r->steps_done;
         snprintf(r->first_inexact[i], sizeof r->first_inexact[i], "%s", m->watch.inexact ? m->watch.first_inexact.why : "");
@@ -506,6 +513,7 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
             cli_json_number(&j, "final_soft", r->final_soft[k]);
             cli_json_number(&j, "final_hard", r->final_hard[k]);
             cli_json_number(&j, "best_hard", r->best_hard[k]);
+            cli_json_number(&j, "best_shortfall", r->best_shortfall[k]);
             cli_json_int(&j, "inexact", r->inexact[k]);
             cli_json_bool(&j, "repaired", r->repaired_seed[k]);
             cli_json_string(&j, "first_inexact", r->inexact[k] ? r->first_inexact[k] : NULL);
