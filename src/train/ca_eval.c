@@ -328,7 +328,7 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
     if (!rc) rc = run_steps(&r, before);
     if (!rc && erase) ca_runner_paint(&r, 0, 0, c->width / 2, c->height / 2, 0.0);
     *worst = 0.0, *best = 1.0;
-    size_t bits;
+    size_t bits = 1;
     if (sum) *sum = 0.0;
     if (!rc && !erase) {
         size_t wrong = loss_wrong_bits(&r, target, &bits); /* step `before` itself */
