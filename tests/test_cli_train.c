@@ -349,6 +349,12 @@ static void test_from(void)
     expect_refused("give one", NULL, args);
     snprintf(args, sizeof args, "train --from '%s/missing.dlca' --out '%s/x.dlca'", scratch, scratch);
     expect_refused("missing.dlca", "x.dlca", args);
+    /* the log would replace the model trained on: refused before anything is written */
+    snprintf(args, sizeof args, "train --from '%s' --log '%s' --device cpu --out '%s/x.dlca'", a, a, scratch);
+    expect_refused("same file", "x.dlca", args);
+    ca_model still;
+    CHECK(ca_file_load(a, &still, NULL, NULL) == DLCA_OK, "--from's file is left a model: %s", err_message());
+    ca_model_free(&still);
     /* A picture: the file's goes with its grid; --target gives one for another grid. */
     snprintf(a, sizeof a, "%s/from-image.dlca", scratch);
     s1 = run_dlca(err, sizeof err, "train --preset image --T 2 --steps 1 --device cpu --no-stop-exact --out '%s'", a);

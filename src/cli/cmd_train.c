@@ -184,10 +184,11 @@ static char *with_suffix(const char *text, const char *old_suffix, const char *s
 }
 
 /* No two of the files a run reads and writes may be the same file, whatever their spelling
- * (./a and a, hard and symbolic links), except --resume and --out: that is continuing a run. */
+ * (./a and a, hard and symbolic links), except --resume and --out (continuing a run) and --from
+ * and --out (replacing the circuit trained on, with --force as any existing --out). */
 static int check_distinct(const cmd_train_options *o, const train_paths *p)
 {
-    enum { MODEL, RESUME = 5 };
+    enum { MODEL, RESUME = 5, FROM = 7 };
     struct {
         const char *label, *path;
         int output;
@@ -199,12 +200,13 @@ static int check_distinct(const cmd_train_options *o, const train_paths *p)
         {"the lock file", p->log_lock_file, 1},
         {"--resume", o->resume, 0},
         {"--target", o->target, 0},
+        {"--from", o->from, 0},
     };
     size_t count = sizeof files / sizeof files[0];
     for (size_t i = 0; i < count; i++)
         for (size_t j = i + 1; j < count; j++) {
             if (!files[i].path || !files[j].path || (!files[i].output && !files[j].output)) continue;
-            if (i == MODEL && j == RESUME) continue;
+            if (i == MODEL && (j == RESUME || j == FROM)) continue;
             if (atomic_file_same(files[i].path, files[j].path))
                 return err_set(DLCA_ERR, "%s %s and %s %s are the same file: give each its own path", files[i].label,
                                files[i].path, files[j].label, files[j].path);
