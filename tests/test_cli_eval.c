@@ -232,7 +232,15 @@ static void test_persistence(void)
     CHECK(status == 1 && json && mj_valid(json) && mj_is(json, "checks.0.passed", "true") &&
               mj_is(json, "checks.1.passed", "false") && mj_number_at(json, "checks.1.error") > 0.0,
           "image: grows at T, does not persist (%d): %s", status, err);
-    free(json);
+    /* its shortfall: every step's wrong bits, so more than the worst step's (768 bits a step) */
+    text = slurp("stdout.txt");
+    double bits = json ? mj_number_at(json, "persists_wrong_bits") : NAN, shown = -1.0;
+    const char *line = text ? strstr(text, "\npersists: ") : NULL; /* its own line, not the check's */
+    if (line) line++;
+    CHECK(line && sscanf(line, "persists: %lf wrong bits summed over steps 15 to 150", &shown) == 1 && shown == bits &&
+              json && bits > mj_number_at(json, "checks.1.error") * 768.0,
+          "image: %g wrong bits to 10T, as the text says (%g)", bits, shown);
+    free(json), free(text);
     status = run_dlca(err, sizeof err, "eval '%s/models/image.dlca' --device cpu", DLCA_ASSET_DIR);
     CHECK(status == 0, "image without --persistence passes: %s", err);
     status = run_dlca(err, sizeof err, "eval '%s/models/image-persist.dlca' --device cpu --persistence --json ip.json",
@@ -242,6 +250,7 @@ static void test_persistence(void)
               mj_is(json, "checks.1.name", "\"persists: exact at every step from T to 10T (15 to 150)\"") &&
               mj_number_at(json, "checks.2.error") == 0.0,
           "image-persist (trained with a pool): grows, persists and regrows, 3 of 3 (%d): %s", status, err);
+    CHECK(json && mj_number_at(json, "persists_wrong_bits") == 0.0, "image-persist: 0 wrong bits to 10T");
     free(json);
     status = run_dlca(err, sizeof err, "eval '%s/models/image-persist.dlca' --device cpu --json ip2.json", DLCA_ASSET_DIR);
     json = slurp("ip2.json");
@@ -252,8 +261,9 @@ static void test_persistence(void)
     status = run_dlca(err, sizeof err, "eval '%s/models/gol.dlca' --device cpu --persistence --json gol2.json",
                       DLCA_ASSET_DIR);
     json = slurp("gol2.json");
-    CHECK(status == 0 && json && mj_number_at(json, "passed") == 2.0 && mj_number_at(json, "failed") == 0.0,
-          "gol gains no check");
+    CHECK(status == 0 && json && mj_number_at(json, "passed") == 2.0 && mj_number_at(json, "failed") == 0.0 &&
+              isnan(mj_number_at(json, "persists_wrong_bits")),
+          "gol gains no check, and no shortfall");
     free(json);
 }
 

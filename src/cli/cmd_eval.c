@@ -59,6 +59,8 @@ typedef struct {
     hard_stats circuit;
     ca_check checks[CA_EVAL_MAX_CHECKS];
     int count, failed;
+    int persists;        /* 'persists' ran: its shortfall was measured */
+    double persists_bits; /* wrong bits summed over steps T..10T (ca_eval_persists_bits) */
 } eval_report;
 
 static int measure(const ca_eval_context *x, int persistence, eval_report *r)
@@ -75,7 +77,10 @@ static int measure(const ca_eval_context *x, int persistence, eval_report *r)
     int more = persistence ? (CA_EVAL_PERSISTS | CA_EVAL_REGROWS) & ~ca_eval_trained_persistence(&x->model->config) : 0;
     if (more && ca_eval_persistence(x, more, r->checks, &r->count)) return DLCA_ERR;
     for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
-    return DLCA_OK;
+    const ca_config *c = &x->model->config;
+    r->persists = (persistence || (ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS)) && c->target != CA_TARGET_LIFE &&
+                  (c->target != CA_TARGET_IMAGE || x->image);
+    return r->persists ? ca_eval_persists_bits(x, &r->persists_bits) : DLCA_OK;
 }
 
 static int life_wrong(double accuracy) { return (int)(512.0 * (1.0 - accuracy) + 0.5); }
@@ -92,6 +97,9 @@ static void print_report(const eval_report *r, const ca_model *m)
     printf("\ncircuit: %zu gates after pruning (%zu before)\n", r->circuit.after.total, r->circuit.before.total);
     for (int i = 0; i < r->count; i++)
         printf("%s  %s (error %.4g)\n", r->checks[i].passed ? "pass" : "FAIL", r->checks[i].name, r->checks[i].error);
+    if (r->persists)
+        printf("persists: %.0f wrong bits summed over steps %d to %d (what a repair counts)\n", r->persists_bits,
+               m->config.steps, 10 * m->config.steps);
     printf("%d of %d checks passed\n", r->count - r->failed, r->count);
 }
 
@@ -132,6 +140,7 @@ static int write_json(const char *path, const eval_report *r, const ca_model *m,
         cli_json_close(&j, '}');
     }
     cli_json_close(&j, ']');
+    if (r->persists) cli_json_number(&j, "persists_wrong_bits", r->persists_bits);
     cli_json_int(&j, "passed", r->count - r->failed);
     cli_json_int(&j, "failed", r->failed);
     cli_json_bool(&j, "pass", r->failed == 0);
@@ -153,14 +162,17 @@ static void print_eval_help(void)
            "                     circuit exact at every step from T to 10T on the training grid)\n"
            "                     and 'regrows' (the grid's top-left quarter erased at step 2T,\n"
            "                     exact again within 2T steps); a model trained with --pool or\n"
-           "                     --window runs 'persists' anyway, with --damage 'regrows' too\n"
+           "                     --window runs 'persists' anyway, with --damage 'regrows' too;\n"
+           "                     where 'persists' runs, a line gives the wrong bits summed over\n"
+           "                     steps T..10T (how far from passing, as a repair counts it)\n"
            "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
            "                     memory than this (default %g)\n"
            "  --json FILE        also write the report as JSON for scripts (written atomically; '-'\n"
            "                     writes it to stdout instead of the text): model, preset, device,\n"
            "                     losses {soft, hard}, life {accuracy, wrong} (gol), gates {total,\n"
            "                     active, ops {AND: n, ...}, circuit, pruned}, checks [{name, passed,\n"
-           "                     error}], passed, failed, pass (true when every check passed);\n"
+           "                     error}], persists_wrong_bits (where 'persists' ran), passed,\n"
+           "                     failed, pass (true when every check passed);\n"
            "                     a NaN or infinite value is null\n", CA_MEMORY_DEFAULT_GIB);
 }
 
