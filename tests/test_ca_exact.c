@@ -48,14 +48,14 @@ static void test_watch_memo(const ca_model *broken, const float *exact_logits)
     size_t n = broken->gate_count * GATE_OP_COUNT;
     int exact[4] = {-1, -1, -1, -1}, checks[4];
     memcpy(w.logits, broken->logits, n * sizeof(float));
-    ca_watch_check(&w, 10, &exact[0]), checks[0] = w.checks;
+    ca_watch_check(&w, 10, &exact[0], NULL), checks[0] = w.checks;
     for (size_t g = 0; g < broken->gate_count; g++) /* every logit up by 0.5: the same argmax */
         for (int i = 0; i < GATE_OP_COUNT; i++) w.logits[g * GATE_OP_COUNT + (size_t)i] += 0.5f;
-    ca_watch_check(&w, 11, &exact[1]), checks[1] = w.checks;
+    ca_watch_check(&w, 11, &exact[1], NULL), checks[1] = w.checks;
     memcpy(w.logits, exact_logits, n * sizeof(float));
-    ca_watch_check(&w, 12, &exact[2]), checks[2] = w.checks;
+    ca_watch_check(&w, 12, &exact[2], NULL), checks[2] = w.checks;
     memcpy(w.logits, broken->logits, n * sizeof(float));
-    ca_watch_check(&w, 13, &exact[3]), checks[3] = w.checks;
+    ca_watch_check(&w, 13, &exact[3], NULL), checks[3] = w.checks;
     CHECK(exact[0] == 0 && exact[1] == 0 && exact[2] == 1 && exact[3] == 0, "watch: inexact, inexact, exact, "
           "inexact (%d %d %d %d)", exact[0], exact[1], exact[2], exact[3]);
     CHECK(checks[0] == 1 && checks[1] == 1 && checks[2] == 2 && checks[3] == 2 && w.inexact == 3 &&

@@ -77,9 +77,8 @@ static int measure(const ca_eval_context *x, int persistence, eval_report *r)
     int more = persistence ? (CA_EVAL_PERSISTS | CA_EVAL_REGROWS) & ~ca_eval_trained_persistence(&x->model->config) : 0;
     if (more && ca_eval_persistence(x, more, r->checks, &r->count)) return DLCA_ERR;
     for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
-    const ca_config *c = &x->model->config;
-    r->persists = (persistence || (ca_eval_trained_persistence(c) & CA_EVAL_PERSISTS)) && c->target != CA_TARGET_LIFE &&
-                  (c->target != CA_TARGET_IMAGE || x->image);
+    int trained = ca_eval_trained_persistence(&x->model->config) & CA_EVAL_PERSISTS;
+    r->persists = (persistence || trained) && ca_eval_has_persistence(x);
     return r->persists ? ca_eval_persists_bits(x, &r->persists_bits) : DLCA_OK;
 }
 

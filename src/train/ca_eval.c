@@ -349,13 +349,19 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
     return rc;
 }
 
+int ca_eval_has_persistence(const ca_eval_context *x)
+{
+    const ca_config *c = &x->model->config;
+    return c->target != CA_TARGET_LIFE && (c->target != CA_TARGET_IMAGE || x->image);
+}
+
 int ca_eval_persistence(const ca_eval_context *x, int which, ca_check *checks, int *count)
 {
     const ca_config *c = &x->model->config;
     int T = c->steps;
     double worst, best;
     char name[96];
-    if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
+    if (!ca_eval_has_persistence(x)) return DLCA_OK;
     if (which & CA_EVAL_PERSISTS) {
         if (persistence_run(x, T, 0, 9 * T, &worst, &best, NULL)) return DLCA_ERR;
         snprintf(name, sizeof name, "persists: exact at every step from T to 10T (%d to %d)", T, 10 * T);
@@ -374,7 +380,7 @@ int ca_eval_persists_bits(const ca_eval_context *x, double *bits)
     const ca_config *c = &x->model->config;
     double worst, best;
     *bits = 0.0;
-    if (c->target == CA_TARGET_LIFE || (c->target == CA_TARGET_IMAGE && !x->image)) return DLCA_OK;
+    if (!ca_eval_has_persistence(x)) return DLCA_OK;
     return persistence_run(x, c->steps, 0, 9 * c->steps, &worst, &best, bits);
 }
 

@@ -51,9 +51,13 @@ int ca_eval_checks(const ca_eval_context *context, ca_check *checks, int *count)
 enum { CA_EVAL_PERSISTS = 1, CA_EVAL_REGROWS = 2 };
 int ca_eval_persistence(const ca_eval_context *context, int which, ca_check *checks, int *count);
 
+/* Whether the persistence checks apply: a target other than Life's, and for a picture target the
+ * picture given. */
+int ca_eval_has_persistence(const ca_eval_context *context);
+
 /* How far a circuit is from passing "persists": the wrong loss-channel bits of its rollout summed
- * over every step from T to 10T (0 when it passes, and for Life or a picture target without the
- * picture), as a repair search counts them on its rounds. */
+ * over every step from T to 10T (0 when it passes, and where ca_eval_has_persistence says no), as
+ * a repair search counts them on its rounds. */
 int ca_eval_persists_bits(const ca_eval_context *context, double *bits);
 
 /* The persistence checks a config trains for, and so ca_eval_checks runs: persists with a pool

@@ -45,13 +45,20 @@ int ca_watch_round_persistence(const ca_config *config, uint64_t step)
     return from_pool || steps != config->steps;
 }
 
+/* 1 when a ranks above b, -1 below, 0 when tied, on everything but the soft loss. */
+static int mark_order(const ca_mark *a, const ca_mark *b)
+{
+    if (a->exact != b->exact) return a->exact > b->exact ? 1 : -1;
+    if (a->persistence != b->persistence) return a->persistence > b->persistence ? 1 : -1;
+    if (a->wrong != b->wrong) return a->wrong < b->wrong ? 1 : -1;
+    if (a->shortfall != b->shortfall) return a->shortfall < b->shortfall ? 1 : -1;
+    return 0;
+}
+
 int ca_mark_better(const ca_mark *a, const ca_mark *b)
 {
-    if (a->exact != b->exact) return a->exact > b->exact;
-    if (a->persistence != b->persistence) return a->persistence > b->persistence;
-    if (a->wrong != b->wrong) return a->wrong < b->wrong;
-    if (a->shortfall != b->shortfall) return a->shortfall < b->shortfall;
-    return a->soft < b->soft;
+    int order = mark_order(a, b);
+    return order ? order > 0 : a->soft < b->soft;
 }
 
 /* The circuit in w->logits' wrong bits over steps T..10T where the run trains to hold its picture
@@ -64,19 +71,21 @@ static int shortfall(const ca_watch *w, double *bits)
     return ca_eval_persists_bits(&context, bits);
 }
 
-int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
+int ca_watch_check(ca_watch *w, uint64_t step, int *exact, double *short_bits)
 {
+    double ignored;
+    if (!short_bits) short_bits = &ignored;
     size_t gates = w->view.gate_count;
     for (size_t g = 0; g < gates; g++) {
         double z[GATE_OP_COUNT];
         for (int i = 0; i < GATE_OP_COUNT; i++) z[i] = w->logits[g * GATE_OP_COUNT + (size_t)i];
         w->ops[g] = (unsigned char)gate_argmax(z);
     }
-    w->shortfall = 0.0;
+    *short_bits = 0.0;
     if (w->have_inexact_ops && memcmp(w->ops, w->inexact_ops, gates) == 0) {
         *exact = 0;
         w->inexact++;
-        w->shortfall = w->inexact_shortfall;
+        *short_bits = w->inexact_shortfall;
         return DLCA_OK;
     }
     ca_exact_result result;
@@ -87,8 +96,8 @@ int ca_watch_check(ca_watch *w, uint64_t step, int *exact)
         if (w->inexact++ == 0) w->first_inexact = result, w->first_inexact_step = step;
         memcpy(w->inexact_ops, w->ops, gates);
         w->have_inexact_ops = 1;
-        if (shortfall(w, &w->shortfall)) return DLCA_ERR;
-        w->inexact_shortfall = w->shortfall;
+        if (shortfall(w, short_bits)) return DLCA_ERR;
+        w->inexact_shortfall = *short_bits;
     }
     return DLCA_OK;
 }
@@ -99,10 +108,11 @@ int ca_watch_step(ca_watch *w, ca_trainer *t, double soft, double hard, int *exa
     ca_mark mark = {t->measured.step, hard, soft, 0, persistence, 0.0};
     *exact = 0;
     if (hard == 0.0 && w->exact_step == 0) {
-        if (ca_trainer_read_snapshot(t, &t->measured, w->logits, NULL, NULL) || ca_watch_check(w, mark.step, exact))
+        if (ca_trainer_read_snapshot(t, &t->measured, w->logits, NULL, NULL) ||
+            ca_watch_check(w, mark.step, exact, &mark.shortfall))
             return DLCA_ERR;
         if (*exact) w->exact_step = mark.step;
-        mark.exact = *exact, mark.shortfall = w->shortfall;
+        mark.exact = *exact;
     }
     if (w->best.step == 0 || ca_mark_better(&mark, &w->best)) {
         ca_trainer_keep_measured(t);
@@ -120,16 +130,11 @@ int ca_watch_final(ca_watch *w, ca_trainer *t, double last_soft, ca_mark *final,
     if (ca_exact_round_wrong(t->model, w->image, t->step - 1, &final->wrong)) return DLCA_ERR;
     if (final->wrong == 0.0) {
         memcpy(w->logits, t->model->logits, t->model->gate_count * GATE_OP_COUNT * sizeof(float));
-        if (ca_watch_check(w, t->step, &final->exact)) return DLCA_ERR;
+        if (ca_watch_check(w, t->step, &final->exact, &final->shortfall)) return DLCA_ERR;
         if (final->exact && w->exact_step == 0) w->exact_step = t->step;
-        final->shortfall = w->shortfall;
     }
-    const ca_mark *b = &w->best;
-    int above = b->exact != final->exact             ? b->exact > final->exact
-                : b->persistence != final->persistence ? b->persistence > final->persistence
-                : b->wrong != final->wrong             ? b->wrong < final->wrong
-                                                       : b->shortfall < final->shortfall;
-    *use_best = !w->keep_final && b->step > 0 && above;
+    /* The final circuit's soft loss is not known: the best must rank strictly above it without one. */
+    *use_best = !w->keep_final && w->best.step > 0 && mark_order(&w->best, final) > 0;
     return DLCA_OK;
 }
 

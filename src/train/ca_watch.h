@@ -51,7 +51,7 @@ typedef struct {
     float *logits;         /* room for a snapshot's logits */
     unsigned char *ops, *inexact_ops; /* the checked circuit's op per gate, and the last inexact one's */
     int have_inexact_ops;
-    double shortfall, inexact_shortfall; /* the checked circuit's (ca_mark), and the last inexact one's */
+    double inexact_shortfall; /* the last inexact circuit's (ca_mark.shortfall) */
     ca_model view;         /* the trainer's model with `logits`: the circuit a check reads */
 } ca_watch;
 
@@ -67,8 +67,9 @@ int ca_watch_measures(const ca_watch *watch, uint64_t step, uint64_t total, long
 /* The exact check of the circuit in watch->logits (the op of every gate is its argmax), counted in
  * checks and inexact; the first failure is remembered. A circuit whose ops equal the last inexact
  * one's is inexact without running the check again: near the end of a run the same almost-right
- * circuit reaches a hard loss of 0 on step after step, and each check costs milliseconds. */
-int ca_watch_check(ca_watch *watch, uint64_t step, int *exact);
+ * circuit reaches a hard loss of 0 on step after step, and each check costs milliseconds.
+ * *short_bits (unless NULL): an inexact circuit's ca_mark.shortfall, else 0. */
+int ca_watch_check(ca_watch *watch, uint64_t step, int *exact, double *short_bits);
 
 /* After a step that measured `soft` and `hard` (trainer->measured holds its state): the exact
  * check when hard is 0 and no circuit was exact yet, and the best kept (the snapshot moves to
