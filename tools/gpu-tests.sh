@@ -78,13 +78,15 @@ start=$(date +%s)
 export DLCA_REQUIRE_VULKAN=1 DLCA_DEVICE="$index"
 
 passed=0 failed=0 skipped=0 failures="" skips=""
-# tally NAME STATUS LOGFILE: one result; a skip keeps the last line its test printed (the reason).
+# tally NAME STATUS LOGFILE: one result; a skip keeps its name and the last line its test printed
+# (the reason, or a hint after it), less the name where the line starts with it.
 tally() {
     case "$2" in
     0) passed=$((passed + 1)) ;;
     77) skipped=$((skipped + 1))
-        skips="$skips; $(sed -n 's/^[0-9]*: //p' "$3" | grep -v -E '^(Test command|Working Directory|Environment variables| +[A-Z_]+=|Test timeout)' |
-            tail -n 1 | cut -c1-120)" ;;
+        skips="$skips; $1: $(sed -n 's/^[0-9]*: //p' "$3" |
+            grep -v -E '^(Test command|Working Directory|Environment variables| +[A-Z_]+=|Test timeout)' |
+            tail -n 1 | sed "s/^$1: //" | cut -c1-120)" ;;
     *) failed=$((failed + 1)) failures="$failures $1" ;;
     esac
 }
