@@ -94,6 +94,8 @@ static void check_config_equal(const ca_config *a, const ca_config *b, const cha
     CHECK(a->pool == b->pool && a->window == b->window && a->damage == b->damage, "%s: pool, window, damage", what);
     CHECK(a->window_loss == b->window_loss, "%s: window loss", what);
     CHECK(a->perception_wiring == b->perception_wiring, "%s: perception wiring", what);
+    CHECK(a->pool_starts == b->pool_starts, "%s: pool starts", what);
+    CHECK(memcmp(a, b, sizeof *a) == 0, "%s: every field (one not named above differs)", what);
 }
 
 static int wiring_equal(const wiring *a, const wiring *b)
@@ -189,7 +191,7 @@ static void put_le32(uint8_t *at, uint32_t v)
 static void fix_crc(uint8_t *data, size_t size) { put_le32(data + size - 4, crc32_update(0, data, size - 4)); }
 
 /* Section offsets from the format in ca_file.h: 16 bytes of magic, version and flags; a config
- * of 156 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
+ * of 160 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
 typedef struct {
     size_t gate_count, wiring, logits, state, target, crc;
 } file_layout;
@@ -198,7 +200,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 156 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 160 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -244,7 +246,12 @@ static void test_presets_round_trip(void)
         ca_train_state state, loaded_state;
         ca_target_image target, loaded_target;
         rng_state rng;
-        if (ca_config_preset(&c, name) || ca_model_init(&m, &c)) {
+        int bad = ca_config_preset(&c, name);
+        /* image with every persistence field off its default, so that each makes the trip */
+        if (!bad && strcmp(name, "image") == 0)
+            c.batch = 4, c.pool = 8, c.window = 3, c.damage = 1, c.pool_starts = 3,
+            c.window_loss = CA_WINDOW_LOSS_EVERY;
+        if (bad || ca_model_init(&m, &c)) {
             CHECK(0, "preset %s: %s", name, err_message());
             continue;
         }
@@ -459,8 +466,10 @@ static void test_defects(void)
         expect_refused(bad, size, needle, needle); \
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
-    DEFECT(put_le32(bad + 8, 6), 1, "unknown format version 6 (this build reads versions 1 to 5)");
-    DEFECT(put_le32(bad + f.gate_count - 4, 2), 1, "config: perception wiring 2 is out of range");
+    DEFECT(put_le32(bad + 8, 7), 1, "unknown format version 7 (this build reads versions 1 to 6)");
+    DEFECT(put_le32(bad + f.gate_count - 8, 2), 1, "config: perception wiring 2 is out of range");
+    DEFECT(put_le32(bad + f.gate_count - 4, 0), 1, "config: pool starts 0 is out of range");
+    DEFECT(put_le32(bad + f.gate_count - 4, 2), 1, "config: pool-starts = 2 is outside 1..1");
     /* the moore layer of the tiny model's 2 kernels: 16 + 16 words after its n_in and n_out;
      * kernel 1's order (gates 8..15) reading its first neighbour twice */
     DEFECT(memcpy(bad + f.wiring + 8 + 4 * 9, bad + f.wiring + 8 + 4 * 8, 4), 1,
@@ -709,7 +718,9 @@ static void test_corpus(void)
      * with a constant learning rate and without a pool, and equals the model but for those
      * fields; tiny_v2.dlca, in version 2 (no pool fields), loads without a pool; tiny_v3.dlca
      * with the loss at a round's last step; tiny_v4.dlca, in version 4 (no perception wiring
-     * field; its moore layer one order of 8 gates), with the order every kernel shares. */
+     * field; its moore layer one order of 8 gates), with the order every kernel shares;
+     * tiny_v5.dlca, in version 5 (no pool-starts field), with one start a persistence round (the
+     * only value a batch of 2 allows, so its config equals the model's). */
     ca_config want = m.config;
     want.lr_schedule = CA_LR_CONSTANT, want.warmup = 0, want.lr_final = 0.0, want.init_logit = CA_INIT_LOGIT_V1;
     want.pool = want.window = want.damage = 0, want.window_loss = CA_WINDOW_LOSS_LAST;
@@ -728,6 +739,7 @@ static void test_corpus(void)
     want = m.config;
     want.perception_wiring = CA_PERCEPTION_SHARED;
     check_older_version(&m, state.step, "tiny_v4.dlca", &want, "version 4", &got);
+    check_older_version(&m, state.step, "tiny_v5.dlca", &m.config, "version 5", &got);
     free(data);
     ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
 }

@@ -315,6 +315,10 @@ static void test_trained_persistence(void)
     } bad[] = {{"--preset checkerboard --pool 4 --damage 2", "--damage 2: config: damage = 2 is outside 0..1"},
                {"--preset checkerboard --damage 2 --pool 4", "--damage 2: config: damage = 2 is outside 0..1"},
                {"--preset checkerboard --damage 1", "damage = 1 needs a pool"},
+               {"--preset checkerboard --pool-starts 2", "--pool-starts 2: config: pool-starts = 2 needs a pool"},
+               {"--preset checkerboard --pool 4 --pool-starts 2", "pool-starts = 2 is outside 1..1 (batch - 1"},
+               {"--preset checkerboard --batch 4 --pool 8 --pool-starts 2 --damage 3",
+                "--damage 3: config: damage = 3 is outside 0..2 (batch - pool-starts"},
                {"--preset checkerboard --pool 1", "pool = 1 is outside 2..65536"},
                {"--preset gol --pool 40", "a pool needs a target that does not depend on the start"},
                {"--preset checkerboard --window 9990", "window = 9990 is outside 0..9980"},
@@ -326,6 +330,8 @@ static void test_trained_persistence(void)
         CHECK(status == 1 && strstr(err, bad[i].needle) && access("never.dlca", F_OK) != 0, "%s refused: %s",
               bad[i].flags, err);
     }
+    status = run_dlca(err, sizeof err, "train --preset checkerboard --pool 4 --pool-starts 0 --out never.dlca");
+    CHECK(status == 2 && strstr(err, "--pool-starts: 0 is outside 1..65536"), "--pool-starts 0 (%d): %s", status, err);
     status = run_dlca(err, sizeof err, "train --preset checkerboard --window 2 --window-loss all --out never.dlca");
     CHECK(status == 2 && strstr(err, "--window-loss: 'all' is not one of last, every"), "--window-loss all (%d): %s",
           status, err);

@@ -222,6 +222,58 @@ static void fill_by_distance(ca_pool *p, const double *target)
     }
 }
 
+/* pool_starts 2 of a batch of 4: the two samples farthest from the target keep the preset's starts,
+ * the two closest start from their pool grids (the closest erased in a rectangle, damage 1). */
+static void check_pool_starts(void)
+{
+    ca_config c = pool_config();
+    c.batch = 4, c.pool_starts = 2;
+    CHECK(ca_config_check(&c) == DLCA_OK, "pool-starts 2 of a batch of 4 with damage 1: %s", err_message());
+    ca_pool p;
+    CHECK(ca_pool_init(&p, &c) == DLCA_OK, "pool: %s", err_message());
+    size_t plane = (size_t)c.height * c.width, cells = (size_t)c.batch * plane, grid = (size_t)c.channels * plane;
+    ca_shape shape = {c.batch, c.height, c.width, c.boundary};
+    double *fresh = malloc(grid * c.batch * sizeof(double)), *target = malloc(cells * sizeof(double));
+    double *start = malloc(grid * c.batch * sizeof(double));
+    ca_round_inputs(&c, shape, 5, NULL, fresh, target);
+    fill_by_distance(&p, target);
+    memcpy(start, fresh, grid * c.batch * sizeof(double));
+    CHECK(ca_pool_round(&p, 5, 1, target, start) == DLCA_OK, "pool round: %s", err_message());
+    /* fill_by_distance: slot i is i cells from the target, so rank by slot */
+    int rank[4];
+    for (int b = 0; b < 4; b++) {
+        rank[b] = 0;
+        for (int o = 0; o < 4; o++) rank[b] += p.slot[o] < p.slot[b];
+    }
+    for (int b = 0; b < 4; b++) {
+        int is_start = 1, is_pool = 1, differs = 0;
+        for (int ch = 0; ch < c.channels; ch++)
+            for (size_t k = 0; k < plane; k++) {
+                double got = start[(size_t)ch * cells + (size_t)b * plane + k];
+                double pooled = p.grids[(size_t)p.slot[b] * grid + (size_t)ch * plane + k];
+                is_start &= got == fresh[(size_t)ch * cells + (size_t)b * plane + k];
+                is_pool &= got == pooled || (rank[b] == 0 && got == 0.0);
+                differs |= fresh[(size_t)ch * cells + (size_t)b * plane + k] != pooled;
+            }
+        if (rank[b] >= 2)
+            CHECK(is_start && differs, "sample %d (slot %d, rank %d of 4 by distance) keeps the preset's start", b,
+                  p.slot[b], rank[b]);
+        else
+            CHECK(is_pool && differs, "sample %d (slot %d, rank %d) starts from its pool grid%s", b, p.slot[b], rank[b],
+                  rank[b] == 0 ? ", a rectangle erased" : "");
+    }
+    c.pool_starts = 3; /* damage 1 leaves 0..1 for it: batch - pool-starts */
+    CHECK(ca_config_check(&c) == DLCA_OK, "pool-starts 3 of 4 with damage 1: %s", err_message());
+    c.pool_starts = 4;
+    CHECK(ca_config_check(&c) != DLCA_OK && strstr(err_message(), "pool-starts = 4 is outside 1..3"),
+          "pool-starts = batch refused (no sample from the pool): %s", err_message());
+    c.pool_starts = 3, c.damage = 2;
+    CHECK(ca_config_check(&c) != DLCA_OK && strstr(err_message(), "damage = 2 is outside 0..1"),
+          "damage beyond batch - pool-starts refused: %s", err_message());
+    free(fresh), free(target), free(start);
+    ca_pool_free(&p);
+}
+
 static void check_pool(void)
 {
     ca_config c = pool_config();
@@ -468,6 +520,7 @@ int main(void)
     check_engine_length("checkerboard");
     check_engine_length("checkerboard-async");
     check_pool();
+    check_pool_starts();
     vk_context vk;
     if (test_vk_context_init(&vk, -1) != DLCA_OK) {
         check_trainer(NULL, 1, CA_WINDOW_LOSS_LAST), check_trainer(NULL, 2, CA_WINDOW_LOSS_LAST);

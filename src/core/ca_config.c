@@ -42,6 +42,7 @@ int ca_config_preset(ca_config *c, const char *name)
     c->loss_channels = 1;
     c->seed = 1;
     c->init_logit = CA_INIT_LOGIT;
+    c->pool_starts = 1;
     if (strcmp(name, "gol") == 0) {
         static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
         c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
@@ -191,8 +192,8 @@ int ca_config_check_name(const char *name)
 }
 
 /* The pool holds whole grids and is compared with one target, so the target may not depend on
- * the start (Life's does); one sample of a round starts afresh, so a batch of 1 would never draw
- * from the pool; damage erases pool samples. */
+ * the start (Life's does); pool_starts samples of a round start afresh, at least one, and at least
+ * one from the pool, so a batch of 1 would never draw from it; damage erases pool samples. */
 static int check_persistence(const ca_config *c)
 {
     if (check_range("window", c->window, 0, CA_MAX_T - c->steps)) return DLCA_ERR;
@@ -200,10 +201,17 @@ static int check_persistence(const ca_config *c)
     if (c->pool != 0 && c->batch < 2)
         return err_set(DLCA_ERR, "config: a pool needs a batch of 2 or more (one sample of each round starts afresh), "
                        "not %d", c->batch);
-    if (c->damage < 0 || c->damage > (c->pool ? c->batch - 1 : 0))
-        return err_set(DLCA_ERR, c->pool ? "config: damage = %d is outside 0..%d (batch - 1: one sample a round stays whole)"
+    if (c->pool == 0 && c->pool_starts != 1)
+        return err_set(DLCA_ERR, "config: pool-starts = %d needs a pool (it is how many of a persistence round's grids "
+                                 "start afresh instead of from the pool)", c->pool_starts);
+    if (c->pool != 0 && (c->pool_starts < 1 || c->pool_starts > c->batch - 1))
+        return err_set(DLCA_ERR, "config: pool-starts = %d is outside 1..%d (batch - 1: one sample a round comes from "
+                                 "the pool)", c->pool_starts, c->batch - 1);
+    if (c->damage < 0 || c->damage > (c->pool ? c->batch - c->pool_starts : 0))
+        return err_set(DLCA_ERR, c->pool ? "config: damage = %d is outside 0..%d (batch - pool-starts: the samples "
+                                           "that start afresh stay whole)"
                                          : "config: damage = %d needs a pool (damage erases pool samples)",
-                       c->damage, c->batch - 1);
+                       c->damage, c->pool ? c->batch - c->pool_starts : 0);
     if (check_range("window loss", (int)c->window_loss, 0, CA_WINDOW_LOSS_KINDS - 1)) return DLCA_ERR;
     if (c->window_loss == CA_WINDOW_LOSS_EVERY && c->window == 0)
         return err_set(DLCA_ERR, "config: window-loss = every needs a window (the steps T..T+u it asks for the target)");

@@ -101,12 +101,15 @@ typedef struct {
      * rounds are growth rounds (T steps from the preset's starts), half persistence rounds
      * (ca_task_round_steps): */
     int pool;                                /* grids in a pool that persistence rounds start from
-                                                (the farthest from a start) and write their final
+                                                (the farthest from starts) and write their final
                                                 grids back to (Growing NCA's sample pool); 0: none */
     int window;                              /* persistence rounds run T + u steps, u uniform in
                                                 1..window: the target holds that long */
     int damage;                              /* of a persistence round's pool grids, this many (the
                                                 closest to the target) have a rectangle erased first */
+    int pool_starts;                         /* of a persistence round's grids, this many (the farthest
+                                                from the target) start from the preset's starts instead:
+                                                1..batch - 1 - damage with a pool, else 1 (version 6) */
     ca_window_loss window_loss;              /* a persistence round's loss: at its last step only, or
                                                 the mean over its steps T..T+u (version 4) */
 } ca_config;

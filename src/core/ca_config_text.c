@@ -179,6 +179,7 @@ INT_KEY(warmup, 0, CA_MAX_TRAIN_STEPS)
 INT_KEY(pool, 0, CA_MAX_POOL)
 INT_KEY(window, 0, CA_MAX_T)
 INT_KEY(damage, 0, CA_MAX_BATCH)
+INT_KEY(pool_starts, 1, CA_MAX_BATCH)
 
 CHOICE_KEY(window_loss, window_loss, ca_window_loss, window_loss_names, 2)
 
@@ -275,12 +276,16 @@ const ca_config_key ca_config_keys[] = {
     {"init-logit", NULL, "X",
      "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async and lizard 8, else 7",
      parse_init_logit, print_init_logit},
-    {"pool", NULL, "N", "persistence rounds (half) start from a pool of N of their final grids, the farthest a start (0: none)",
+    {"pool", NULL, "N",
+     "persistence rounds (half) start from a pool of N of their final grids, the farthest starts (0: none)",
      parse_pool, print_pool},
     {"window", NULL, "K", "persistence rounds (half) run T+1..T+K CA steps: the target must hold that long",
      parse_window, print_window},
     {"damage", NULL, "N", "N of a persistence round's pool grids (the closest to the target) get a rectangle erased",
      parse_damage, print_damage},
+    {"pool-starts", NULL, "N",
+     "N of a persistence round's grids, the farthest from the target, start from the preset's starts (default 1)",
+     parse_pool_starts, print_pool_starts},
     {"window-loss", NULL, "W", "last: a round asks for the target at its last step; every: at each step T..T+u (the mean)",
      parse_window_loss, print_window_loss},
 };

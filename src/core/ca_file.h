@@ -1,8 +1,8 @@
 /* ca_file.h: the model file (.dlca), which train/resume, run, eval, the viewer and export share.
- * Little-endian, written field by field (version 5; version 1 files, which end the config at
+ * Little-endian, written field by field (version 6; version 1 files, which end the config at
  * the seed, load with a constant learning rate, version 1 and 2 files without a pool,
- * versions 1 to 3 with the loss at a round's last step, and versions 1 to 4 with one moore
- * order shared by every kernel):
+ * versions 1 to 3 with the loss at a round's last step, versions 1 to 4 with one moore
+ * order shared by every kernel, and versions 1 to 5 with one start a persistence round):
  *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image,
  *   bit 2: the run's best circuit, bit 3: the sample pool; bits 2 and 3 only beside bit 0)
  *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
@@ -11,7 +11,7 @@
  *           train_steps, f64 learning_rate, u64 seed,
  *           (version 2) u32 lr_schedule, u32 warmup, f64 lr_final, f64 init_logit,
  *           (version 3) u32 pool, u32 window, u32 damage, (version 4) u32 window_loss,
- *           (version 5) u32 perception_wiring
+ *           (version 5) u32 perception_wiring, (version 6) u32 pool_starts
  *   u64 gate_count; per layer (perception, then update): u32 n_in, n_out, input_a[n_out], input_b[n_out]
  *           (the moore layer: 8 gates, or 8 a kernel where perception_wiring is per-kernel)
  *   f32 logits[gate_count][16]
@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CA_FILE_VERSION = 5, CA_FILE_MAGIC_SIZE = 8 };
+enum { CA_FILE_VERSION = 6, CA_FILE_MAGIC_SIZE = 8 };
 /* Flag 2 is an optional part, not a new layout, so it needed no new version: a reader that does not
  * know the flag refuses the file naming it ("unknown flags"), rather than misread it. */
 enum { CA_FILE_FLAG_STATE = 1u << 0, CA_FILE_FLAG_TARGET = 1u << 1, CA_FILE_FLAG_BEST = 1u << 2 };

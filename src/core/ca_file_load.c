@@ -215,6 +215,11 @@ static int read_config_fields(byte_source *r, ca_config *c)
     if (perception_wiring >= CA_PERCEPTION_KINDS)
         return corrupt(r, "config: perception wiring %u is out of range", perception_wiring);
     c->perception_wiring = (ca_perception_wiring)perception_wiring;
+    uint32_t pool_starts = 1;
+    if (r->version >= 6) TRY(get_u32(r, "config pool starts", &pool_starts));
+    if (pool_starts < 1 || pool_starts > CA_MAX_BATCH)
+        return corrupt(r, "config: pool starts %u is out of range", pool_starts);
+    c->pool_starts = (int)pool_starts;
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

@@ -105,11 +105,13 @@ int ca_pool_round(ca_pool *p, uint64_t round, int from_pool, const double *targe
     for (int b = 0; b < c->batch; b++) distance(p, b, target);
     sort_by_distance(p);
     for (int k = 0; k < c->damage; k++) damage(p, p->order[k], &rng);
-    int replaced = p->order[c->batch - 1]; /* keeps the preset's start (damage <= batch - 1) */
-    for (int b = 0; b < c->batch; b++)
-        for (int ch = 0; ch < c->channels && b != replaced; ch++)
+    /* The pool_starts farthest keep the preset's starts (damage <= batch - pool_starts). */
+    for (int k = 0; k < c->batch - c->pool_starts; k++) {
+        int b = p->order[k];
+        for (int ch = 0; ch < c->channels; ch++)
             memcpy(start + (size_t)ch * cells + (size_t)b * p->plane, p->grids + (size_t)p->slot[b] * grid + (size_t)ch * p->plane,
                    p->plane * sizeof(double));
+    }
     return DLCA_OK;
 }
 

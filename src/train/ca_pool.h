@@ -4,7 +4,8 @@
  * from the seed and the round. A growth round (ca_task_round_steps) starts from the preset's
  * starts, as training without a pool does, and leaves the pool alone. A persistence round starts
  * from the slots' grids, ranked by distance to the target (wrong bits, then squared error; the
- * lowest slot on ties): the farthest is replaced by the preset's start, the `damage` closest get a
+ * lowest slot on ties): the `pool_starts` farthest (1 by default) are replaced by the preset's
+ * starts, the `damage` closest get a
  * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once it ran, its final
  * grids go into its slots as bits: the hard circuit's where the step measured its hard loss (the
  * states the exported circuit reaches), else the soft rollout's rounded. Every start is bits, so a
@@ -38,7 +39,7 @@ void ca_pool_free(ca_pool *pool);
 
 /* Round `round`'s slots; and for a persistence round (from_pool) its start grids [C][batch * H * W]
  * (the layout of ca_task_start) into `start`, which holds the preset's starts: the farthest
- * sample's is kept, the others replaced by their pool grids, damaged as above. Distances are to
+ * samples' (pool_starts of them) are kept, the others replaced by their pool grids, damaged as above. Distances are to
  * `target` ([loss_channels][batch * H * W], the round's target, the same for every start). A
  * growth round leaves `start` as it is. */
 int ca_pool_round(ca_pool *pool, uint64_t round, int from_pool, const double *target, double *start);
