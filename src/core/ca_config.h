@@ -109,7 +109,9 @@ typedef struct {
                                                 closest to the target) have a rectangle erased first */
     int pool_starts;                         /* of a persistence round's grids, this many (the farthest
                                                 from the target) start from the preset's starts instead:
-                                                1..batch - 1 - damage with a pool, else 1 (version 6) */
+                                                1..batch - 1 with a pool (damage then at most batch -
+                                                pool_starts), else 1, as in every preset (a config built
+                                                field by field sets it; version 6) */
     ca_window_loss window_loss;              /* a persistence round's loss: at its last step only, or
                                                 the mean over its steps T..T+u (version 4) */
 } ca_config;
