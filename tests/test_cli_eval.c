@@ -6,6 +6,9 @@
  * a --json that is a folder or the model itself is refused before any work. --persistence adds
  * the checks of patterns that stay and regrow. */
 #include "ca_file.h"
+#include "ca_runner.h"
+#include "ca_target.h"
+#include "ca_task.h"
 #include "check.h"
 #include "error.h"
 #include "mini_json.h"
@@ -207,6 +210,39 @@ static void test_bordered_picture(void)
     free(json);
 }
 
+/* Whether model PATH's hard rollout from training round 0's first start (as eval's) first repeats its
+ * whole state at step from + period: state(from + period) equals state(from), and no earlier step's
+ * state repeats (state(from - 1) differs from state(from + period - 1), and no shorter period fits). */
+static int first_repeat_is(const char *path, int from, int period)
+{
+    ca_model m;
+    ca_train_state state;
+    ca_target_image target;
+    if (from < 0 || period < 1 || ca_file_load(path, &m, &state, &target)) return 0;
+    const ca_config *c = &m.config;
+    double *image = target.bits ? ca_target_values(&target) : NULL;
+    ca_runner r;
+    int ready = ca_runner_init(&r, &m, CA_BACKEND_CPU, NULL, 1, c->height, c->width, 1, 1.0, c->seed) == DLCA_OK;
+    size_t n = ready ? r.grid_values : 0, steps = (size_t)from + (size_t)period + 1;
+    double *grids = ready ? malloc(steps * n * sizeof(double)) : NULL;
+    double *want = ready ? malloc((size_t)c->loss_channels * ca_shape_cells(r.shape) * sizeof(double)) : NULL;
+    int ok = ready;
+    ok = ok && grids && want && ca_round_inputs(c, r.shape, 0, image, r.grid, want) == DLCA_OK &&
+         ca_runner_grid_changed(&r) == DLCA_OK;
+    for (size_t t = 0; ok && t < steps; t++) {
+        if (t > 0) ok = ca_runner_step(&r) == DLCA_OK;
+        memcpy(grids + t * n, r.grid, n * sizeof(double));
+    }
+#define SAME(a, b) (memcmp(grids + (size_t)(a) * n, grids + (size_t)(b) * n, n * sizeof(double)) == 0)
+    ok = ok && SAME(from, from + period) && (from == 0 || !SAME(from - 1, from + period - 1));
+    for (int p = 1; ok && p < period; p++) ok = !SAME(from, from + p);
+#undef SAME
+    if (ready) ca_runner_free(&r);
+    free(grids), free(want), free(image);
+    ca_model_free(&m), ca_train_state_free(&state), ca_target_image_free(&target);
+    return ok;
+}
+
 /* --persistence: two more checks. The shipped checkerboard is a fixed point: it persists and
  * regrows. The shipped image grows its picture at T and loses it after: 'persists' fails with the
  * worst step's error, and without the flag eval passes. image-persist, trained with a pool,
@@ -240,6 +276,20 @@ static void test_persistence(void)
     CHECK(line && sscanf(line, "persists: %lf wrong bits summed over steps 15 to 150", &shown) == 1 && shown == bits &&
               json && bits > mj_number_at(json, "checks.1.error") * 768.0,
           "image: %g wrong bits to 10T, as the text says (%g)", bits, shown);
+    /* where its whole state first repeats, checked here step by step; wrong on its cycle, so for ever */
+    int from = json ? (int)mj_number_at(json, "settles.from") : -1;
+    int period = json ? (int)mj_number_at(json, "settles.period") : 0;
+    int cycle_wrong = json ? (int)mj_number_at(json, "settles.cycle_wrong_steps") : -1, said[3] = {-1, -1, -1};
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/image.dlca", DLCA_ASSET_DIR);
+    line = text ? strstr(text, "settles: ") : NULL;
+    CHECK(json && mj_is(json, "settles.repeats", "true") && period > 1 && first_repeat_is(path, from, period),
+          "image: its whole state first repeats at step %d + %d", from, period);
+    CHECK(line &&
+              sscanf(line, "settles: the whole state cycles with period %d from step %d; the picture is wrong at %d",
+                     &said[0], &said[1], &said[2]) == 3 && said[0] == period && said[1] == from &&
+              said[2] == cycle_wrong && cycle_wrong >= 1 && cycle_wrong <= period && strstr(line, "wrong for ever"),
+          "image: the text says the same (%d %d %d): %.120s", said[0], said[1], said[2], line ? line : "");
     free(json), free(text);
     status = run_dlca(err, sizeof err, "eval '%s/models/image.dlca' --device cpu", DLCA_ASSET_DIR);
     CHECK(status == 0, "image without --persistence passes: %s", err);
@@ -251,7 +301,15 @@ static void test_persistence(void)
               mj_number_at(json, "checks.2.error") == 0.0,
           "image-persist (trained with a pool): grows, persists and regrows, 3 of 3 (%d): %s", status, err);
     CHECK(json && mj_number_at(json, "persists_wrong_bits") == 0.0, "image-persist: 0 wrong bits to 10T");
-    free(json);
+    from = json ? (int)mj_number_at(json, "settles.from") : -1;
+    snprintf(path, sizeof path, "%s/models/image-persist.dlca", DLCA_ASSET_DIR);
+    text = slurp("stdout.txt");
+    CHECK(json && mj_number_at(json, "settles.period") == 1.0 && first_repeat_is(path, from, 1) &&
+              mj_number_at(json, "settles.wrong_steps") == 0.0 && mj_number_at(json, "settles.right_from") == 15.0 &&
+              text && strstr(text, "settles: a fixed point of the whole state from step") &&
+              strstr(text, "the picture is right at every step from 15 on: it holds for ever"),
+          "image-persist: a fixed point from step %d, the picture right from 15: it holds for ever", from);
+    free(json), free(text);
     status = run_dlca(err, sizeof err, "eval '%s/models/image-persist.dlca' --device cpu --json ip2.json", DLCA_ASSET_DIR);
     json = slurp("ip2.json");
     CHECK(status == 0 && json && mj_valid(json) && mj_number_at(json, "passed") == 2.0 &&
@@ -264,6 +322,7 @@ static void test_persistence(void)
     CHECK(status == 0 && json && mj_number_at(json, "passed") == 2.0 && mj_number_at(json, "failed") == 0.0 &&
               isnan(mj_number_at(json, "persists_wrong_bits")),
           "gol gains no check, and no shortfall");
+    CHECK(json && isnan(mj_number_at(json, "settles.period")) && !strstr(json, "settles"), "gol: no settles");
     free(json);
 }
 

@@ -59,9 +59,11 @@ typedef struct {
     hard_stats circuit;
     ca_check checks[CA_EVAL_MAX_CHECKS];
     int count, failed;
-    int persists;        /* 'persists' ran: its shortfall was measured */
+    int persists;        /* 'persists' ran: its shortfall was measured, and where the state repeats */
     double persists_bits; /* wrong bits summed over steps T..10T (ca_eval_persists_bits) */
+    ca_eval_settle settle;
 } eval_report;
+
 
 static int measure(const ca_eval_context *x, int persistence, eval_report *r)
 {
@@ -79,7 +81,9 @@ static int measure(const ca_eval_context *x, int persistence, eval_report *r)
     for (int i = 0; i < r->count; i++) r->failed += !r->checks[i].passed;
     int trained = ca_eval_trained_persistence(&x->model->config) & CA_EVAL_PERSISTS;
     r->persists = (persistence || trained) && ca_eval_has_persistence(x);
-    return r->persists ? ca_eval_persists_bits(x, &r->persists_bits) : DLCA_OK;
+    if (!r->persists) return DLCA_OK;
+    return ca_eval_persists_bits(x, &r->persists_bits) ||
+           ca_eval_settles(x, CA_EVAL_SETTLE_TIMES_T * x->model->config.steps, &r->settle);
 }
 
 static int life_wrong(double accuracy) { return (int)(512.0 * (1.0 - accuracy) + 0.5); }
@@ -99,6 +103,25 @@ static void print_report(const eval_report *r, const ca_model *m)
     if (r->persists)
         printf("persists: %.0f wrong bits summed over steps %d to %d (what a repair counts)\n", r->persists_bits,
                m->config.steps, 10 * m->config.steps);
+    const ca_eval_settle *s = &r->settle;
+    if (r->persists && s->applies && !s->repeats)
+        printf("settles: the whole state does not repeat within %d steps\n", s->most);
+    else if (r->persists && s->repeats) {
+        char how[96];
+        if (s->period == 1)
+            snprintf(how, sizeof how, "a fixed point of the whole state from step %d", s->from);
+        else
+            snprintf(how, sizeof how, "the whole state cycles with period %d from step %d", s->period, s->from);
+        if (s->cycle_wrong == 0 && s->wrong_steps == 0)
+            printf("settles: %s; the picture is right at every step from %d on: it holds for ever\n", how,
+                   m->config.steps);
+        else if (s->cycle_wrong == 0)
+            printf("settles: %s; the picture is wrong at %d of steps %d to %d, then right at every step, for ever\n",
+                   how, s->wrong_steps, m->config.steps, s->right_from - 1);
+        else
+            printf("settles: %s; the picture is wrong at %d of the cycle's %d steps: wrong for ever\n", how,
+                   s->cycle_wrong, s->period);
+    }
     printf("%d of %d checks passed\n", r->count - r->failed, r->count);
 }
 
@@ -140,6 +163,19 @@ static int write_json(const char *path, const eval_report *r, const ca_model *m,
     }
     cli_json_close(&j, ']');
     if (r->persists) cli_json_number(&j, "persists_wrong_bits", r->persists_bits);
+    if (r->persists && r->settle.applies) {
+        cli_json_open(&j, "settles", '{');
+        cli_json_bool(&j, "repeats", r->settle.repeats);
+        cli_json_int(&j, "within", r->settle.most);
+        if (r->settle.repeats) {
+            cli_json_int(&j, "from", r->settle.from);
+            cli_json_int(&j, "period", r->settle.period);
+            cli_json_int(&j, "wrong_steps", r->settle.wrong_steps);
+            cli_json_int(&j, "cycle_wrong_steps", r->settle.cycle_wrong);
+            if (r->settle.cycle_wrong == 0) cli_json_int(&j, "right_from", r->settle.right_from);
+        }
+        cli_json_close(&j, '}');
+    }
     cli_json_int(&j, "passed", r->count - r->failed);
     cli_json_int(&j, "failed", r->failed);
     cli_json_bool(&j, "pass", r->failed == 0);
@@ -163,15 +199,20 @@ static void print_eval_help(void)
            "                     exact again within 2T steps); a model trained with --pool or\n"
            "                     --window runs 'persists' anyway, with --damage 'regrows' too;\n"
            "                     where 'persists' runs, a line gives the wrong bits summed over\n"
-           "                     steps T..10T (how far from passing, as a repair counts it)\n"
+           "                     steps T..10T (how far from passing, as a repair counts it), and\n"
+           "                     for a synchronous rule another where its whole state first\n"
+           "                     repeats (within 100T steps): from then it cycles, so the line\n"
+           "                     says whether the picture holds for ever, not only to 10T\n"
            "  --max-memory GiB   refuse, before starting, an evaluation estimated to need more host\n"
            "                     memory than this (default %g)\n"
            "  --json FILE        also write the report as JSON for scripts (written atomically; '-'\n"
            "                     writes it to stdout instead of the text): model, preset, device,\n"
            "                     losses {soft, hard}, life {accuracy, wrong} (gol), gates {total,\n"
            "                     active, ops {AND: n, ...}, circuit, pruned}, checks [{name, passed,\n"
-           "                     error}], persists_wrong_bits (where 'persists' ran), passed,\n"
-           "                     failed, pass (true when every check passed);\n"
+           "                     error}], persists_wrong_bits and settles {repeats, within, from,\n"
+           "                     period, wrong_steps (from T on), cycle_wrong_steps, right_from}\n"
+           "                     (where 'persists' ran), passed, failed, pass (true when every\n"
+           "                     check passed);\n"
            "                     a NaN or infinite value is null\n", CA_MEMORY_DEFAULT_GIB);
 }
 

@@ -7,9 +7,13 @@
 #include "rng.h"
 #include "tn_ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The most ca_eval_settles keeps of states: it looks over fewer steps rather than more memory. */
+#define SETTLE_BYTES ((size_t)256 << 20)
 
 /* A hard (or soft) runner of one or more samples at height x width, with a fire rate. */
 static int open_runner(const ca_eval_context *x, ca_runner *r, int batch, int height, int width, int hard, double rate,
@@ -301,6 +305,11 @@ double ca_eval_memory(const ca_eval_context *x)
     } else if (x->image && c->loss_channels == 1) {
         keep_most(&most, x, 1, 2 * c->height, 2 * c->width, 1, 0.0);
     }
+    /* ca_eval_settles beside a hard runner of one grid: its states, hashes and per-step flags */
+    double words = ceil((double)c->channels * c->height * c->width / 64.0);
+    double steps = (double)CA_EVAL_SETTLE_TIMES_T * c->steps + 1.0, states = steps * words * 8.0;
+    if (states > (double)SETTLE_BYTES) states = (double)SETTLE_BYTES;
+    keep_most(&most, x, 1, c->height, c->width, 1, states + steps * 9.0 + c->steps + loss * c->height * c->width * 8.0);
     return most + (x->image ? loss * c->height * c->width * 8.0 : 0.0);
 }
 
@@ -382,6 +391,73 @@ int ca_eval_persists_bits(const ca_eval_context *x, double *bits)
     *bits = 0.0;
     if (!ca_eval_has_persistence(x)) return DLCA_OK;
     return persistence_run(x, c->steps, 0, 9 * c->steps, &worst, &best, bits);
+}
+
+/* state[t] of `words` words: the grid's bits (rounded at 0.5), every channel. */
+static void pack_state(const ca_runner *r, uint64_t *state, size_t words)
+{
+    size_t n = r->grid_values;
+    memset(state, 0, words * sizeof *state);
+    for (size_t i = 0; i < n; i++)
+        if (r->grid[i] > 0.5) state[i / 64] |= 1ull << (i % 64);
+}
+
+static uint64_t state_hash(const uint64_t *state, size_t words)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the words */
+    for (size_t i = 0; i < words; i++) h = (h ^ state[i]) * 1099511628211ull;
+    return h;
+}
+
+int ca_eval_settles(const ca_eval_context *x, int most, ca_eval_settle *s)
+{
+    const ca_config *c = &x->model->config;
+    int T = c->steps;
+    memset(s, 0, sizeof *s);
+    s->applies = ca_eval_has_persistence(x) && c->fire_rate >= 1.0;
+    if (!s->applies || most < 1) return DLCA_OK;
+    ca_runner r;
+    if (open_runner(x, &r, 1, c->height, c->width, 1, c->fire_rate, c->seed)) return DLCA_ERR;
+    size_t words = (r.grid_values + 63) / 64, cells = ca_shape_cells(r.shape), bits;
+    if ((size_t)most + 1 > SETTLE_BYTES / (words * sizeof(uint64_t))) most = (int)(SETTLE_BYTES / (words * 8)) - 1;
+    uint64_t *states = malloc((size_t)(most + 1) * words * sizeof(uint64_t));
+    uint64_t *hash = malloc((size_t)(most + 1) * sizeof(uint64_t));
+    uint8_t *wrong = calloc((size_t)most + (size_t)T + 1, 1); /* per step, to T + most at most */
+    double *target = malloc((size_t)c->loss_channels * cells * sizeof(double));
+    int rc = states && hash && wrong && target ? DLCA_OK
+                                               : err_set(DLCA_ERR_NOMEM, "out of memory for %d steps of states", most);
+    if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
+    if (!rc) rc = ca_runner_grid_changed(&r);
+    /* Step t's state is compared with every earlier one (by hash, then in full) until one repeats;
+     * from then the rollout goes on to T + period - 1 at least, so that steps T..end hold a whole
+     * cycle. */
+    int end = most;
+    for (int t = 0; !rc && t <= end; t++) {
+        if (t > 0 && (rc = ca_runner_step(&r))) break;
+        if (!s->repeats) {
+            uint64_t *state = states + (size_t)t * words;
+            pack_state(&r, state, words), hash[t] = state_hash(state, words);
+            for (int u = 0; u < t && !s->repeats; u++)
+                if (hash[u] == hash[t] && memcmp(states + (size_t)u * words, state, words * sizeof *state) == 0) {
+                    s->repeats = 1, s->from = u, s->period = t - u;
+                    end = T + s->period - 1 > t - 1 ? T + s->period - 1 : t - 1;
+                }
+        }
+        if (t >= T && t <= end) wrong[t] = loss_wrong_bits(&r, target, &bits) > 0;
+    }
+    if (!rc && s->repeats) {
+        int cycle = s->from > T ? s->from : T; /* the cycle's steps from T on: cycle..cycle + period - 1 */
+        s->last = end, s->right_from = T;
+        for (int t = T; t <= end; t++) {
+            s->wrong_steps += wrong[t];
+            if (wrong[t]) s->right_from = t + 1;
+            if (t >= cycle && t < cycle + s->period) s->cycle_wrong += wrong[t];
+        }
+    }
+    s->most = most;
+    free(states), free(hash), free(wrong), free(target);
+    ca_runner_free(&r);
+    return rc;
 }
 
 int ca_eval_trained_persistence(const ca_config *c)

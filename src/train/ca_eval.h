@@ -60,6 +60,30 @@ int ca_eval_has_persistence(const ca_eval_context *context);
  * a repair search counts them on its rounds. */
 int ca_eval_persists_bits(const ca_eval_context *context, double *bits);
 
+/* Where the whole state of the persists rollout (training round 0's first sample from its start,
+ * hard, on the training grid) first repeats: state(from + period) == state(from), period >= 1. A
+ * synchronous rule is deterministic, so from there the rollout cycles for ever, and when no step
+ * from T on has a loss-channel bit wrong the picture holds for ever (where "persists" looks to
+ * 10T). Looked for over steps 0..most (fewer where their states would pass 256 MiB: `most` says how
+ * many); an asynchronous rule's fire masks make no cycle (`applies` 0, like a Life target or a
+ * missing picture). */
+typedef struct {
+    int applies;     /* a synchronous rule with a persistence check (ca_eval_has_persistence) */
+    int most;        /* the steps looked over */
+    int repeats;     /* a repeat was found within them */
+    int from, period;
+    int last;        /* steps T..last hold every state from T on: to the repeat, and a whole cycle */
+    int wrong_steps; /* of them, those with a wrong loss-channel bit */
+    int cycle_wrong; /* of the cycle's `period` steps from T on, those wrong: 0 means right for ever
+                        from right_from (T, or the step after the last wrong one) */
+    int right_from;
+} ca_eval_settle;
+int ca_eval_settles(const ca_eval_context *context, int most, ca_eval_settle *settle);
+
+/* The steps `dlca eval` has ca_eval_settles look over, in multiples of T (ca_eval_memory counts
+ * them). */
+enum { CA_EVAL_SETTLE_TIMES_T = 100 };
+
 /* The persistence checks a config trains for, and so ca_eval_checks runs: persists with a pool
  * or a window, regrows with damage (0: none). */
 int ca_eval_trained_persistence(const ca_config *config);
