@@ -64,7 +64,6 @@ typedef struct {
     ca_eval_settle settle;
 } eval_report;
 
-
 static int measure(const ca_eval_context *x, int persistence, eval_report *r)
 {
     memset(r, 0, sizeof *r);
