@@ -26,7 +26,11 @@ static void test_presets(void)
         {"checkerboard-async", 8 + 16 * 8 * 2, 20, 16 * 14 + 14 * 256 + 128 + 64 + 32 + 16 + 8 + 8, 8.0f},
         {"lizard", 128 + 8 * 128 * 2, 9, 8 * 14 + 2048 + 5 * 1024 + 512 + 256 + 128, 8.0f},
         {"image", 64 + 4 * 64 * 2, 11, 4 * 14 + 1024 + 7 * 512 + 256 + 128 + 64, 7.0f},
+        {"image-persist", 64 + 4 * 64 * 2, 11, 4 * 14 + 1024 + 7 * 512 + 256 + 128 + 64, 7.0f},
     };
+    int listed = 0;
+    while (ca_preset_names[listed]) listed++;
+    CHECK(listed == (int)(sizeof expected / sizeof expected[0]), "every preset (%d) has its expectations", listed);
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         ca_config config;
         ca_model model;
@@ -47,7 +51,21 @@ static void test_presets(void)
     }
     ca_config config;
     CHECK(ca_config_preset(&config, "glider") != DLCA_OK, "unknown preset refused");
-    CHECK(strstr(err_message(), "glider") && strstr(err_message(), "checkerboard"), "message: %s", err_message());
+    CHECK(strstr(err_message(), "glider") && strstr(err_message(), "checkerboard") &&
+              strstr(err_message(), "image-persist"),
+          "message lists every preset: %s", err_message());
+    /* image-persist is image trained to keep its picture: a pool, a window with the loss at every
+     * step, a batch of 4 and twice the steps, nothing else changed */
+    ca_config image, persist;
+    CHECK(ca_config_preset(&image, "image") == DLCA_OK && ca_config_preset(&persist, "image-persist") == DLCA_OK,
+          "image and image-persist");
+    CHECK(persist.pool == 64 && persist.window == 15 && persist.window_loss == CA_WINDOW_LOSS_EVERY &&
+              persist.batch == 4 && persist.train_steps == 6000 && persist.pool_starts == 1 && persist.damage == 0,
+          "image-persist: pool 64, window 15 (every step), batch 4, 6000 steps");
+    persist.pool = image.pool, persist.window = image.window, persist.window_loss = image.window_loss;
+    persist.batch = image.batch, persist.train_steps = image.train_steps;
+    memcpy(persist.preset, image.preset, sizeof image.preset);
+    CHECK(memcmp(&persist, &image, sizeof image) == 0, "image-persist differs from image in those fields alone");
 }
 
 static void expect_refused(ca_config config, const char *needle)

@@ -3,8 +3,9 @@
 #   tools/train_presets.sh BUILD_DIR OUT_DIR [DEVICE] [extra dlca train flags...]
 # writes OUT_DIR/<preset>.dlca, .csv, -loss.png, -eval.txt, -run.png and OUT_DIR/summary.md
 # (preset, final hard loss, active gates, wall time, device). DEVICE defaults to auto; on a GPU
-# each preset trains dlca train's default (populations of 4, up to 4 of them in turn until one
-# member is exact; add --population 1 for single runs).
+# each preset trains dlca train's default (populations of 2 in turn, up to 16 seeds, the lizard's
+# 32, until one member is verified exact; add --population 1 for single runs). image-persist, the
+# image trained to keep its picture, is not among them: `dlca train --preset image-persist`.
 # dlca train does not replace existing models: add --force to retrain into an OUT_DIR that has
 # them. A model that fails a check is listed as such (dlca eval exits 1; the script goes on).
 set -euo pipefail

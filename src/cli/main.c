@@ -19,15 +19,18 @@ static int cmd_devices(int argc, char **argv)
 static int cmd_presets(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    printf("%-20s %-9s %-9s %4s %3s %6s %5s %6s %6s\n", "preset", "grid", "boundary", "C", "K", "layers", "T",
-           "batch", "steps");
+    printf("%-20s %-9s %-9s %4s %3s %6s %5s %6s %6s  %s\n", "preset", "grid", "boundary", "C", "K", "layers", "T",
+           "batch", "steps", "persistence");
     for (int i = 0; ca_preset_names[i]; i++) {
         ca_config c;
         ca_config_preset(&c, ca_preset_names[i]);
-        char grid[24];
+        char grid[24], persistence[64] = "-";
         snprintf(grid, sizeof grid, "%dx%d", c.height, c.width);
-        printf("%-20s %-9s %-9s %4d %3d %6d %5d %6d %6d\n", c.preset, grid, ca_boundary_name(c.boundary), c.channels,
-               c.kernels, c.perception_depth + c.update_depth, c.steps, c.batch, c.train_steps);
+        if (c.pool || c.window)
+            snprintf(persistence, sizeof persistence, "pool %d, window %d", c.pool, c.window);
+        printf("%-20s %-9s %-9s %4d %3d %6d %5d %6d %6d  %s\n", c.preset, grid, ca_boundary_name(c.boundary),
+               c.channels, c.kernels, c.perception_depth + c.update_depth, c.steps, c.batch, c.train_steps,
+               persistence);
     }
     return 0;
 }

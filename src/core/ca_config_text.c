@@ -242,7 +242,8 @@ static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c
 
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {
-    {"preset", NULL, "NAME", "what the other keys change: gol, checkerboard, checkerboard-async, lizard or image",
+    {"preset", NULL, "NAME",
+     "what the other keys change: gol, checkerboard, checkerboard-async, lizard, image or image-persist",
      parse_preset, print_preset},
     {"grid", NULL, "HxW", "grid height x width, each 1..4096", parse_grid, print_grid},
     {"boundary", NULL, "B", "periodic or zero", parse_boundary, print_boundary},

@@ -1,4 +1,4 @@
-/* ca_task.c: start states and targets of the five presets. */
+/* ca_task.c: start states and targets of the presets. */
 #include "ca_task.h"
 
 #include "error.h"
