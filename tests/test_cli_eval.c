@@ -160,9 +160,10 @@ static void test_failing(void)
     free(json), free(text);
 }
 
-/* The shipped exact lizard (lizard-exact: seed 43 of --perception 8,4,2 --update
- * 1024x8,512,256,128 on the CPU engine, one gate changed by dlca repair) passes both of eval's
- * lizard checks, where the shipped lizard fails them. */
+/* The shipped exact lizards pass both of eval's lizard checks: lizard-exact (seed 43 of
+ * --perception 8,4,2 --update 1024x8,512,256,128 on the CPU engine, one gate changed by dlca
+ * repair, on the 20x20 grid of then) and lizard (the preset of 6b45b50 on its 24x24 grid, seed 1 on
+ * the CPU engine); lizard-torus (the repair test's case) fails the torus by a cell. */
 static void test_lizard_exact(void)
 {
     char err[4096];
@@ -173,8 +174,16 @@ static void test_lizard_exact(void)
               mj_is(json, "checks.1.name", "\"lizard grows on a 40x40 torus\"") && mj_number_at(json, "losses.hard") == 0.0,
           "lizard-exact: 2 of 2, hard loss 0 (%d): %s", status, err);
     free(json);
-    status = run_dlca(err, sizeof err, "eval '%s/models/lizard.dlca' --device cpu", DLCA_ASSET_DIR);
-    CHECK(status == 1, "the shipped lizard fails eval (%d)", status);
+    status = run_dlca(err, sizeof err, "eval '%s/models/lizard.dlca' --device cpu --json l.json", DLCA_ASSET_DIR);
+    json = slurp("l.json");
+    CHECK(status == 0 && json && mj_number_at(json, "passed") == 2.0 &&
+              mj_is(json, "checks.0.name", "\"grows the 24x24 target in 12 steps (hard)\"") &&
+              mj_is(json, "checks.1.name", "\"lizard grows on a 48x48 torus\"") &&
+              mj_number_at(json, "losses.hard") == 0.0,
+          "lizard (24x24): 2 of 2, hard loss 0 (%d): %s", status, err);
+    free(json);
+    status = run_dlca(err, sizeof err, "eval '%s/models/lizard-torus.dlca' --device cpu", DLCA_ASSET_DIR);
+    CHECK(status == 1, "lizard-torus fails eval (%d)", status);
 }
 
 /* A grid larger than its picture (lizard20.png centred on 22x22): training takes it, and eval's

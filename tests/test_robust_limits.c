@@ -213,13 +213,13 @@ static void test_device_choice(void)
 static void test_eval_and_damage(void)
 {
     char lizard[600], gol[600], args[4096], err[8192], out[8192];
-    snprintf(lizard, sizeof lizard, "%s/models/lizard.dlca", DLCA_ASSET_DIR);
+    snprintf(lizard, sizeof lizard, "%s/models/lizard-torus.dlca", DLCA_ASSET_DIR);
     snprintf(gol, sizeof gol, "%s/models/gol.dlca", DLCA_ASSET_DIR);
     int status = robust_run(err, sizeof err, "eval '%s' --device cpu", lizard);
     last_stdout(out, sizeof out);
-    CHECK(status == 1, "eval of the shipped lizard (its checks fail, README) exits 1, not %d", status);
-    CHECK(strstr(out, "0 of 2 checks passed") && strstr(out, "FAIL"), "the checks are still printed: %s", out);
-    CHECK(robust_lines(err) == 1 && strstr(err, "dlca eval: 2 of 2 checks failed"), "one line says so: %s", err);
+    CHECK(status == 1, "eval of lizard-torus (its torus check fails, README) exits 1, not %d", status);
+    CHECK(strstr(out, "1 of 2 checks passed") && strstr(out, "FAIL"), "the checks are still printed: %s", out);
+    CHECK(robust_lines(err) == 1 && strstr(err, "dlca eval: 1 of 2 checks failed"), "one line says so: %s", err);
     status = robust_run(err, sizeof err, "eval '%s' --device cpu", gol);
     last_stdout(out, sizeof out);
     CHECK(status == 0 && strstr(out, "2 of 2 checks passed") && err[0] == '\0', "eval of gol passes, exit 0 (%d): %s%s",
