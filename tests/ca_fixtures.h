@@ -30,7 +30,7 @@ static inline void tiny_config(ca_config *c, ca_boundary boundary, double fire_r
     c->steps = steps, c->fire_rate = fire_rate, c->loss_channels = 1, c->init_logit = CA_INIT_LOGIT;
     c->start = CA_START_RANDOM, c->target = CA_TARGET_CHECKERBOARD;
     c->batch = 2, c->train_steps = 10, c->learning_rate = 0.05, c->seed = 7;
-    c->pool_starts = 1; /* every preset's */
+    c->pool_starts = 1, c->weight_decay = CA_WEIGHT_DECAY; /* every preset's */
 }
 
 /* A preset's shape scaled down: at most 3 kernels, 6 channels, narrower update layers, a

@@ -30,7 +30,7 @@ static inline int hard_test_model(ca_model *m, int channels, int kernels, int bi
     ca_config c;
     memset(&c, 0, sizeof c);
     strcpy(c.preset, "hard-test");
-    c.pool_starts = 1; /* every preset's */
+    c.pool_starts = 1, c.weight_decay = CA_WEIGHT_DECAY; /* every preset's */
     c.height = height, c.width = width, c.boundary = boundary;
     c.channels = channels, c.kernels = kernels;
     c.perception_depth = bits == 2 ? 3 : 4;

@@ -191,7 +191,7 @@ static void put_le32(uint8_t *at, uint32_t v)
 static void fix_crc(uint8_t *data, size_t size) { put_le32(data + size - 4, crc32_update(0, data, size - 4)); }
 
 /* Section offsets from the format in ca_file.h: 16 bytes of magic, version and flags; a config
- * of 160 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
+ * of 168 bytes plus 4 per width; the u64 gate count; 8 + 8 n_out bytes per layer. */
 typedef struct {
     size_t gate_count, wiring, logits, state, target, crc;
 } file_layout;
@@ -200,7 +200,7 @@ static file_layout layout_of(const ca_model *m, int has_state, int has_target, s
 {
     const ca_config *c = &m->config;
     file_layout f;
-    f.gate_count = 16 + 160 + 4 * (size_t)(c->perception_depth + c->update_depth);
+    f.gate_count = 16 + 168 + 4 * (size_t)(c->perception_depth + c->update_depth);
     f.wiring = f.gate_count + 8;
     f.logits = f.wiring;
     for (int l = 0; l < c->perception_depth; l++) f.logits += 8 + 8 * (size_t)m->perception[l].n_out;
@@ -247,10 +247,11 @@ static void test_presets_round_trip(void)
         ca_target_image target, loaded_target;
         rng_state rng;
         int bad = ca_config_preset(&c, name);
-        /* image with every persistence field off its default, so that each makes the trip */
+        /* image with every persistence field and the weight decay off their defaults, so that each
+         * makes the trip */
         if (!bad && strcmp(name, "image") == 0)
             c.batch = 4, c.pool = 8, c.window = 3, c.damage = 1, c.pool_starts = 3,
-            c.window_loss = CA_WINDOW_LOSS_EVERY;
+            c.window_loss = CA_WINDOW_LOSS_EVERY, c.weight_decay = 0.25;
         if (bad || ca_model_init(&m, &c)) {
             CHECK(0, "preset %s: %s", name, err_message());
             continue;
@@ -457,7 +458,9 @@ static void test_defects(void)
     bad = malloc(size + 8);
     size_t update1 = update_inputs_at(&m, &f, 1); /* update layer 1: 6 -> 4 */
     float nan_value = NAN, inf_value = -INFINITY, negative = -1.0f;
+    double two = 2.0;
     uint32_t bits;
+    uint64_t bits64;
 #define DEFECT(edit, fix, needle)             \
     do {                                      \
         memcpy(bad, good, size);              \
@@ -467,9 +470,12 @@ static void test_defects(void)
     } while (0)
     DEFECT(memcpy(bad, "\x89PNG\r\n\x1a\n", 8), 1, "not a dlca model");
     DEFECT(put_le32(bad + 8, 7), 1, "unknown format version 7 (this build reads versions 1 to 6)");
-    DEFECT(put_le32(bad + f.gate_count - 8, 2), 1, "config: perception wiring 2 is out of range");
-    DEFECT(put_le32(bad + f.gate_count - 4, 0), 1, "config: pool starts 0 is out of range");
-    DEFECT(put_le32(bad + f.gate_count - 4, 2), 1, "config: pool-starts = 2 is outside 1..1");
+    DEFECT(put_le32(bad + f.gate_count - 16, 2), 1, "config: perception wiring 2 is out of range");
+    DEFECT(put_le32(bad + f.gate_count - 12, 0), 1, "config: pool starts 0 is out of range");
+    DEFECT(put_le32(bad + f.gate_count - 12, 2), 1, "config: pool-starts = 2 is outside 1..1");
+    DEFECT((memcpy(&bits64, &two, 8), put_le32(bad + f.gate_count - 8, (uint32_t)bits64),
+            put_le32(bad + f.gate_count - 4, (uint32_t)(bits64 >> 32))),
+           1, "config: weight decay 2 is out of range");
     /* the moore layer of the tiny model's 2 kernels: 16 + 16 words after its n_in and n_out;
      * kernel 1's order (gates 8..15) reading its first neighbour twice */
     DEFECT(memcpy(bad + f.wiring + 8 + 4 * 9, bad + f.wiring + 8 + 4 * 8, 4), 1,

@@ -224,6 +224,8 @@ static void test_bad_files(void)
     refused_file("preset = gol\n", "--preset checkerboard contradicts bad.conf:1: preset = gol", "--preset checkerboard");
     refused_file("fire-rate = 0\n", "bad.conf:1: fire-rate: 0 is outside", "");
     refused_file("update = 64x33\n", "bad.conf:1: update: 33 is outside 1..32", "");
+    refused_file("weight-decay = 1.5\n", "bad.conf:1: weight-decay: 1.5 is outside", "");
+    refused_file("preset = image\npool-starts = 2\n", "pool-starts = 2 needs a pool", "");
     char err[4096];
     int status = run_dlca(err, sizeof err, "out.txt", "train --config missing.conf --device cpu --out bad.dlca");
     CHECK(status == 1 && strstr(err, "cannot open missing.conf"), "a missing file is named: %s", err);

@@ -63,6 +63,7 @@ static void header_of(header_bytes *h, const ca_config *c, uint64_t gate_count)
     put_f64(h, c->init_logit);
     put32(h, (uint32_t)c->pool), put32(h, (uint32_t)c->window), put32(h, (uint32_t)c->damage);
     put32(h, (uint32_t)c->window_loss), put32(h, (uint32_t)c->perception_wiring), put32(h, (uint32_t)c->pool_starts);
+    put_f64(h, c->weight_decay);
     put64(h, gate_count);
 }
 
@@ -196,7 +197,7 @@ static uint8_t *tiny_file(size_t *size, size_t *logits_at)
     *size = 0;
     if (ca_model_init(&m, &c)) return NULL;
     for (size_t i = 0; i < m.gate_count * GATE_OP_COUNT; i++) m.logits[i] = (float)(i % 7) - 3.0f;
-    size_t at = 16 + 160 + 4 * (size_t)(c.perception_depth + c.update_depth) + 8;
+    size_t at = 16 + 168 + 4 * (size_t)(c.perception_depth + c.update_depth) + 8;
     for (int l = 0; l < c.perception_depth; l++) at += 8 + 8 * (size_t)m.perception[l].n_out;
     for (int l = 0; l < c.update_depth; l++) at += 8 + 8 * (size_t)m.update[l].n_out;
     *logits_at = at;

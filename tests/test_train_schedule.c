@@ -1,7 +1,8 @@
 /* test_train_schedule: the learning-rate schedules through the trainer. The rate of each step is
  * the tensor library's schedule of the config (warm-up, then step, exp, cosine or onecycle down to
  * lr x lr_final); a run saved half way (the model file keeps the schedule) and resumed logs exactly
- * the losses of an uninterrupted run, for every schedule. */
+ * the losses of an uninterrupted run, for every schedule. The config's weight decay is AdamW's:
+ * one step with it moves each logit by -lr x decay x logit more than without. */
 #include "ca_file.h"
 #include "ca_fixtures.h"
 #include "ca_train.h"
@@ -93,9 +94,51 @@ static void check_kind(ca_lr_kind kind)
     ca_model_free(&a), ca_model_free(&b), ca_model_free(&loaded);
 }
 
+/* One step of a model with weight decay `decay` (constant rate, no warm-up), its logits into `z`. */
+static int one_step(double decay, float *z, size_t n)
+{
+    ca_config c;
+    small_gol(&c, CA_LR_CONSTANT);
+    c.warmup = 0, c.weight_decay = decay;
+    ca_model m;
+    double loss[1];
+    ca_train_state state = {0}; /* train syncs the logits back into m when it keeps a state */
+    if (ca_model_init(&m, &c)) return DLCA_ERR;
+    int rc = train(&m, NULL, 1, loss, &state);
+    if (!rc) memcpy(z, m.logits, n * sizeof(float));
+    ca_model_free(&m), ca_train_state_free(&state);
+    return rc;
+}
+
+static void check_weight_decay(void)
+{
+    ca_config c;
+    small_gol(&c, CA_LR_CONSTANT);
+    ca_model m;
+    if (ca_model_init(&m, &c)) {
+        CHECK(0, "model: %s", err_message());
+        return;
+    }
+    size_t n = m.gate_count * GATE_OP_COUNT;
+    float *start = malloc(n * sizeof(float)), *none = malloc(n * sizeof(float)), *half = malloc(n * sizeof(float));
+    memcpy(start, m.logits, n * sizeof(float));
+    ca_model_free(&m);
+    int rc = one_step(0.0, none, n) || one_step(0.5, half, n);
+    CHECK(rc == DLCA_OK, "one step with decay 0 and 0.5: %s", err_message());
+    double worst = 0.0, moved = 0.0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        double want = -c.learning_rate * 0.5 * start[i], got = (double)half[i] - none[i];
+        worst = fmax(worst, fabs(got - want)), moved = fmax(moved, fabs(got));
+    }
+    CHECK(!rc && worst < 1e-5 && moved > 0.3,
+          "decay 0.5 moves each logit by -lr x 0.5 x logit more (off by %g, %g the most)", worst, moved);
+    free(start), free(none), free(half);
+}
+
 int main(void)
 {
     for (int k = 0; k < CA_LR_KINDS; k++) check_kind((ca_lr_kind)k);
+    check_weight_decay();
     /* the rate differs between schedules, so the runs do */
     return test_finish("test_train_schedule");
 }

@@ -44,6 +44,7 @@ int ca_config_preset(ca_config *c, const char *name)
     c->seed = 1;
     c->init_logit = CA_INIT_LOGIT;
     c->pool_starts = 1;
+    c->weight_decay = CA_WEIGHT_DECAY;
     if (strcmp(name, "gol") == 0) {
         static const int tail[] = {64, 32, 16, 8, 4, 2, 1};
         c->height = c->width = 3, c->boundary = CA_BOUNDARY_PERIODIC, c->channels = 1;
@@ -259,6 +260,8 @@ int ca_config_check(const ca_config *c)
         return err_set(DLCA_ERR, "config: init_logit %g is outside (0, 50]", c->init_logit);
     if (!(c->lr_final >= 0.0 && c->lr_final <= 1.0))
         return err_set(DLCA_ERR, "config: lr_final %g is outside 0..1", c->lr_final);
+    if (!(c->weight_decay >= 0.0 && c->weight_decay <= 1.0))
+        return err_set(DLCA_ERR, "config: weight decay %g is outside 0..1", c->weight_decay);
     if ((c->lr_schedule == CA_LR_STEP || c->lr_schedule == CA_LR_EXP) && c->lr_final == 0.0)
         return err_set(DLCA_ERR, "config: the %s schedule needs lr_final > 0", ca_lr_names[c->lr_schedule]);
     if (check_perception(c) || check_update(c)) return DLCA_ERR;

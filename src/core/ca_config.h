@@ -26,6 +26,8 @@ enum {
 };
 #define CA_MIN_LEARNING_RATE 1e-8
 #define CA_MAX_LEARNING_RATE 100.0
+/* Every preset's AdamW weight decay, and every model file's before version 6. */
+#define CA_WEIGHT_DECAY 0.01
 #define CA_MIN_FIRE_RATE 1e-6 /* the fire rate is in [CA_MIN_FIRE_RATE, 1] */
 /* The pass-through logit a preset starts its gates with (init_logit) unless a sweep chose another
  * for it (CA_INIT_LOGIT_SWEPT for gol, checkerboard and image, CA_INIT_LOGIT_ASYNC for
@@ -96,6 +98,8 @@ typedef struct {
     double lr_final;                         /* the decaying schedules end at lr x lr_final, 0..1 */
     double init_logit;                       /* every gate starts as pass-through A: this logit on A,
                                                 0 on the other 15 ops (0 < init_logit <= 50) */
+    double weight_decay;                     /* AdamW's decoupled weight decay on the gate logits, 0..1:
+                                                CA_WEIGHT_DECAY in every preset (version 6) */
     /* Training for persistence (docs/design.md section 3; all 0 in every preset until a sweep
      * says otherwise, and in model files before version 3). With a pool or a window, half the
      * rounds are growth rounds (T steps from the preset's starts), half persistence rounds

@@ -238,6 +238,11 @@ static int parse_init_logit(ca_config *c, const char *t, const char *name)
 static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real(c->init_logit, o, n); }
 
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
+static int parse_weight_decay(ca_config *c, const char *t, const char *name)
+{
+    return parse_real(name, t, 0.0, 1.0, &c->weight_decay);
+}
+static void print_weight_decay(const ca_config *c, char *o, size_t n) { print_real(c->weight_decay, o, n); }
 static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 
 /* Every field of ca_config, in the order `dlca info` prints them. */
@@ -277,6 +282,8 @@ const ca_config_key ca_config_keys[] = {
     {"init-logit", NULL, "X",
      "gates start as pass-through A with this logit, others 0 (0..50]; checkerboard-async and lizard 8, else 7",
      parse_init_logit, print_init_logit},
+    {"weight-decay", NULL, "X", "AdamW's decoupled weight decay on the gate logits, 0..1 (default 0.01)",
+     parse_weight_decay, print_weight_decay},
     {"pool", NULL, "N",
      "persistence rounds (half) start from a pool of N of their final grids, the farthest starts (0: none)",
      parse_pool, print_pool},

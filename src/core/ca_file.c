@@ -101,6 +101,7 @@ static void put_config(byte_sink *s, const ca_config *c)
     put_u32(s, (uint32_t)c->window_loss);
     put_u32(s, (uint32_t)c->perception_wiring);
     put_u32(s, (uint32_t)c->pool_starts);
+    put_f64(s, c->weight_decay);
 }
 
 static void put_wiring(byte_sink *s, const wiring *w)

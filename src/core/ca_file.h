@@ -2,7 +2,8 @@
  * Little-endian, written field by field (version 6; version 1 files, which end the config at
  * the seed, load with a constant learning rate, version 1 and 2 files without a pool,
  * versions 1 to 3 with the loss at a round's last step, versions 1 to 4 with one moore
- * order shared by every kernel, and versions 1 to 5 with one start a persistence round):
+ * order shared by every kernel, and versions 1 to 5 with one start a persistence round and a
+ * weight decay of 0.01):
  *   magic "DLCA\r\n\x1a\n", u32 version, u32 flags (bit 0: training state, bit 1: target image,
  *   bit 2: the run's best circuit, bit 3: the sample pool; bits 2 and 3 only beside bit 0)
  *   config: preset[32] NUL-padded, i32 height, width, boundary, channels, kernels,
@@ -11,7 +12,7 @@
  *           train_steps, f64 learning_rate, u64 seed,
  *           (version 2) u32 lr_schedule, u32 warmup, f64 lr_final, f64 init_logit,
  *           (version 3) u32 pool, u32 window, u32 damage, (version 4) u32 window_loss,
- *           (version 5) u32 perception_wiring, (version 6) u32 pool_starts
+ *           (version 5) u32 perception_wiring, (version 6) u32 pool_starts, f64 weight_decay
  *   u64 gate_count; per layer (perception, then update): u32 n_in, n_out, input_a[n_out], input_b[n_out]
  *           (the moore layer: 8 gates, or 8 a kernel where perception_wiring is per-kernel)
  *   f32 logits[gate_count][16]

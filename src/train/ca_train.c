@@ -16,7 +16,7 @@
 
 /* AdamW as the paper trains: beta2 0.99 matters; each gradient element clipped to [-100, 100]. */
 enum { CA_CLIP = 100 };
-static const double ca_beta1 = 0.9, ca_beta2 = 0.99, ca_eps = 1e-8, ca_weight_decay = 1e-2;
+static const double ca_beta1 = 0.9, ca_beta2 = 0.99, ca_eps = 1e-8;
 
 int ca_round_inputs(const ca_config *c, ca_shape shape, uint64_t round, const double *image, double *start,
                     double *target)
@@ -229,7 +229,8 @@ static int tensors_init(ca_trainer *t)
     t->loss_seed = one && t->dev ? tn_to_device(one, t->dev) : tn_retain(one);
     tn_free(m_cpu), tn_free(one);
     if (!t->op_matrix || !t->loss_seed || (t->dev && tn_params_to_device(&t->params, t->dev))) return DLCA_ERR;
-    t->optim = tn_optim_adamw(t->model->config.learning_rate, ca_beta1, ca_beta2, ca_eps, ca_weight_decay);
+    const ca_config *c = &t->model->config;
+    t->optim = tn_optim_adamw(c->learning_rate, ca_beta1, ca_beta2, ca_eps, c->weight_decay);
     t->optim.clip_value = CA_CLIP;
     t->optim.skip_nonfinite = 1;
     t->optim.state_dtype = TN_F32; /* as the model file keeps the moments */
