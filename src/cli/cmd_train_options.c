@@ -19,6 +19,8 @@ void cmd_train_help(void)
     cmd_default_run run = cmd_population_default_run(&config);
     ca_config_preset(&config, "lizard");
     cmd_default_run lizard = cmd_population_default_run(&config);
+    ca_config_preset(&config, "image-persist");
+    cmd_default_run persist = cmd_population_default_run(&config);
     printf("usage: dlca train [--preset NAME] [--config FILE] [options]\n"
            "\n"
            "Trains a DiffLogic CA with backpropagation through time and writes the model file.\n"
@@ -37,9 +39,9 @@ void cmd_train_help(void)
     }
     printf("\n"
            "The run:\n"
-           "  --target PNG       target picture for lizard and image (default: the one in assets/), at most\n"
-           "                     the grid's size: a smaller one is centred on off cells (--grid 24x24: a\n"
-           "                     20x20 picture with a border of 2)\n"
+           "  --target PNG       target picture for lizard and the images (default: the one in\n"
+           "                     assets/), at most the grid's size: a smaller one is centred on\n"
+           "                     off cells (--grid 24x24: a 20x20 picture with a border of 2)\n"
            "  --device D         auto, cpu, a Vulkan device index or part of its name (default:\n"
            "                     $DLCA_DEVICE, else auto: a real GPU when there is one, else the CPU)\n"
            "  --cache C          full or checkpoint: GPU activation memory (default full)\n"
@@ -94,7 +96,8 @@ void cmd_train_help(void)
            "                     repaired member stops, one search at a time: a population that\n"
            "                     ends while one runs is not searched, but the last); a circuit\n"
            "                     made exact is written without training state. Default on a GPU\n"
-           "                     without --resume: %g (the lizard: %g); elsewhere 0, no search.\n"
+           "                     without --resume: %g (the lizard: %g, image-persist: %g);\n"
+           "                     elsewhere 0, no search.\n"
            "                     Ctrl-C ends a search too\n"
            "  --repair-threads N threads each search tries changes on (default: the cores, divided\n"
            "                     among a population's inexact members; the lizard's: every core;\n"
@@ -123,7 +126,7 @@ void cmd_train_help(void)
            "\n"
            "Ctrl-C (SIGINT), SIGTERM and SIGHUP (unless ignored, as under nohup) write a checkpoint\n"
            "and exit 0; --resume continues with exactly the losses an uninterrupted run would have had.\n",
-           run.population, run.tries, lizard.tries, run.repair, lizard.repair);
+           run.population, run.tries, lizard.tries, run.repair, lizard.repair, persist.repair);
 }
 
 static int parse_cache(const char *text, ca_cache *cache)
