@@ -475,7 +475,7 @@ static void test_defects(void)
     DEFECT(put_le32(bad + f.gate_count - 12, 2), 1, "config: pool-starts = 2 is outside 1..1");
     DEFECT((memcpy(&bits64, &two, 8), put_le32(bad + f.gate_count - 8, (uint32_t)bits64),
             put_le32(bad + f.gate_count - 4, (uint32_t)(bits64 >> 32))),
-           1, "config: weight decay 2 is out of range");
+           1, "config: weight decay 2 is outside 0..1");
     /* the moore layer of the tiny model's 2 kernels: 16 + 16 words after its n_in and n_out;
      * kernel 1's order (gates 8..15) reading its first neighbour twice */
     DEFECT(memcpy(bad + f.wiring + 8 + 4 * 9, bad + f.wiring + 8 + 4 * 8, 4), 1,

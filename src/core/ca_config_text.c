@@ -238,12 +238,12 @@ static int parse_init_logit(ca_config *c, const char *t, const char *name)
 static void print_init_logit(const ca_config *c, char *o, size_t n) { print_real(c->init_logit, o, n); }
 
 static int parse_lr_final(ca_config *c, const char *t, const char *name) { return parse_real(name, t, 0.0, 1.0, &c->lr_final); }
+static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 static int parse_weight_decay(ca_config *c, const char *t, const char *name)
 {
     return parse_real(name, t, 0.0, 1.0, &c->weight_decay);
 }
 static void print_weight_decay(const ca_config *c, char *o, size_t n) { print_real(c->weight_decay, o, n); }
-static void print_lr_final(const ca_config *c, char *o, size_t n) { print_real(c->lr_final, o, n); }
 
 /* Every field of ca_config, in the order `dlca info` prints them. */
 const ca_config_key ca_config_keys[] = {

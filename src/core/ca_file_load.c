@@ -220,10 +220,8 @@ static int read_config_fields(byte_source *r, ca_config *c)
     if (pool_starts < 1 || pool_starts > CA_MAX_BATCH)
         return corrupt(r, "config: pool starts %u is out of range", pool_starts);
     c->pool_starts = (int)pool_starts;
-    c->weight_decay = CA_WEIGHT_DECAY;
+    c->weight_decay = CA_WEIGHT_DECAY; /* its range ca_config_check's, as the other reals' */
     if (r->version >= 6) TRY(get_f64(r, "config weight decay", &c->weight_decay));
-    if (!(c->weight_decay >= 0.0 && c->weight_decay <= 1.0))
-        return corrupt(r, "config: weight decay %g is out of range", c->weight_decay);
     if (schedule >= CA_LR_KINDS || warmup > (uint32_t)CA_MAX_TRAIN_STEPS)
         return corrupt(r, "config: lr schedule %u or warm-up %u is out of range", schedule, warmup);
     c->lr_schedule = (ca_lr_kind)schedule, c->warmup = (int)warmup;

@@ -320,6 +320,21 @@ static size_t loss_wrong_bits(const ca_runner *r, const double *target, size_t *
     return ca_task_wrong_bits(r->grid, target, *bits);
 }
 
+/* The persistence rollouts' start: one sample of training round 0 on the training grid, hard, at
+ * step 0, and its target [loss_channels][cells] (malloc'd). On success the caller frees both; on
+ * failure nothing is left open. */
+static int open_persistence_rollout(const ca_eval_context *x, ca_runner *r, double **target)
+{
+    const ca_config *c = &x->model->config;
+    if (open_runner(x, r, 1, c->height, c->width, 1, c->fire_rate, c->seed)) return DLCA_ERR;
+    *target = malloc((size_t)c->loss_channels * ca_shape_cells(r->shape) * sizeof(double));
+    int rc = *target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
+    if (!rc) rc = ca_round_inputs(c, r->shape, 0, x->image, r->grid, *target);
+    if (!rc) rc = ca_runner_grid_changed(r);
+    if (rc) free(*target), ca_runner_free(r);
+    return rc;
+}
+
 /* One sample of training round 0 on the training grid, hard, stepped `before` steps and, with
  * `erase`, its top-left quarter erased; then `after` steps, whose wrong fractions give the
  * largest (worst) and smallest (best), and (sum, unless NULL) the wrong bits summed over steps
@@ -329,12 +344,9 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
 {
     const ca_config *c = &x->model->config;
     ca_runner r;
-    if (open_runner(x, &r, 1, c->height, c->width, 1, c->fire_rate, c->seed)) return DLCA_ERR;
-    double *target = malloc((size_t)c->loss_channels * ca_shape_cells(r.shape) * sizeof(double));
-    int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
-    if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
-    if (!rc) rc = ca_runner_grid_changed(&r);
-    if (!rc) rc = run_steps(&r, before);
+    double *target;
+    if (open_persistence_rollout(x, &r, &target)) return DLCA_ERR;
+    int rc = run_steps(&r, before);
     if (!rc && erase) ca_runner_paint(&r, 0, 0, c->width / 2, c->height / 2, 0.0);
     *worst = 0.0, *best = 1.0;
     size_t bits = 1;
@@ -417,17 +429,14 @@ int ca_eval_settles(const ca_eval_context *x, int most, ca_eval_settle *s)
     s->applies = ca_eval_has_persistence(x) && c->fire_rate >= 1.0;
     if (!s->applies || most < 1) return DLCA_OK;
     ca_runner r;
-    if (open_runner(x, &r, 1, c->height, c->width, 1, c->fire_rate, c->seed)) return DLCA_ERR;
-    size_t words = (r.grid_values + 63) / 64, cells = ca_shape_cells(r.shape), bits;
+    double *target;
+    if (open_persistence_rollout(x, &r, &target)) return DLCA_ERR;
+    size_t words = (r.grid_values + 63) / 64, bits;
     if ((size_t)most + 1 > SETTLE_BYTES / (words * sizeof(uint64_t))) most = (int)(SETTLE_BYTES / (words * 8)) - 1;
     uint64_t *states = malloc((size_t)(most + 1) * words * sizeof(uint64_t));
     uint64_t *hash = malloc((size_t)(most + 1) * sizeof(uint64_t));
     uint8_t *wrong = calloc((size_t)most + (size_t)T + 1, 1); /* per step, to T + most at most */
-    double *target = malloc((size_t)c->loss_channels * cells * sizeof(double));
-    int rc = states && hash && wrong && target ? DLCA_OK
-                                               : err_set(DLCA_ERR_NOMEM, "out of memory for %d steps of states", most);
-    if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
-    if (!rc) rc = ca_runner_grid_changed(&r);
+    int rc = states && hash && wrong ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for %d steps of states", most);
     /* Step t's state is compared with every earlier one (by hash, then in full) until one repeats;
      * from then the rollout goes on to T + period - 1 at least, so that steps T..end hold a whole
      * cycle. */

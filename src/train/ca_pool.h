@@ -5,10 +5,10 @@
  * starts, as training without a pool does, and leaves the pool alone. A persistence round starts
  * from the slots' grids, ranked by distance to the target (wrong bits, then squared error; the
  * lowest slot on ties): the `pool_starts` farthest (1 by default) are replaced by the preset's
- * starts, the `damage` closest get a
- * random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in every channel. Once it ran, its final
- * grids go into its slots as bits: the hard circuit's where the step measured its hard loss (the
- * states the exported circuit reaches), else the soft rollout's rounded. Every start is bits, so a
+ * starts, the `damage` closest get a random rectangle (sides H/4..H/2 by W/4..W/2) set to 0 in
+ * every channel. Once it ran, its final grids go into its slots as bits: the hard circuit's where
+ * the step measured its hard loss (the states the exported circuit reaches), else the soft
+ * rollout's rounded. Every start is bits, so a
  * round's hard rollout starts from the same grid as its soft one. So pool grids grow old, round
  * after round, and the rule must keep the target over many times T steps (and with damage grow it
  * back), while half the rounds still ask for it grown from the start at T. Everything is drawn
