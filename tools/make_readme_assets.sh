@@ -34,7 +34,7 @@ run "$models/checkerboard.dlca" --every 4 --scale 4 --out "$out/checkerboard.png
 run "$models/checkerboard.dlca" --grid 64x64 --steps 160 --every 20 --scale 2 --damage 22,22,20,20@80 \
     --out "$out/checkerboard64.png"
 run "$models/checkerboard-async.dlca" --every 10 --scale 4 --out "$out/checkerboard-async.png"
-run "$models/lizard-exact.dlca" --every 2 --scale 4 --out "$out/lizard.png"
+run "$models/lizard.dlca" --every 2 --scale 4 --out "$out/lizard.png"
 run "$models/image.dlca" --every 3 --scale 4 --out "$out/image.png"
 run "$models/image.dlca" --out "$out/image.gif"
 run "$models/image-persist.dlca" --steps 150 --every 15 --scale 4 --out "$out/image-persist.png"
