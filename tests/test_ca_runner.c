@@ -1,7 +1,9 @@
 /* test_ca_runner: hard runs (`dlca run --hard`, `dlca eval`) go through the bit-packed engines
  * and must equal the float engine's hard step, driven the way the runner drives it (a fresh fire
- * stream per step), bit for bit after every step, with the grid edited between steps; on the
- * CPU and on the GPU. Soft runs on both backends agree with each other to float tolerance. */
+ * stream per step), bit for bit after every step, with the grid edited between steps (written,
+ * then ca_runner_grid_changed; or ca_runner_paint); on the CPU and on the GPU. A CPU hard run that
+ * reads back channel 0 only (read_channels), its hidden channel stale in the grid, keeps that
+ * channel right through a paint. Soft runs on both backends agree to float tolerance. */
 #include "ca_runner.h"
 #include "check.h"
 #include "vk_test.h"
@@ -15,8 +17,22 @@ static const char *test_name = "test_ca_runner";
 
 enum { STEPS = 7, PAINT_AT = 3, SEED = 41 };
 
+/* The edit at PAINT_AT: the first quarter of the grid's values zeroed (written), or every channel
+ * of each sample's top-left quarter zeroed (ca_runner_paint's rectangle). */
+enum { EDIT_WRITE, EDIT_PAINT };
+
+static void paint_quarter(double *grid, ca_shape s, int channels)
+{
+    size_t cells = ca_shape_cells(s), plane = (size_t)s.height * (size_t)s.width;
+    for (int ch = 0; ch < channels; ch++)
+        for (int b = 0; b < s.batch; b++)
+            for (int y = 0; y < s.height / 2; y++)
+                for (int x = 0; x < s.width / 2; x++)
+                    grid[(size_t)ch * cells + (size_t)b * plane + (size_t)y * (size_t)s.width + (size_t)x] = 0.0;
+}
+
 /* The float engine's hard run: as the runner did before hard runs were bit-packed. */
-static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rate, const double *start,
+static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rate, int edit, const double *start,
                           double *frames)
 {
     ca_model view = *model;
@@ -32,7 +48,8 @@ static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rat
     memcpy(frames, start, n * sizeof(double));
     for (int t = 0; t < STEPS; t++) {
         double *grid = frames + (size_t)t * n;
-        if (t == PAINT_AT) memset(grid, 0, n / 4 * sizeof(double)); /* damage between steps */
+        if (t == PAINT_AT && edit == EDIT_WRITE) memset(grid, 0, n / 4 * sizeof(double)); /* damage between steps */
+        if (t == PAINT_AT && edit == EDIT_PAINT) paint_quarter(grid, shape, model->config.channels);
         ca_cpu_set_fire_stream(&engine, rng_fire_stream(SEED, (uint64_t)t));
         memcpy(ca_cpu_grid(&engine, 0), grid, n * sizeof(double));
         ca_cpu_step_forward(&engine, 0);
@@ -43,18 +60,22 @@ static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rat
     return DLCA_OK;
 }
 
-/* The runner's run of the same steps: frames as float_hard_run's. */
+/* The runner's run of the same steps: frames as float_hard_run's (with read_channels, only those
+ * channels of each frame are the run's). */
 static int runner_run(const ca_model *model, ca_backend backend, vk_context *vk, ca_shape shape, int hard,
-                      double fire_rate, const double *start, double *frames)
+                      double fire_rate, int edit, int read_channels, const double *start, double *frames)
 {
     ca_runner r;
     int rc = ca_runner_init(&r, model, backend, vk, shape.batch, shape.height, shape.width, hard, fire_rate, SEED);
     if (rc) return rc;
+    r.read_channels = read_channels;
     memcpy(r.grid, start, r.grid_values * sizeof(double));
     rc = ca_runner_grid_changed(&r);
     memcpy(frames, r.grid, r.grid_values * sizeof(double));
     for (int t = 0; !rc && t < STEPS; t++) {
-        if (t == PAINT_AT) memset(r.grid, 0, r.grid_values / 4 * sizeof(double));
+        if (t == PAINT_AT && edit == EDIT_WRITE) memset(r.grid, 0, r.grid_values / 4 * sizeof(double));
+        if (t == PAINT_AT && edit == EDIT_WRITE) rc = ca_runner_grid_changed(&r);
+        if (t == PAINT_AT && edit == EDIT_PAINT) ca_runner_paint(&r, 0, 0, shape.width / 2, shape.height / 2, 0.0);
         if (t == PAINT_AT) memcpy(frames + (size_t)t * r.grid_values, r.grid, r.grid_values * sizeof(double));
         rc = ca_runner_step(&r);
         memcpy(frames + (size_t)(t + 1) * r.grid_values, r.grid, r.grid_values * sizeof(double));
@@ -63,12 +84,18 @@ static int runner_run(const ca_model *model, ca_backend backend, vk_context *vk,
     return rc;
 }
 
-static int first_difference(const double *a, const double *b, size_t n, double tolerance)
+/* The first frame whose first `compared` values differ by more than tolerance (-1: none). */
+static int first_difference_of(const double *a, const double *b, size_t n, size_t compared, double tolerance)
 {
     for (int t = 0; t <= STEPS; t++)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < compared; i++)
             if (fabs(a[(size_t)t * n + i] - b[(size_t)t * n + i]) > tolerance) return t;
     return -1;
+}
+
+static int first_difference(const double *a, const double *b, size_t n, double tolerance)
+{
+    return first_difference_of(a, b, n, n, tolerance);
 }
 
 static int count_changes(const double *frames, size_t n)
@@ -88,13 +115,13 @@ static void test_model(vk_context *vk, const char *name, const ca_model *model, 
     rng_state rng;
     rng_init(&rng, SEED, 2);
     hard_random_grid(start, n, &rng);
-    int rc = float_hard_run(model, shape, fire_rate, start, want);
+    int rc = float_hard_run(model, shape, fire_rate, EDIT_WRITE, start, want);
     CHECK(rc == DLCA_OK, "%s: float run: %s", name, err_message());
     CHECK(count_changes(want, n) > 0, "%s: the reference run never changes a cell (a weak test)", name);
     for (int backend = 0; backend < 2 && !rc; backend++) {
         if (backend == 1 && !vk) break;
         ca_backend b = backend ? CA_BACKEND_GPU : CA_BACKEND_CPU;
-        rc = runner_run(model, b, vk, shape, 1, fire_rate, start, got);
+        rc = runner_run(model, b, vk, shape, 1, fire_rate, EDIT_WRITE, 0, start, got);
         CHECK(rc == DLCA_OK, "%s %s: hard runner: %s", name, backend ? "GPU" : "CPU", err_message());
         int bad = rc ? -2 : first_difference(want, got, n, 0.0);
         CHECK(bad == -1, "%s %s: the hard runner differs from the float hard step after step %d", name,
@@ -102,9 +129,20 @@ static void test_model(vk_context *vk, const char *name, const ca_model *model, 
         printf("%-40s %s hard: %d cell changes over %d steps, equal\n", name, backend ? "GPU" : "CPU",
                count_changes(got, n), STEPS);
     }
+    if (!rc) { /* channel 0 read back alone, the grid painted: the hidden channel must stay right */
+        size_t plane = ca_shape_cells(shape);
+        rc = float_hard_run(model, shape, fire_rate, EDIT_PAINT, start, want);
+        if (!rc) rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 1, fire_rate, EDIT_PAINT, 1, start, got);
+        CHECK(rc == DLCA_OK, "%s: painted runs: %s", name, err_message());
+        CHECK(count_changes(want, n) > count_changes(got, n) || model->config.channels == 1,
+              "%s: channel 1 of the grid changed as if read back (read_channels 1 reads channel 0 only)", name);
+        int bad = rc ? -2 : first_difference_of(want, got, n, plane, 0.0);
+        CHECK(bad == -1, "%s CPU: channel 0 read back alone differs from the float hard step after step %d", name,
+              bad);
+    }
     if (vk && !rc) {
-        rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 0, fire_rate, start, want);
-        if (!rc) rc = runner_run(model, CA_BACKEND_GPU, vk, shape, 0, fire_rate, start, soft);
+        rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 0, fire_rate, EDIT_WRITE, 0, start, want);
+        if (!rc) rc = runner_run(model, CA_BACKEND_GPU, vk, shape, 0, fire_rate, EDIT_WRITE, 0, start, soft);
         CHECK(rc == DLCA_OK, "%s: soft runs: %s", name, err_message());
         int bad = rc ? -2 : first_difference(want, soft, n, 1e-4);
         CHECK(bad == -1, "%s: soft runs on the CPU and the GPU differ after step %d", name, bad);

@@ -207,10 +207,12 @@ void hard_cpu_set_cells(hard_cpu *e, size_t row, int x0, int x1, int value)
     }
 }
 
-void hard_cpu_unpack(const hard_cpu *e, double *grid)
+void hard_cpu_unpack(const hard_cpu *e, double *grid) { hard_cpu_unpack_channels(e, grid, e->channels); }
+
+void hard_cpu_unpack_channels(const hard_cpu *e, double *grid, int channels)
 {
     size_t rows = (size_t)e->shape.batch * (size_t)e->shape.height, cells = rows * (size_t)e->shape.width;
-    for (int ch = 0; ch < e->channels; ch++)
+    for (int ch = 0; ch < channels && ch < e->channels; ch++)
         for (size_t row = 0; row < rows; row++) {
             int at;
             const uint64_t *words = row_of(e, e->grid, ch, word_row(e, row, &at));

@@ -125,6 +125,10 @@ void hard_cpu_set_cells(hard_cpu *engine, size_t row, int x0, int x1, int value)
 void hard_cpu_pack(hard_cpu *engine, const double *grid);
 void hard_cpu_unpack(const hard_cpu *engine, double *grid);
 
+/* hard_cpu_unpack of channels 0 .. channels - 1 only (the others in grid left as they are): a
+ * caller that reads the loss channels each step skips the hidden ones. */
+void hard_cpu_unpack_channels(const hard_cpu *engine, double *grid, int channels);
+
 /* One CA step; `t` is the step index the fire mask is drawn for (ca_cpu's t). */
 void hard_cpu_step(hard_cpu *engine, uint32_t t);
 

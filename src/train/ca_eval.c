@@ -46,6 +46,7 @@ static int task_loss(const ca_eval_context *x, int hard, double *loss)
     const ca_config *c = &x->model->config;
     ca_runner r;
     if (open_runner(x, &r, c->batch, c->height, c->width, hard, c->fire_rate, c->seed)) return DLCA_ERR;
+    r.read_channels = c->loss_channels;
     double *target = malloc((size_t)c->loss_channels * ca_shape_cells(r.shape) * sizeof(double));
     int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory for the target");
     if (!rc) rc = ca_round_inputs(c, r.shape, 0, x->image, r.grid, target);
@@ -70,7 +71,8 @@ int ca_eval_life_accuracy(const ca_eval_context *x, double *accuracy)
     double next[512 * 9];
     for (int b = 0; b < 512; b++) ca_task_board(r.grid, r.shape, b, b);
     ca_task_life_step(next, r.grid, r.shape);
-    int rc = ca_runner_step(&r), right = 0;
+    int rc = ca_runner_grid_changed(&r), right = 0;
+    if (!rc) rc = ca_runner_step(&r);
     for (int b = 0; !rc && b < 512; b++) right += r.grid[b * 9 + 4] == next[b * 9 + 4];
     *accuracy = right / 512.0;
     ca_runner_free(&r);
@@ -113,7 +115,7 @@ static int life_checks(const ca_eval_context *x, ca_check *checks, int *count)
     rng_init(&rng, 7, 0);
     for (size_t i = 0; i < 128 * 128; i++) r.grid[i] = (double)(rng_next(&rng) >> 63);
     double worst = 0.0;
-    int rc = expected ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory");
+    int rc = expected ? ca_runner_grid_changed(&r) : err_set(DLCA_ERR_NOMEM, "out of memory");
     for (int t = 0; !rc && t < 64; t++) {
         ca_task_life_step(expected, r.grid, r.shape);
         rc = ca_runner_step(&r);
@@ -131,7 +133,8 @@ static int life_checks(const ca_eval_context *x, ca_check *checks, int *count)
         r.grid[(glider[i][0] + 4) * 32 + glider[i][1] + 4] = 1.0;
         moved[(glider[i][0] + 12) * 32 + glider[i][1] + 12] = 1.0;
     }
-    rc = run_steps(&r, 32); /* a glider moves one cell diagonally every 4 steps */
+    rc = ca_runner_grid_changed(&r);
+    if (!rc) rc = run_steps(&r, 32); /* a glider moves one cell diagonally every 4 steps */
     if (!rc) add_check(checks, count, "a glider travels 8 cells in 32 steps (32x32 torus)", wrong_fraction(&r, moved));
     ca_runner_free(&r);
     return rc;
@@ -145,6 +148,7 @@ static int pattern_check(const ca_eval_context *x, ca_check *checks, int *count,
     const ca_config *c = &x->model->config;
     ca_runner r;
     if (open_runner(x, &r, 1, size, size, 1, rate, 11)) return DLCA_ERR;
+    r.read_channels = c->loss_channels; /* full writes and paint only: the rest may go stale */
     size_t cells = ca_shape_cells(r.shape);
     double *target = malloc((size_t)c->loss_channels * cells * sizeof(double));
     int rc = target ? DLCA_OK : err_set(DLCA_ERR_NOMEM, "out of memory");
@@ -258,6 +262,7 @@ static int lizard_check(const ca_eval_context *x, ca_check *checks, int *count)
     if (ca_eval_wide(c, x->image, &torus)) return DLCA_ERR;
     int size = torus.shape.height;
     if (open_runner(x, &r, 1, size, size, 1, c->fire_rate, 11)) return ca_eval_rollout_free(&torus), DLCA_ERR;
+    r.read_channels = 1; /* channel 0 is all it reads */
     memcpy(r.grid, torus.start, (size_t)c->channels * ca_shape_cells(r.shape) * sizeof(double));
     int rc = ca_runner_grid_changed(&r);
     if (!rc) rc = run_steps(&r, torus.steps);
@@ -346,6 +351,7 @@ static int persistence_run(const ca_eval_context *x, int before, int erase, int 
     ca_runner r;
     double *target;
     if (open_persistence_rollout(x, &r, &target)) return DLCA_ERR;
+    r.read_channels = c->loss_channels; /* edited by paint only */
     int rc = run_steps(&r, before);
     if (!rc && erase) ca_runner_paint(&r, 0, 0, c->width / 2, c->height / 2, 0.0);
     *worst = 0.0, *best = 1.0;

@@ -45,7 +45,7 @@ int ca_runner_init(ca_runner *r, const ca_model *model, ca_backend backend, vk_c
     r->view = *model;
     r->view.config.steps = 1;
     r->view.config.fire_rate = fire_rate;
-    r->backend = backend, r->vk = vk, r->hard = hard, r->seed = seed;
+    r->backend = backend, r->vk = vk, r->hard = hard, r->seed = seed, r->packed_stale = 1;
     r->shape = (ca_shape){batch, height, width, model->config.boundary};
     r->grid_values = (size_t)model->config.channels * ca_shape_cells(r->shape);
     r->grid = calloc(r->grid_values, sizeof(double));
@@ -79,6 +79,7 @@ void ca_runner_free(ca_runner *r)
 int ca_runner_grid_changed(ca_runner *r)
 {
     if (r->hard) ca_task_binarize(r->grid, r->grid_values);
+    r->packed_stale = 1;
     return DLCA_OK;
 }
 
@@ -91,8 +92,10 @@ static int gpu_step(ca_runner *r)
     return ca_gpu_download_grid(&r->gpu, 1, r->grid);
 }
 
-/* A hard step on the bit-packed engine; the grid goes in and out each step because callers
- * edit runner->grid between steps (damage, a new start). */
+/* A hard step on the bit-packed engine. On the GPU the grid goes in and out each step. On the
+ * CPU the engine keeps the state: it takes grid in only after ca_runner_grid_changed, and writes
+ * back the channels callers read (converting every channel in and out each step was 90% of the
+ * checkerboard's exact check, 19 ms against 3 without, on the development VM). */
 static int packed_step(ca_runner *r, uint32_t stream)
 {
     if (r->backend == CA_BACKEND_GPU) {
@@ -101,9 +104,10 @@ static int packed_step(ca_runner *r, uint32_t stream)
         return hard_gpu_download(&r->packed_gpu, r->grid);
     }
     hard_cpu_set_fire_stream(&r->packed_cpu, stream);
-    hard_cpu_pack(&r->packed_cpu, r->grid);
+    if (r->packed_stale) hard_cpu_pack(&r->packed_cpu, r->grid), r->packed_stale = 0;
     hard_cpu_step(&r->packed_cpu, 0);
-    hard_cpu_unpack(&r->packed_cpu, r->grid);
+    int channels = r->view.config.channels;
+    hard_cpu_unpack_channels(&r->packed_cpu, r->grid, r->read_channels > 0 ? r->read_channels : channels);
     return DLCA_OK;
 }
 
@@ -132,4 +136,11 @@ void ca_runner_paint(ca_runner *r, int x, int y, int width, int height, double v
             for (int yy = y < 0 ? 0 : y; yy < y + height && yy < s.height; yy++)
                 for (int xx = x < 0 ? 0 : x; xx < x + width && xx < s.width; xx++)
                     r->grid[(size_t)ch * cells + (size_t)b * plane + (size_t)yy * (size_t)s.width + (size_t)xx] = value;
+    /* The CPU engine keeps the state between steps: painted in place too, so that stale hidden
+     * channels in grid (read_channels) never go back into it. */
+    int x0 = x < 0 ? 0 : x, x1 = x + width < s.width ? x + width : s.width;
+    if (!r->hard || r->backend == CA_BACKEND_GPU || !r->ready || x0 >= x1) return;
+    for (int b = 0; b < s.batch; b++)
+        for (int yy = y < 0 ? 0 : y; yy < y + height && yy < s.height; yy++)
+            hard_cpu_set_cells(&r->packed_cpu, (size_t)b * (size_t)s.height + (size_t)yy, x0, x1, value > 0.5);
 }

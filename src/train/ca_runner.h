@@ -25,6 +25,11 @@ typedef struct {
     double *grid;        /* the current grid [C][cells]; edit it, then ca_runner_grid_changed */
     uint64_t seed, t;    /* fire masks are drawn from (seed, t) */
     int hard;
+    /* Hard runs on the CPU: the leading channels a step writes back into grid (0: every channel).
+     * A caller that reads only the loss channels sets it, and the others in grid go stale: it
+     * then writes every channel before ca_runner_grid_changed, or edits with ca_runner_paint. */
+    int read_channels;
+    int packed_stale; /* hard runs on the CPU: grid was written since the engine last took it in */
     int ready; /* the engine was initialised (free releases it) */
 } ca_runner;
 
@@ -35,7 +40,8 @@ int ca_runner_init(ca_runner *runner, const ca_model *model, ca_backend backend,
 
 void ca_runner_free(ca_runner *runner);
 
-/* Call after writing runner->grid (a new start, damage): hard runs round it to bits. */
+/* Call after writing runner->grid (a new start, damage): hard runs round it to bits, and a hard
+ * run on the CPU takes it in at its next step (an edit without this call is not seen there). */
 int ca_runner_grid_changed(ca_runner *runner);
 
 /* Advances the grid one CA step. */
