@@ -131,16 +131,17 @@ void ca_runner_paint(ca_runner *r, int x, int y, int width, int height, double v
 {
     ca_shape s = r->shape;
     size_t cells = ca_shape_cells(s), plane = (size_t)s.height * (size_t)s.width;
+    int x0 = x < 0 ? 0 : x, x1 = x + width < s.width ? x + width : s.width;
+    int y0 = y < 0 ? 0 : y, y1 = y + height < s.height ? y + height : s.height;
     for (int ch = 0; ch < r->view.config.channels; ch++)
         for (int b = 0; b < s.batch; b++)
-            for (int yy = y < 0 ? 0 : y; yy < y + height && yy < s.height; yy++)
-                for (int xx = x < 0 ? 0 : x; xx < x + width && xx < s.width; xx++)
+            for (int yy = y0; yy < y1; yy++)
+                for (int xx = x0; xx < x1; xx++)
                     r->grid[(size_t)ch * cells + (size_t)b * plane + (size_t)yy * (size_t)s.width + (size_t)xx] = value;
     /* The CPU engine keeps the state between steps: painted in place too, so that stale hidden
      * channels in grid (read_channels) never go back into it. */
-    int x0 = x < 0 ? 0 : x, x1 = x + width < s.width ? x + width : s.width;
     if (!r->hard || r->backend == CA_BACKEND_GPU || !r->ready || x0 >= x1) return;
     for (int b = 0; b < s.batch; b++)
-        for (int yy = y < 0 ? 0 : y; yy < y + height && yy < s.height; yy++)
+        for (int yy = y0; yy < y1; yy++)
             hard_cpu_set_cells(&r->packed_cpu, (size_t)b * (size_t)s.height + (size_t)yy, x0, x1, value > 0.5);
 }
