@@ -3,7 +3,8 @@
  * stream per step), bit for bit after every step, with the grid edited between steps (written,
  * then ca_runner_grid_changed; or ca_runner_paint); on the CPU and on the GPU. A CPU hard run that
  * reads back channel 0 only (read_channels), its hidden channel stale in the grid, keeps that
- * channel right through a paint. Soft runs on both backends agree to float tolerance. */
+ * channel right through a paint; with defer_read its grid stays as it was after each step until
+ * ca_runner_sync brings the same frames. Soft runs on both backends agree to float tolerance. */
 #include "ca_runner.h"
 #include "check.h"
 #include "vk_test.h"
@@ -12,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *test_name = "test_ca_runner";
 
@@ -60,15 +62,21 @@ static int float_hard_run(const ca_model *model, ca_shape shape, double fire_rat
     return DLCA_OK;
 }
 
-/* The runner's run of the same steps: frames as float_hard_run's (with read_channels, only those
- * channels of each frame are the run's). */
+/* How a run reads its grid back: every channel after each step, or only the first (read_channels
+ * 1), and that one only on ca_runner_sync (defer_read). */
+enum { READ_ALL, READ_FIRST, READ_FIRST_DEFERRED };
+
+/* The runner's run of the same steps: frames as float_hard_run's (with READ_FIRST, only channel 0
+ * of each frame is the run's). With READ_FIRST_DEFERRED, *unchanged counts the steps after which
+ * the grid was still the one before the step, until ca_runner_sync. */
 static int runner_run(const ca_model *model, ca_backend backend, vk_context *vk, ca_shape shape, int hard,
-                      double fire_rate, int edit, int read_channels, const double *start, double *frames)
+                      double fire_rate, int edit, int read, const double *start, double *frames, int *unchanged)
 {
     ca_runner r;
     int rc = ca_runner_init(&r, model, backend, vk, shape.batch, shape.height, shape.width, hard, fire_rate, SEED);
     if (rc) return rc;
-    r.read_channels = read_channels;
+    r.read_channels = read == READ_ALL ? 0 : 1;
+    r.defer_read = read == READ_FIRST_DEFERRED;
     memcpy(r.grid, start, r.grid_values * sizeof(double));
     rc = ca_runner_grid_changed(&r);
     memcpy(frames, r.grid, r.grid_values * sizeof(double));
@@ -78,6 +86,9 @@ static int runner_run(const ca_model *model, ca_backend backend, vk_context *vk,
         if (t == PAINT_AT && edit == EDIT_PAINT) ca_runner_paint(&r, 0, 0, shape.width / 2, shape.height / 2, 0.0);
         if (t == PAINT_AT) memcpy(frames + (size_t)t * r.grid_values, r.grid, r.grid_values * sizeof(double));
         rc = ca_runner_step(&r);
+        double *before = frames + (size_t)t * r.grid_values;
+        if (unchanged) *unchanged += !memcmp(r.grid, before, r.grid_values * sizeof(double));
+        ca_runner_sync(&r);
         memcpy(frames + (size_t)(t + 1) * r.grid_values, r.grid, r.grid_values * sizeof(double));
     }
     ca_runner_free(&r);
@@ -121,7 +132,7 @@ static void test_model(vk_context *vk, const char *name, const ca_model *model, 
     for (int backend = 0; backend < 2 && !rc; backend++) {
         if (backend == 1 && !vk) break;
         ca_backend b = backend ? CA_BACKEND_GPU : CA_BACKEND_CPU;
-        rc = runner_run(model, b, vk, shape, 1, fire_rate, EDIT_WRITE, 0, start, got);
+        rc = runner_run(model, b, vk, shape, 1, fire_rate, EDIT_WRITE, READ_ALL, start, got, NULL);
         CHECK(rc == DLCA_OK, "%s %s: hard runner: %s", name, backend ? "GPU" : "CPU", err_message());
         int bad = rc ? -2 : first_difference(want, got, n, 0.0);
         CHECK(bad == -1, "%s %s: the hard runner differs from the float hard step after step %d", name,
@@ -132,17 +143,30 @@ static void test_model(vk_context *vk, const char *name, const ca_model *model, 
     if (!rc) { /* channel 0 read back alone, the grid painted: the hidden channel must stay right */
         size_t plane = ca_shape_cells(shape);
         rc = float_hard_run(model, shape, fire_rate, EDIT_PAINT, start, want);
-        if (!rc) rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 1, fire_rate, EDIT_PAINT, 1, start, got);
+        if (!rc)
+            rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 1, fire_rate, EDIT_PAINT, READ_FIRST, start, got, NULL);
         CHECK(rc == DLCA_OK, "%s: painted runs: %s", name, err_message());
         CHECK(count_changes(want, n) > count_changes(got, n) || model->config.channels == 1,
               "%s: channel 1 of the grid changed as if read back (read_channels 1 reads channel 0 only)", name);
         int bad = rc ? -2 : first_difference_of(want, got, n, plane, 0.0);
         CHECK(bad == -1, "%s CPU: channel 0 read back alone differs from the float hard step after step %d", name,
               bad);
+        int unchanged = 0;
+        double *deferred = soft; /* free until the soft runs below */
+        if (!rc)
+            rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 1, fire_rate, EDIT_PAINT, READ_FIRST_DEFERRED, start,
+                            deferred, &unchanged);
+        CHECK(rc == DLCA_OK, "%s: deferred run: %s", name, err_message());
+        CHECK(unchanged == STEPS, "%s: defer_read: the grid changed before ca_runner_sync after %d of %d steps", name,
+              STEPS - unchanged, STEPS);
+        bad = rc ? -2 : first_difference(got, deferred, n, 0.0);
+        CHECK(bad == -1, "%s CPU: the deferred run's synced frames differ from the eager one's after step %d", name,
+              bad);
     }
     if (vk && !rc) {
-        rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 0, fire_rate, EDIT_WRITE, 0, start, want);
-        if (!rc) rc = runner_run(model, CA_BACKEND_GPU, vk, shape, 0, fire_rate, EDIT_WRITE, 0, start, soft);
+        rc = runner_run(model, CA_BACKEND_CPU, NULL, shape, 0, fire_rate, EDIT_WRITE, READ_ALL, start, want, NULL);
+        if (!rc)
+            rc = runner_run(model, CA_BACKEND_GPU, vk, shape, 0, fire_rate, EDIT_WRITE, READ_ALL, start, soft, NULL);
         CHECK(rc == DLCA_OK, "%s: soft runs: %s", name, err_message());
         int bad = rc ? -2 : first_difference(want, soft, n, 1e-4);
         CHECK(bad == -1, "%s: soft runs on the CPU and the GPU differ after step %d", name, bad);

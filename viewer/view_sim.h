@@ -1,31 +1,27 @@
 /* view_sim.h: the viewer's simulation, free of SDL: one grid (batch 1) of a model that steps,
  * resets, takes damage and switches between hard and soft, sync and async without losing its
- * state. Hard mode runs the pruned circuit bit-packed (hard_cpu); soft mode runs ca_runner on the
- * CPU or the GPU. Either way step t draws the fire mask rng_fire_stream(seed, t) as ca_runner
- * does, so the frames equal `dlca run`'s for the same model, grid, seed, rate and damage. */
+ * state. It runs ca_runner: hard mode the pruned circuit bit-packed on the CPU, soft mode the float
+ * engine on the CPU or the GPU. Step t draws the fire mask rng_fire_stream(seed, t), so the frames
+ * equal `dlca run`'s for the same model, grid, seed, rate and damage. */
 #ifndef DLCA_VIEW_SIM_H
 #define DLCA_VIEW_SIM_H
 
 #include "ca_runner.h"
-#include "hard_cpu.h"
 
 #include <stdint.h>
 
 typedef struct {
     const ca_model *model; /* borrowed */
-    ca_backend backend;    /* soft mode's engine */
+    ca_backend backend;    /* soft mode's engine (hard mode runs on the CPU) */
     vk_context *vk;        /* borrowed; used when backend is CA_BACKEND_GPU */
     ca_shape shape;        /* batch 1 */
     uint64_t seed;
     uint64_t t;            /* steps since the start state */
     int hard;
     double fire_rate;      /* 1 = synchronous */
-    hard_netlist net;      /* the pruned circuit, built once */
-    hard_cpu engine;       /* hard mode's state lives in engine.grid */
-    ca_runner runner;      /* soft mode's state lives in runner.grid */
-    int engine_ready, runner_ready;
-    double *grid;          /* [C][cells]: what view_sim_grid returns in hard mode */
-    int grid_stale;        /* the engine moved on since `grid` was unpacked */
+    ca_runner runner;      /* the current mode's engine, which holds the state */
+    int runner_ready;
+    double *grid;          /* [C][cells]: the state carried from one runner to the next */
     uint64_t version;      /* counts changes of the grid, so a viewer redraws only when needed */
 } view_sim;
 

@@ -79,7 +79,7 @@ void ca_runner_free(ca_runner *r)
 int ca_runner_grid_changed(ca_runner *r)
 {
     if (r->hard) ca_task_binarize(r->grid, r->grid_values);
-    r->packed_stale = 1;
+    r->packed_stale = 1, r->grid_stale = 0;
     return DLCA_OK;
 }
 
@@ -106,9 +106,17 @@ static int packed_step(ca_runner *r, uint32_t stream)
     hard_cpu_set_fire_stream(&r->packed_cpu, stream);
     if (r->packed_stale) hard_cpu_pack(&r->packed_cpu, r->grid), r->packed_stale = 0;
     hard_cpu_step(&r->packed_cpu, 0);
+    r->grid_stale = 1;
+    if (!r->defer_read) ca_runner_sync(r);
+    return DLCA_OK;
+}
+
+void ca_runner_sync(ca_runner *r)
+{
+    if (!r->grid_stale) return;
     int channels = r->view.config.channels;
     hard_cpu_unpack_channels(&r->packed_cpu, r->grid, r->read_channels > 0 ? r->read_channels : channels);
-    return DLCA_OK;
+    r->grid_stale = 0;
 }
 
 int ca_runner_step(ca_runner *r)

@@ -29,7 +29,11 @@ typedef struct {
      * A caller that reads only the loss channels sets it, and the others in grid go stale: it
      * then writes every channel before ca_runner_grid_changed, or edits with ca_runner_paint. */
     int read_channels;
+    /* Hard runs on the CPU: 1 leaves grid as it was after a step, for ca_runner_sync to bring up
+     * to date; for a caller that reads the grid less often than it steps (a viewer's frame). */
+    int defer_read;
     int packed_stale; /* hard runs on the CPU: grid was written since the engine last took it in */
+    int grid_stale;   /* ... the engine stepped since grid was last written back (defer_read) */
     int ready; /* the engine was initialised (free releases it) */
 } ca_runner;
 
@@ -46,6 +50,10 @@ int ca_runner_grid_changed(ca_runner *runner);
 
 /* Advances the grid one CA step. */
 int ca_runner_step(ca_runner *runner);
+
+/* Brings grid up to date where defer_read left it behind the engine (its read channels); a no-op
+ * otherwise. */
+void ca_runner_sync(ca_runner *runner);
 
 /* Zeroes (value 0) or sets (value 1) every channel of the cells in a rectangle of every sample. */
 void ca_runner_paint(ca_runner *runner, int x, int y, int width, int height, double value);
