@@ -104,7 +104,7 @@ static void check_first_count(ca_model *m, const double *image, const char *name
         double want = 0.0, wrong = 0.0;
         for (int k = 0; k < rounds; k++)
             want += ca_exact_round_wrong(m, image, CA_REPAIR_FIRST_ROUND + (uint64_t)k, &wrong) == DLCA_OK ? wrong : -1e9;
-        ca_repair_options o = {0.05, rounds, NULL, NULL, 1, NULL, NULL, 0};
+        ca_repair_options o = {0.05, rounds, NULL, NULL, 1, NULL, NULL, 0, 0};
         ca_repair_result r;
         CHECK(ca_repair(m, image, &o, &r) == DLCA_OK && (double)r.wrong_before == want,
               "%s: %zu wrong bits on %d repair rounds, %g one round at a time", name, r.wrong_before, rounds, want);
@@ -132,7 +132,7 @@ static void test_repairs(const char *name)
     ca_target_image t;
     if (!load(name, &m, &t)) return;
     double *image = t.bits ? ca_target_values(&t) : NULL;
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0, 0};
     ca_repair_result r;
     CHECK(ca_repair(&m, image, &o, &r) == DLCA_OK && r.exact && r.already_exact && r.tries == 0,
           "%s: an exact circuit is left alone", name);
@@ -172,7 +172,7 @@ static void test_persistence(void)
     long broken = break_gate_as(&m, image, wrong_after_T);
     CHECK(broken >= 0, "image-persist: a gate whose tie leaves step T right and breaks a later step");
     if (broken >= 0) {
-        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
+        ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0, 0};
         ca_repair_result r;
         int rc = ca_repair(&m, image, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before > 0 && r.changes >= 1,
@@ -195,13 +195,13 @@ static void test_more_rounds(void)
     long broken = break_gate_as(&m, NULL, wrong_after_first_round);
     CHECK(broken >= 0, "checkerboard: a gate whose tie leaves the first repair round right and breaks a later one");
     if (broken >= 0) {
-        ca_repair_options capped = {30.0, 1, NULL, NULL, 1, NULL, NULL, 1};
+        ca_repair_options capped = {30.0, 1, NULL, NULL, 1, NULL, NULL, 1, 0};
         ca_repair_result r;
         int rc = ca_repair(&m, NULL, &capped, &r);
         CHECK(rc == DLCA_OK && !r.exact && r.rounds == 1 && strstr(r.why, "right on 1 repair round;"),
               "most_rounds 1: right on its one round, not searched on more (%s; %d rounds)", rc ? err_message() : r.why,
               r.rounds);
-        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL, NULL, 0};
+        ca_repair_options o = {30.0, 1, NULL, NULL, 1, NULL, NULL, 0, 0};
         rc = ca_repair(&m, NULL, &o, &r);
         CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.changes >= 1 && r.rounds >= 2 &&
                   r.rounds <= CA_REPAIR_ROUNDS,
@@ -231,7 +231,7 @@ static void test_probed_rounds(void)
         first += ca_exact_round_wrong(&m, NULL, CA_REPAIR_FIRST_ROUND + k, &wrong) == DLCA_OK ? wrong : 1e9;
     CHECK(first == 0.0 && inexact(&m, NULL), "checkerboard, gate %d tied to op %d: right on %d repair rounds (%g wrong), "
           "inexact", GATE, OP, FIRST, first);
-    ca_repair_options o = {30.0, FIRST, NULL, NULL, 1, NULL, NULL, MOST};
+    ca_repair_options o = {30.0, FIRST, NULL, NULL, 1, NULL, NULL, MOST, 0};
     ca_repair_result r;
     int rc = ca_repair(&m, NULL, &o, &r);
     CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.rounds == MOST && r.changes >= 1,
@@ -282,7 +282,7 @@ static void test_torus(void)
     CHECK(wrong_off_the_training_grid(&m, image), "lizard-torus: right on the training grid, inexact");
     /* 8 s: two exact checks and a search of the training rollout come first (under a
      * sanitizer, seconds), and the torus is searched only while time is left */
-    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
+    ca_repair_options o = {8.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0, 0};
     ca_repair_result r;
     int rc = ca_repair(&m, image, &o, &r);
     CHECK(rc == DLCA_OK && r.wrong_before == 0 && (r.exact || (strstr(r.why, "and the wider grid") && r.wrong_after > 0)),
@@ -313,7 +313,7 @@ static void test_wider_checkerboard(void)
     CHECK(ca_exact_check(&m, NULL, &e) == DLCA_OK && !e.exact && e.eval_check && strstr(e.why, "64x64"),
           "checkerboard, gate %d tied to op %d: right on the unseen rounds, wrong on the 64x64 grid (%s)", GATE, OP,
           e.why);
-    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
+    ca_repair_options o = {30.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0, 0};
     ca_repair_result r;
     int rc = ca_repair(&m, NULL, &o, &r);
     CHECK(rc == DLCA_OK && r.exact && r.wrong_before == 0 && r.rounds == CA_REPAIR_ROUNDS && r.changes >= 1,
@@ -349,7 +349,7 @@ static void test_breakout(void)
             if (top_out == GATE_FALSE || q == top_partner) continue;
             zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
             if (!inexact(&m, NULL)) continue;
-            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0};
+            ca_repair_options o = {150.0, CA_REPAIR_ROUNDS, NULL, NULL, 1, NULL, NULL, 0, 0};
             ca_repair_result r;
             int rc = ca_repair(&m, NULL, &o, &r);
             if (rc) {
@@ -376,6 +376,29 @@ static void test_breakout(void)
                   "gol: on three threads the same search: %zu tries, %d minima, %d changes (one thread: %zu, %d, %d; "
                   "%s)",
                   r3.tries, r3.minima, r3.changes, r.tries, r.minima, r.changes, rc ? err_message() : r3.why);
+            /* Bounded by half its tries, on one thread and on three: ended there, the same way. */
+            ca_repair_result half[2];
+            float *after = malloc(n * sizeof(float));
+            for (int k = 0; k < 2 && !rc; k++) {
+                memcpy(m.logits, saved, n * sizeof(float));
+                zo[GATE_FALSE] = zo[top_out] + 0.25f, zp[q] = zp[top_partner] + 0.25f;
+                o.threads = k ? 3 : 1, o.max_tries = r.tries / 2;
+                rc = ca_repair(&m, NULL, &o, &half[k]);
+                if (k == 0) memcpy(after, m.logits, n * sizeof(float));
+            }
+            CHECK(rc == DLCA_OK && !half[0].exact && half[0].out_of_tries && half[0].tries == r.tries / 2 &&
+                      strncmp(half[0].why, "out of tries", 12) == 0,
+                  "gol: bounded by %zu tries the search ends there: %zu tries, %s", r.tries / 2, half[0].tries,
+                  rc ? err_message() : half[0].why);
+            CHECK(rc == DLCA_OK && half[1].tries == half[0].tries && half[1].minima == half[0].minima &&
+                      half[1].wrong_after == half[0].wrong_after && half[1].wrong_fewest == half[0].wrong_fewest &&
+                      memcmp(after, m.logits, n * sizeof(float)) == 0,
+                  "gol: bounded by tries, three threads end where one does (%zu tries, %d minima, %zu wrong; one "
+                  "thread %zu, %d, %zu)",
+                  half[1].tries, half[1].minima, half[1].wrong_after, half[0].tries, half[0].minima,
+                  half[0].wrong_after);
+            o.max_tries = 0;
+            free(after);
             free(one);
         }
     CHECK(met, "gol: a pair of breaks whose repair meets a minimum of single changes");
@@ -414,7 +437,7 @@ static void test_population(void)
     p.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
     int repaired = -1;
     int notes = 0; /* every kept change is noted: the repair keeps at least one */
-    ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0, NULL};
+    ca_population_search first = {30.0, 1, 0, 1, 0, count_note, &notes, 0.0, NULL, 0};
     int rc = ca_population_repair(&p, &first, &repaired);
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && p.members[0].out.exact,
           "the broken member is repaired (%s)", rc ? err_message() : p.members[0].repair.why);
@@ -425,7 +448,7 @@ static void test_population(void)
      * (cancelled), long before its 30 s, or never started. */
     p.members[0].repaired = 0, p.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0, 0.0};
     memcpy(p.members[0].model.logits, shipped.logits, n * sizeof(float));
-    ca_population_search side = {30.0, 2, 1, 1, 0, NULL, NULL, 0.0, NULL};
+    ca_population_search side = {30.0, 2, 1, 1, 0, NULL, NULL, 0.0, NULL, 0};
     rc = ca_population_repair(&p, &side, &repaired);
     const ca_repair_result *other = &p.members[1].repair;
     CHECK(rc == DLCA_OK && repaired == 1 && p.members[0].repaired && !p.members[1].repaired &&
@@ -433,7 +456,7 @@ static void test_population(void)
           "side by side with first: the other search ends once one member is repaired (%s, cancelled %d, %.2f s)",
           rc ? err_message() : other->why, other->cancelled, other->seconds);
     memset(&p.members[1].repair, 0, sizeof p.members[1].repair);
-    ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0, NULL};
+    ca_population_search all = {0.3, 2, 0, 0, 0, NULL, NULL, 0.0, NULL, 0};
     rc = ca_population_repair(&p, &all, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && !p.members[1].repaired && p.members[1].repair.seconds > 0.0 &&
               !p.members[1].out.exact,
@@ -453,12 +476,12 @@ static void test_population(void)
         CHECK(0, "load %s: %s", path, err_message());
     }
     volatile sig_atomic_t stop = 1;
-    ca_population_search stopped = {30.0, 2, 0, 0, 0, NULL, NULL, 0.0, &stop};
+    ca_population_search stopped = {30.0, 2, 0, 0, 0, NULL, NULL, 0.0, &stop, 0};
     p.members[1].repair.seconds = 0.0;
     rc = ca_population_repair(&p, &stopped, &repaired);
     CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds == 0.0,
           "interrupted: no search starts (%.2f s)", p.members[1].repair.seconds);
-    ca_population_search bad = {0.0, 1, 0, 0, 0, NULL, NULL, 0.0, NULL};
+    ca_population_search bad = {0.0, 1, 0, 0, 0, NULL, NULL, 0.0, NULL, 0};
     CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "0 seconds refused");
     bad.seconds = 1.0, bad.most = -1;
     CHECK(ca_population_repair(&p, &bad, &repaired) == DLCA_ERR, "a negative member count refused");
@@ -467,7 +490,7 @@ static void test_population(void)
     if (ca_population_init(&p, &shipped.config, 2, NULL, CA_BACKEND_CPU, NULL, NULL, 1) == DLCA_OK) {
         p.members[0].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
         p.members[1].out = (ca_mark){500, 40.0, 10.0, 0, 0, 0.0};
-        ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0, NULL};
+        ca_population_search best = {0.2, 2, 1, 0, 1, NULL, NULL, 0.0, NULL, 0};
         rc = ca_population_repair(&p, &best, &repaired);
         CHECK(rc == DLCA_OK && repaired == 0 && p.members[1].repair.seconds > 0.0 && p.members[0].repair.seconds == 0.0,
               "most 1: the best-ranked member alone is searched (%.2f s and %.2f s)", p.members[1].repair.seconds,
@@ -501,7 +524,7 @@ static void test_background(void)
     memcpy(searched.members[0].model.logits, shipped.logits, shipped.gate_count * GATE_OP_COUNT * sizeof(float));
     searched.members[0].out = (ca_mark){500, 3.0, 0.01, 0, 0, 0.0};
     searched.members[1].out = (ca_mark){500, 90.0, 20.0, 0, 0, 0.0};
-    ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0, NULL};
+    ca_population_search search = {30.0, 1, 0, 1, 1, NULL, NULL, 0.0, NULL, 0};
     ca_population_background b;
     int repaired = -1, rc = ca_population_repair_start(&b, &searched, &search);
     CHECK(rc == DLCA_OK, "the search starts: %s", rc ? err_message() : "");
@@ -589,14 +612,14 @@ static void test_unrepairable(void)
     size_t n = m.gate_count * GATE_OP_COUNT;
     float *before = malloc(n * sizeof(float));
     memcpy(before, m.logits, n * sizeof(float));
-    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL, NULL, 0};
+    ca_repair_options o = {0.3, 2, NULL, NULL, 1, NULL, NULL, 0, 0};
     ca_repair_result r;
     CHECK(ca_repair(&m, NULL, &o, &r) == DLCA_OK && !r.exact && r.why[0] && r.wrong_after > 0,
           "a fresh model is not repaired in 0.3 s (%s)", r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "an unrepaired model comes back unchanged");
     /* An interrupt (Ctrl-C's flag) ends the search before its first batch of tries. */
     volatile sig_atomic_t stop = 1;
-    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop, NULL, 0};
+    ca_repair_options stopped = {30.0, 2, NULL, NULL, 2, &stop, NULL, 0, 0};
     CHECK(ca_repair(&m, NULL, &stopped, &r) == DLCA_OK && r.interrupted && r.tries == 0 && !r.exact &&
               strncmp(r.why, "interrupted", 11) == 0,
           "an interrupted search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
@@ -604,18 +627,18 @@ static void test_unrepairable(void)
     /* A cancel (another thread's: a population's other member was repaired) ends it as well. */
     atomic_int cancel;
     atomic_init(&cancel, 1);
-    ca_repair_options cancelled = {30.0, 2, NULL, NULL, 2, NULL, &cancel, 0};
+    ca_repair_options cancelled = {30.0, 2, NULL, NULL, 2, NULL, &cancel, 0, 0};
     CHECK(ca_repair(&m, NULL, &cancelled, &r) == DLCA_OK && r.cancelled && !r.interrupted && r.tries == 0 &&
               !r.exact && strncmp(r.why, "stopped", 7) == 0,
           "a cancelled search ends at once, saying so (%zu tries: %s)", r.tries, r.why);
     CHECK(memcmp(before, m.logits, n * sizeof(float)) == 0, "a cancelled model comes back unchanged");
-    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL, NULL, 0},
-                               {1.0, 0, NULL, NULL, 1, NULL, NULL, 0},
-                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL, NULL, 0},
-                               {1.0, 2, NULL, NULL, -1, NULL, NULL, 0},
-                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL, NULL, 0},
-                               {1.0, 4, NULL, NULL, 1, NULL, NULL, 2},
-                               {1.0, 2, NULL, NULL, 1, NULL, NULL, CA_REPAIR_GROW_ROUNDS + 1}};
+    ca_repair_options bad[] = {{0.0, 2, NULL, NULL, 1, NULL, NULL, 0, 0},
+                               {1.0, 0, NULL, NULL, 1, NULL, NULL, 0, 0},
+                               {1.0, CA_REPAIR_MAX_ROUNDS + 1, NULL, NULL, 1, NULL, NULL, 0, 0},
+                               {1.0, 2, NULL, NULL, -1, NULL, NULL, 0, 0},
+                               {1.0, 2, NULL, NULL, CA_REPAIR_MAX_THREADS + 1, NULL, NULL, 0, 0},
+                               {1.0, 4, NULL, NULL, 1, NULL, NULL, 2, 0},
+                               {1.0, 2, NULL, NULL, 1, NULL, NULL, CA_REPAIR_GROW_ROUNDS + 1, 0}};
     for (int i = 0; i < 7; i++)
         CHECK(ca_repair(&m, NULL, &bad[i], &r) == DLCA_ERR, "bad options %d refused: %s", i, err_message());
     free(before);
@@ -700,6 +723,25 @@ static void test_command(void)
     CHECK(fixture_run(NULL, 0, "repair fresh.dlca --out none.dlca --seconds 0.3 --rounds 1") == 1 &&
               !fixture_exists("none.dlca"),
           "no exact circuit: exit 1 and nothing written");
+    /* --tries: the search ends there, says so, and writes nothing (exit 1) */
+    char out[4096];
+    CHECK(fixture_run(NULL, 0, "repair broken.dlca --out tries.dlca --tries 1") == 1 && !fixture_exists("tries.dlca") &&
+              fixture_read("out.txt", out, sizeof out) > 0 && strstr(out, "out of tries with") &&
+              strstr(out, "after 1 tries"),
+          "dlca repair --tries 1: out of tries, nothing written (%s)", out);
+    /* ... and in dlca sweep's and dlca train's searches */
+    char err[4096];
+    int status = fixture_run(err, sizeof err, "sweep --preset checkerboard --seeds 1-2 --grid 8x8 --T 4 --steps 2 "
+                                              "--device cpu --repair 30 --repair-tries 3");
+    CHECK(status == 0 && strstr(err, "out of tries with") && strstr(err, "after 3 tries"),
+          "dlca sweep --repair-tries 3: %s", err);
+    status = fixture_run(err, sizeof err, "train --preset checkerboard --grid 8x8 --T 4 --steps 2 --device cpu "
+                                          "--repair 30 --repair-tries 3 --out tries-run.dlca");
+    CHECK(status == 0 && strstr(err, "out of tries with") && strstr(err, "after 3 tries"),
+          "dlca train --repair-tries 3: %s", err);
+    fixture_refused("--tries", "repair broken.dlca --out x.dlca --tries 0");
+    fixture_refused("--repair-tries", "train --preset checkerboard --device cpu --repair-tries 0 --out x.dlca");
+    fixture_refused("--repair-tries", "sweep --preset checkerboard --seeds 1-2 --device cpu --repair-tries x");
     fixture_refused("--out", "repair broken.dlca");
     fixture_refused("--seconds", "repair broken.dlca --out x.dlca --seconds 0");
     fixture_refused("--rounds", "repair broken.dlca --out x.dlca --rounds 65");

@@ -111,12 +111,12 @@ static void repair_report(const ca_population *p)
 }
 
 int cmd_population_repair(ca_population *p, double seconds, int search_threads, int first, int most,
-                          volatile sig_atomic_t *interrupt, int *repaired)
+                          size_t max_tries, volatile sig_atomic_t *interrupt, int *repaired)
 {
     int threads = ca_fast_default_threads();
     repair_line(p, seconds, threads, search_threads, most, "");
-    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0,
-                                   interrupt};
+    ca_population_search search = {seconds, threads, search_threads, first,     most,
+                                   search_progress, NULL, 10.0,           interrupt, max_tries};
     if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
     repair_report(p);
     return DLCA_OK;
@@ -292,7 +292,7 @@ static int beside_start(const cmd_population_args *a, beside_search *s, try_slot
     int each = a->repair_threads < threads ? a->repair_threads : threads;
     repair_line(&cur->p, a->repair, threads, each, a->repair_members, ", while the next population trains");
     ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL,
-                                   10.0, a->interrupt};
+                                   10.0,      a->interrupt, a->repair_tries};
     s->slot = *cur, cur->ready = 0; /* the try is the search's now, settled when it ends */
     if (ca_population_repair_start(&s->b, &s->slot.p, &search)) return DLCA_ERR;
     s->on = 1;
@@ -343,7 +343,7 @@ int cmd_population_train(const cmd_population_args *a)
                 rc = beside_end(a, &search, 0, lines, keep, &written, &repaired);
                 if (!rc && !repaired)
                     rc = cmd_population_repair(&cur.p, a->repair, a->repair_threads, 1, a->repair_members,
-                                               a->interrupt, &repaired);
+                                               a->repair_tries, a->interrupt, &repaired);
             } else if (!search.on) {
                 rc = beside_start(a, &search, &cur);
             } else {

@@ -45,6 +45,7 @@ typedef struct {
     double repair;     /* seconds of dlca repair's search per inexact member after a try; 0: none */
     int repair_threads; /* threads a search (0: the cores divided among the inexact members) */
     int repair_members; /* the best-ranked inexact members searched (0: all) */
+    size_t repair_tries; /* each search's tries at most (0: no bound but the seconds) */
     double max_memory; /* GiB */
     volatile sig_atomic_t *interrupt;
 } cmd_population_args;
@@ -71,10 +72,11 @@ void cmd_population_show(void *context, const ca_population *population, uint64_
 
 /* ca_population_repair on every core (`seconds` a member, on `search_threads` threads each, 0:
  * the cores divided among the inexact members; with `first`, until one is repaired; the `most`
- * best-ranked inexact members, 0: all; `interrupt`, may be NULL, ends the searches), a line on
+ * best-ranked inexact members, 0: all; `max_tries` each, 0: no bound; `interrupt`, may be NULL,
+ * ends the searches), a line on
  * stderr for each member searched. *repaired counts the members made exact. */
 int cmd_population_repair(ca_population *population, double seconds, int search_threads, int first, int most,
-                          volatile sig_atomic_t *interrupt, int *repaired);
+                          size_t max_tries, volatile sig_atomic_t *interrupt, int *repaired);
 
 /* "<dir>/<preset>-seed<seed><suffix>" (malloc'ed; NULL when out of memory). */
 char *cmd_population_member_path(const char *dir, const char *preset, uint64_t seed, const char *suffix);

@@ -17,7 +17,8 @@
 
 static void print_help(void)
 {
-    printf("usage: dlca repair MODEL --out FILE [--seconds S] [--rounds R] [--threads N] [--force]\n"
+    printf("usage: dlca repair MODEL --out FILE [--seconds S] [--tries N] [--rounds R] [--threads N]\n"
+           "                   [--force]\n"
            "\n"
            "A run can end with its soft circuit right and its snapped circuit a cell or two wrong (a\n"
            "gate near a tie snapped to the wrong op). This tries changing one gate's op at a time,\n"
@@ -38,6 +39,9 @@ static void print_help(void)
            "               keeps the config and the target, not the training state\n"
            "  --force      replace an existing --out\n"
            "  --seconds S  search time limit (default 60)\n"
+           "  --tries N    single-gate changes tried at most, 1..%lld (default: no bound but the\n"
+           "               seconds); a search that its tries end walks the same way on any\n"
+           "               machine and number of threads, so its result is reproducible\n"
            "  --rounds R   rounds searched at first where rounds differ, 1..%d (default %d;\n"
            "               while a circuit right on them fails the exact check, the fresh\n"
            "               rounds it gets wrong join them, at most doubling them: to %d, and\n"
@@ -45,13 +49,14 @@ static void print_help(void)
            "               rollout where every round is the same, as image and lizard)\n"
            "  --threads N  threads trying changes at once, 1..%d (default: the online cores); the\n"
            "               search and its result are the same on any number, only faster\n",
-           CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_GROW_ROUNDS, CA_REPAIR_GROW_BITS,
-           CA_REPAIR_MAX_THREADS);
+           CA_REPAIR_MAX_TRIES, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_ROUNDS, CA_REPAIR_MAX_ROUNDS, CA_REPAIR_GROW_ROUNDS,
+           CA_REPAIR_GROW_BITS, CA_REPAIR_MAX_THREADS);
 }
 
 typedef struct {
     const char *model, *out;
     double seconds;
+    long long tries; /* 0: no bound */
     int rounds, threads, force;
 } repair_options;
 
@@ -70,6 +75,9 @@ static int parse_options(int argc, char **argv, repair_options *o, int *help)
             if (cli_value(argc, argv, &i, &o->out)) return DLCA_ERR;
         } else if (strcmp(argv[i], "--seconds") == 0) {
             if (cli_value(argc, argv, &i, &value) || cli_double("--seconds", value, 0.001, 86400.0, &o->seconds))
+                return DLCA_ERR;
+        } else if (strcmp(argv[i], "--tries") == 0) {
+            if (cli_value(argc, argv, &i, &value) || cli_int("--tries", value, 1, CA_REPAIR_MAX_TRIES, &o->tries))
                 return DLCA_ERR;
         } else if (strcmp(argv[i], "--rounds") == 0) {
             if (cli_value(argc, argv, &i, &value) || cli_int("--rounds", value, 1, CA_REPAIR_MAX_ROUNDS, &number))
@@ -121,8 +129,8 @@ int cmd_repair(int argc, char **argv)
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
     /* Ctrl-C ends the search where it is, and says so */
-    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads, cli_stop_on_signals(), NULL,
-                                 0};
+    ca_repair_options options = {o.seconds,           o.rounds, cmd_repair_progress, NULL, o.threads,
+                                 cli_stop_on_signals(), NULL,     0, (size_t)o.tries};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);

@@ -36,6 +36,7 @@ typedef struct {
     double max_memory;
     double repair; /* seconds of the repair search per inexact seed; 0: none */
     long long repair_threads; /* threads a search; 0: the cores divided among the inexact seeds */
+    long long repair_tries;   /* tries a search at most; 0: no bound but the seconds */
     ca_config_assignments flags; /* config keys given as flags, applied on each preset */
     volatile sig_atomic_t *interrupt; /* cli_stop.h: stop after the step under way */
 } sweep_options;
@@ -93,6 +94,10 @@ static void print_help(void)
            "  --repair-threads N threads each search tries changes on (default: the cores divided\n"
            "                     among the inexact seeds, one each while they outnumber the cores;\n"
            "                     N each: cores / N searches side by side, the others after)\n"
+           "  --repair-tries N   each search's single-gate changes tried at most (default: no\n"
+           "                     bound but --repair's seconds): with seconds to spare, a seed's\n"
+           "                     search and its result are the same on any host, so the sweep's\n"
+           "                     exact count is too\n"
            "  --max-memory GiB   refuse a population estimated to need more host memory (default 4)\n"
            "  --keep-exact DIR   write each verified-exact circuit to DIR as <preset>-seed<S>.dlca\n"
            "                     (the state before its exact step's update, as dlca train writes\n"
@@ -182,6 +187,8 @@ static int parse_flag(sweep_options *o, const char *flag, const char *v)
         return cli_double(flag, v, 0.0, 86400.0, &o->repair);
     } else if (strcmp(flag, "--repair-threads") == 0) {
         return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
+    } else if (strcmp(flag, "--repair-tries") == 0) {
+        return cli_int(flag, v, 1, CA_REPAIR_MAX_TRIES, &o->repair_tries);
     } else if (strcmp(flag, "--seed") == 0) {
         return err_set(DLCA_ERR, "--seed: a sweep takes --seeds A-B");
     } else if (ca_config_key_find(flag + 2)) {
@@ -395,7 +402,8 @@ static int sweep_preset(const sweep_options *o, const char *preset, const preset
     }
     int repaired = 0, interrupted = o->interrupt && *o->interrupt;
     if (!rc && o->repair > 0.0 && !interrupted)
-        rc = cmd_population_repair(&p, o->repair, (int)o->repair_threads, 0, 0, o->interrupt, &repaired);
+        rc = cmd_population_repair(&p, o->repair, (int)o->repair_threads, 0, 0, (size_t)o->repair_tries, o->interrupt,
+                                   &repaired);
     if (!rc) rc = summarise(&p, now_seconds() - start, result);
     if (!rc && interrupted) {
         result->interrupted = 1;

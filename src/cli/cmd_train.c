@@ -326,7 +326,8 @@ static int repair_written(const cmd_train_options *o, training_run *r, const cha
 {
     int threads = o->repair_threads ? (int)o->repair_threads : ca_fast_default_threads();
     if (threads > CA_REPAIR_MAX_THREADS) threads = CA_REPAIR_MAX_THREADS;
-    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop, NULL, 0};
+    ca_repair_options options = {o->repair, CA_REPAIR_ROUNDS, cmd_repair_progress, NULL, threads, o->stop, NULL, 0,
+                                 (size_t)o->repair_tries};
     ca_repair_result result;
     train_log_message(log, "repair: searching up to %g s for an exact circuit a few gate changes from the one written",
                       o->repair);
@@ -428,7 +429,8 @@ static int train(const cmd_train_options *o, const ca_options *seam)
         cmd_population_args args = {&r.model.config, r.image, r.target.bits ? &r.target : NULL, backend, &vk, &run,
                                     paths.out, paths.log, paths.plot, o->keep_members, (int)population, (int)tries, o->every,
                                     (int)o->check_every, o->stop_exact, o->keep_final, o->force, resolved.repair,
-                                    (int)resolved.repair_threads, repair_members, o->max_memory, o->stop};
+                                    (int)resolved.repair_threads, repair_members, (size_t)o->repair_tries,
+                                    o->max_memory, o->stop};
         rc = cmd_population_train(&args);
     } else if (!rc) {
         rc = train_single(&resolved, &r, &paths, &run, backend, &vk);

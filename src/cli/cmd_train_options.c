@@ -103,6 +103,9 @@ void cmd_train_help(void)
            "                     among a population's inexact members; the lizard's: every core;\n"
            "                     N each runs cores / N searches side by side); the search is the\n"
            "                     same on any number\n"
+           "  --repair-tries N   each search's single-gate changes tried at most (default: no\n"
+           "                     bound but --repair's seconds); a search its tries end is the\n"
+           "                     same on any machine, so a run with it is reproducible there\n"
            "  --repair-members M a population searches its M best-ranked inexact members only; 0:\n"
            "                     all (default 0; the lizard's without --repair-threads: 1, its\n"
            "                     best member alone)\n"
@@ -171,6 +174,7 @@ static int parse_flag(cmd_train_options *o, const char *flag, const char *v)
     else if (strcmp(flag, "--keep-members") == 0) o->keep_members = v;
     else if (strcmp(flag, "--repair") == 0) return cli_double(flag, v, 0.0, 86400.0, &o->repair);
     else if (strcmp(flag, "--repair-threads") == 0) return cli_int(flag, v, 1, CA_REPAIR_MAX_THREADS, &o->repair_threads);
+    else if (strcmp(flag, "--repair-tries") == 0) return cli_int(flag, v, 1, CA_REPAIR_MAX_TRIES, &o->repair_tries);
     else if (strcmp(flag, "--repair-members") == 0) return cli_int(flag, v, 0, CMD_POPULATION_MAX, &o->repair_members);
     else if (ca_config_key_find(flag + 2)) return parse_config_flag(o, flag, v);
     else return err_set(DLCA_ERR, "unknown option '%s' (see dlca train --help)", flag);
@@ -203,7 +207,8 @@ int cmd_train_parse(int argc, char **argv, cmd_train_options *o, int *help)
     if (o->resume && (configures || o->config || o->target))
         return err_set(DLCA_ERR, "--resume continues a run as it was configured: only --steps, --device, --cache, "
                                  "--out, --log, --every, --check-every, --stop-exact, --no-stop-exact, --keep-final, "
-                                 "--repair, --repair-threads, --force and --max-memory may be given with it");
+                                 "--repair, --repair-threads, --repair-tries, --force and --max-memory may be "
+                                 "given with it");
     if (o->resume && o->population > 1)
         return err_set(DLCA_ERR, "--population: a population keeps no checkpoint, so it cannot --resume; train it again "
                                  "(the same seeds give the same members)");

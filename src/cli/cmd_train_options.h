@@ -18,6 +18,7 @@ typedef struct {
     double repair;     /* seconds of dlca repair's search when a run ends inexact; 0: none;
                           < 0: not given (the default run's on a GPU, else 0) */
     long long repair_threads; /* threads a search; 0: not given (the default run's) */
+    long long repair_tries;   /* tries a search at most; 0: no bound but the seconds */
     long long repair_members; /* a population's best-ranked inexact members searched; 0: all;
                                  -1: not given (the default run's) */
     /* The config's keys given as flags (--channels 4, --lr 0.1), applied on --config's. */

@@ -121,6 +121,7 @@ typedef struct {
     void *user;
     double every;
     volatile sig_atomic_t *interrupt; /* may be NULL; ends every search (ca_repair_options.interrupt) */
+    size_t max_tries;   /* each search's tries at most (ca_repair_options.max_tries; 0: no bound) */
 } ca_population_search;
 
 /* After ca_population_train: the search of ca_repair on the output circuit of every member that

@@ -52,7 +52,7 @@ static void *repair_worker(void *arg)
         ca_member *m = &w->population->members[i];
         search_note note = {search, m->model.config.seed, 0.0};
         ca_repair_options options = {search->seconds, CA_REPAIR_ROUNDS, search->progress ? note_progress : NULL,
-                                     &note, w->search_threads, search->interrupt, w->cancel, 0};
+                                     &note, w->search_threads, search->interrupt, w->cancel, 0, search->max_tries};
         int rc = ca_repair(&m->model, w->population->image, &options, &m->repair);
         pthread_mutex_lock(&w->lock);
         if (rc && !w->failed) w->failed = 1, snprintf(w->error, sizeof w->error, "%s", err_message());

@@ -216,6 +216,10 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
                 o->progress(o->user, s->wrong_kept, res->tries, res->changes, res->minima, (now - start_ms) / 1000.0);
                 last_note = now;
             }
+            if (o->max_tries && res->tries >= o->max_tries) {
+                res->out_of_tries = out_of_time = 1;
+                break;
+            }
             int kept_now = 0;
             b.n = 0;
             for (; i < count && b.n < size; i++)
@@ -223,6 +227,7 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
             if ((rc = run_batch(s, &b))) break;
             for (int j = 0; j < b.n; j++) {
                 const repair_cost *k = &b.cost[j];
+                if (o->max_tries && res->tries >= o->max_tries) break; /* counted in order: as on one thread */
                 res->tries++;
                 if (b.ran[j] && k->cost < s->weight_kept) { /* the first that lowers it: kept */
                     int kept;
@@ -261,7 +266,10 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
         snprintf(res->why, sizeof res->why,
                  "%s with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 res->interrupted ? "interrupted" : res->cancelled ? "stopped (an exact circuit was found elsewhere)" : "out of time",
+                 res->interrupted       ? "interrupted"
+                 : res->cancelled       ? "stopped (an exact circuit was found elsewhere)"
+                 : res->out_of_tries    ? "out of tries"
+                                        : "out of time",
                  s->wrong_kept, s->sets > 1 ? " and the wider grid" : "", res->wrong_fewest, res->tries, res->minima,
                  res->minima == 1 ? "um" : "a");
     return DLCA_OK;
@@ -386,7 +394,9 @@ int ca_repair(ca_model *m, const double *image, const ca_repair_options *o, ca_r
                  wide ? " and the wider grid" : "", exact.why);
         int add_wide = has_wide && !wide && exact.eval_check;
         int grow = more && !add_wide && rounds < most;
-        if (!(grow || add_wide) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res)) break;
+        if (!(grow || add_wide) || ca_bench_now_ms() >= start_ms + o->seconds * 1000.0 || stopped(o, res) ||
+            (o->max_tries && res->tries >= o->max_tries))
+            break;
         if (grow) rc = probe_rounds(m, image, round_id, &rounds, most, &next_id, start_ms + o->seconds * 1000.0);
         wide = wide || add_wide;
     }

@@ -40,8 +40,9 @@
  * where every round counts many steps (a window to 10T). */
 enum { CA_REPAIR_ROUNDS = 8, CA_REPAIR_MAX_ROUNDS = 64, CA_REPAIR_GROW_ROUNDS = 1024 };
 #define CA_REPAIR_GROW_BITS ((size_t)1 << 22)
-/* Threads one search may cost its tries on, at most. */
+/* Threads one search may cost its tries on, at most; a bound on its tries (--tries), at most. */
 enum { CA_REPAIR_MAX_THREADS = 256 };
+#define CA_REPAIR_MAX_TRIES 1000000000000ll
 #define CA_REPAIR_FIRST_ROUND 500000000ull
 
 typedef struct {
@@ -66,6 +67,10 @@ typedef struct {
     /* The most rounds the search grows to (0: ca_repair_most_rounds; less where a caller wants a
      * shorter search; from rounds to CA_REPAIR_GROW_ROUNDS). */
     int most_rounds;
+    /* Tries at most, over all the searches (0: no bound but the seconds). A search the tries end
+     * before the seconds do walks the same way on any host and any number of threads, so its
+     * result is reproducible where one bounded by seconds depends on the machine's speed. */
+    size_t max_tries;
 } ca_repair_options;
 
 typedef struct {
@@ -81,6 +86,7 @@ typedef struct {
     size_t tries;             /* single-gate changes tried */
     double seconds;           /* search time */
     int interrupted;          /* options.interrupt ended it */
+    int out_of_tries;         /* options.max_tries ended it */
     int cancelled;            /* options.cancel ended it */
     char why[192];            /* when not exact: the check it fails, or that no change helped */
 } ca_repair_result;
