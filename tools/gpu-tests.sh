@@ -14,8 +14,9 @@
 # tests again with the persistent kernels forced on (--persistent on: on a GPU that cannot hold
 # their workgroups they give up and the tests check the fallback), and all the GPU tests once
 # more under the Vulkan validation layers where they are installed. Then one line:
-#   gpu-tests: DEVICE (DRIVER), commit C: P passed, F failed (which), S skipped (why) in N s
-# A skip is listed with the reason its test printed. Exit status 0 when nothing failed.
+#   gpu-tests: DEVICE (DRIVER), commit C: P passed, F failed (which), S skipped (why) in N s; ...
+# A skip is listed with the reason its test printed, and a program that cannot load a shared
+# library (its tests fail) with the libraries. Exit status 0 when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -75,6 +76,15 @@ driver=$(echo "$device" | sed -E 's/.*Vulkan [0-9.]+ +//')
 commit=$(cat "$build_dir/COMMIT" 2>/dev/null || git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 log=$(mktemp -d /tmp/gpu-tests.XXXXXX)
 start=$(date +%s)
+# A program that cannot load a shared library fails every test that runs it, whatever the GPU does:
+# the summary names the libraries (a machine unpacked without SDL2, say), so such failures are not
+# read as the GPU's.
+unloadable=""
+for program in dlca viewer/dlca-view; do
+    [ -x "$build_dir/$program" ] || continue
+    missing=$(ldd "$build_dir/$program" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | paste -sd' ')
+    [ -z "$missing" ] || unloadable="$unloadable; $(basename "$program") cannot load $missing"
+done
 export DLCA_REQUIRE_VULKAN=1 DLCA_DEVICE="$index"
 
 passed=0 failed=0 skipped=0 failures="" skips=""
@@ -130,6 +140,6 @@ for name in $failures; do
     echo "---- $name ----"
     tail -n 40 "$log/$name.txt" 2>/dev/null
 done
-echo "gpu-tests: $device_name ($driver), commit $commit: $passed passed, $failed failed${failures:+ (${failures# })}, $skipped skipped${skips:+ (${skips#; })} in $seconds s; $validation"
+echo "gpu-tests: $device_name ($driver), commit $commit: $passed passed, $failed failed${failures:+ (${failures# })}, $skipped skipped${skips:+ (${skips#; })} in $seconds s; $validation${unloadable:+; ${unloadable#; }}"
 echo "gpu-tests: logs in $log"
 [ "$failed" = 0 ]
