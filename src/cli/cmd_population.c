@@ -115,8 +115,8 @@ int cmd_population_repair(ca_population *p, double seconds, int search_threads, 
 {
     int threads = ca_fast_default_threads();
     repair_line(p, seconds, threads, search_threads, most, "");
-    ca_population_search search = {seconds, threads, search_threads, first,     most,
-                                   search_progress, NULL, 10.0,           interrupt, max_tries};
+    ca_population_search search = {seconds, threads, search_threads, first, most, search_progress, NULL, 10.0,
+                                   interrupt, max_tries};
     if (ca_population_repair(p, &search, repaired)) return DLCA_ERR;
     repair_report(p);
     return DLCA_OK;
@@ -292,7 +292,7 @@ static int beside_start(const cmd_population_args *a, beside_search *s, try_slot
     int each = a->repair_threads < threads ? a->repair_threads : threads;
     repair_line(&cur->p, a->repair, threads, each, a->repair_members, ", while the next population trains");
     ca_population_search search = {a->repair, threads, each, 1, a->repair_members, search_progress, NULL,
-                                   10.0,      a->interrupt, a->repair_tries};
+                                   10.0, a->interrupt, a->repair_tries};
     s->slot = *cur, cur->ready = 0; /* the try is the search's now, settled when it ends */
     if (ca_population_repair_start(&s->b, &s->slot.p, &search)) return DLCA_ERR;
     s->on = 1;

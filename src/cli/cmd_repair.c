@@ -129,8 +129,8 @@ int cmd_repair(int argc, char **argv)
     if (!rc && model.config.target == CA_TARGET_IMAGE && !image)
         rc = err_set(DLCA_ERR, "%s: holds no target picture, which the repair needs", o.model);
     /* Ctrl-C ends the search where it is, and says so */
-    ca_repair_options options = {o.seconds,           o.rounds, cmd_repair_progress, NULL, o.threads,
-                                 cli_stop_on_signals(), NULL,     0, (size_t)o.tries};
+    ca_repair_options options = {o.seconds, o.rounds, cmd_repair_progress, NULL, o.threads, cli_stop_on_signals(),
+                                 NULL, 0, (size_t)o.tries};
     ca_repair_result result;
     if (!rc) rc = ca_repair(&model, image, &options, &result);
     if (!rc && result.exact) rc = ca_file_save(o.out, &model, NULL, target.bits ? &target : NULL);

@@ -266,10 +266,10 @@ static int run_search(repair_search *s, const ca_model *m, int *op, const ca_rep
         snprintf(res->why, sizeof res->why,
                  "%s with %zu wrong cell bits on the repair rounds%s (fewest %zu) after %zu tries and %d "
                  "minim%s of single changes",
-                 res->interrupted       ? "interrupted"
-                 : res->cancelled       ? "stopped (an exact circuit was found elsewhere)"
-                 : res->out_of_tries    ? "out of tries"
-                                        : "out of time",
+                 res->interrupted    ? "interrupted"
+                 : res->cancelled    ? "stopped (an exact circuit was found elsewhere)"
+                 : res->out_of_tries ? "out of tries"
+                                     : "out of time",
                  s->wrong_kept, s->sets > 1 ? " and the wider grid" : "", res->wrong_fewest, res->tries, res->minima,
                  res->minima == 1 ? "um" : "a");
     return DLCA_OK;
