@@ -480,6 +480,23 @@ static void test_target_status(void)
     CHECK(strncmp(line, want, strlen(want)) == 0, "exact at T: '%s'", line);
 }
 
+/* Soft mode on the CPU where it would take more than the viewer allows (the shipped lizard on a
+ * 256x256 grid: about 22 GiB) is declined: one line says why, and the viewer goes on in hard mode. */
+static void test_soft_declined(void)
+{
+    char lizard[1024], err[4096], line[512];
+    const char *slash = strrchr(__FILE__, '/');
+    snprintf(lizard, sizeof lizard, "%.*s../assets/models/lizard.dlca", slash ? (int)(slash - __FILE__ + 1) : 0,
+             __FILE__);
+    int status = run(viewer, err, sizeof err,
+                     "'%s' --headless --device cpu --hard --grid 256x256 --scale 1 --keys 'key h; status; quit'",
+                     lizard);
+    CHECK(status == 0 && strstr(err, "soft mode on the CPU needs") && strstr(err, "256x256 grid"),
+          "soft mode too large for the CPU is declined in one line: %s", err);
+    stdout_line(0, line, sizeof line);
+    CHECK(strstr(line, "  hard ") != NULL, "the viewer goes on in hard mode: '%s'", line);
+}
+
 int main(int argc, char **argv)
 {
     char self[PATH_MAX];
@@ -512,6 +529,7 @@ int main(int argc, char **argv)
     test_no_display();
     test_bad_input();
     test_target_status();
+    test_soft_declined();
     char command[512];
     snprintf(command, sizeof command, "rm -rf '%s'", scratch);
     if (!getenv("DLCA_TEST_KEEP") && system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);

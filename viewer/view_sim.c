@@ -23,8 +23,10 @@ static int start_engine(view_sim *sim)
     sim->version++;
     ca_backend backend = sim->hard ? CA_BACKEND_CPU : sim->backend;
     int height = sim->shape.height, width = sim->shape.width;
-    double bytes = ca_memory_runner(sim->model, backend, sim->vk, 1, height, width, sim->hard);
-    if (!sim->hard && backend == CA_BACKEND_CPU && bytes > VIEW_SIM_SOFT_CPU_MAX)
+    double bytes = !sim->hard && backend == CA_BACKEND_CPU
+                       ? ca_memory_runner(sim->model, backend, NULL, 1, height, width, 0)
+                       : 0.0;
+    if (bytes > VIEW_SIM_SOFT_CPU_MAX)
         return err_set(DLCA_ERR, "soft mode on the CPU needs %.1f GiB for a %dx%d grid; use a smaller --grid or a GPU",
                        bytes / (1 << 30), height, width);
     if (ca_runner_init(&sim->runner, sim->model, backend, sim->vk, 1, height, width, sim->hard, sim->fire_rate,
