@@ -138,7 +138,7 @@ static void check_summary(const seed_row *rows, int n)
  * seed: its population of one is repaired, written, and no further try runs. */
 static void check_repair(const seed_row *plain, int n)
 {
-    char err[8192], text[8192];
+    char err[8192], text[16384];
     int status = fixture_run(err, sizeof err, "sweep %s --seeds 1-%d --steps %d --every 500 --csv repair.csv "
                              "--json repair.json --markdown --repair 30 --keep-exact kept-repair", config, SEEDS, BUDGET);
     CHECK(status == 0, "the sweep with --repair exits 0: %s", err);
@@ -182,6 +182,17 @@ static void check_repair(const seed_row *plain, int n)
     CHECK(fixture_read("repair.json", text, sizeof text) > 0 && mj_number_at(text, "presets.0.exact") == exact &&
               mj_number_at(text, "presets.0.repaired") == repaired,
           "the JSON's exact and repaired");
+    /* what each seed's search took: none for a seed training made exact, some tries for the others */
+    for (int i = 0; i < n; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "presets.0.runs_by_seed.%d.repair_tries", i);
+        double tries = mj_number_at(text, path);
+        snprintf(path, sizeof path, "presets.0.runs_by_seed.%d.repair_seconds", i);
+        double seconds = mj_number_at(text, path);
+        CHECK(rows[i].exact_step ? tries == 0.0 && seconds == 0.0 : tries >= 1.0 && seconds > 0.0,
+              "seed %ld: its search's tries %g and seconds %g in the JSON (exact by training at %ld)", rows[i].seed,
+              tries, seconds, rows[i].exact_step);
+    }
     if (first_repaired < 0) return;
     /* The same search as the sweep's, which stops once exact (seed 4: ~22 s of one core, past
      * several minima): room to 120 s, so a loaded machine (ctest -j) still finds it. */

@@ -58,6 +58,8 @@ typedef struct {
     double *final_soft, *final_hard, *best_hard;
     double *best_shortfall; /* the best's bits wrong over T..10T when refused with none (ca_mark) */
     int *inexact;         /* circuits with a hard loss of 0 that the exact check refused */
+    size_t *repair_tries; /* the tries its repair search made (0: none ran) */
+    double *repair_seconds;
     char (*first_inexact)[192]; /* why the first of them was refused ("": none) */
 } sweep_result;
 
@@ -110,7 +112,9 @@ static void print_help(void)
            "                     the exact check refused, 'first_inexact' says why the first was\n"
            "                     refused, and 'best_shortfall' the kept best circuit's wrong bits\n"
            "                     over steps T..10T when it was refused with none (runs trained to\n"
-           "                     hold their picture; else 0)\n"
+           "                     hold their picture; else 0); 'repair_tries' and 'repair_seconds'\n"
+           "                     what its --repair search took (0: none ran), to choose a budget\n"
+           "                     of --repair-tries from\n"
            "  --csv FILE         one row per seed: preset,seed,exact_step (empty: never by\n"
            "                     training),final_soft,final_hard,best_hard,repaired (1: made exact\n"
            "                     by --repair, else 0) (atomically)\n"
@@ -250,7 +254,7 @@ static void result_free(sweep_result *r)
 {
     free(r->seeds_exact), free(r->exact_step), free(r->final_soft), free(r->final_hard), free(r->best_hard);
     free(r->best_shortfall);
-    free(r->inexact), free(r->first_inexact), free(r->repaired_seed);
+    free(r->inexact), free(r->first_inexact), free(r->repaired_seed), free(r->repair_tries), free(r->repair_seconds);
     memset(r, 0, sizeof *r);
 }
 
@@ -268,8 +272,11 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
     r->inexact = malloc((size_t)n * sizeof(int));
     r->first_inexact = malloc((size_t)n * sizeof *r->first_inexact);
     r->repaired_seed = calloc((size_t)n, sizeof(int));
+    r->repair_tries = malloc((size_t)n * sizeof(size_t));
+    r->repair_seconds = malloc((size_t)n * sizeof(double));
     if (!exact || !all || !r->seeds_exact || !r->exact_step || !r->final_soft || !r->final_hard || !r->best_hard ||
-        !r->best_shortfall || !r->inexact || !r->first_inexact || !r->repaired_seed) {
+        !r->best_shortfall || !r->inexact || !r->first_inexact || !r->repaired_seed || !r->repair_tries ||
+        !r->repair_seconds) {
         free(exact), free(all);
         return err_set(DLCA_ERR_NOMEM, "out of memory for the sweep's summary");
     }
@@ -282,6 +289,7 @@ static int summarise(const ca_population *p, double wall, sweep_result *r)
         r->final_soft[i] = m->soft, r->final_hard[i] = m->hard, r->best_hard[i] = m->watch.best.wrong;
         r->best_shortfall[i] = m->watch.best.shortfall;
         r->inexact[i] = m->watch.inexact;
+        r->repair_tries[i] = m->repair.tries, r->repair_seconds[i] = m->repair.seconds;
         r->steps_done = m->stop_step > r->steps_done ? m->stop_step : r->steps_done;
         snprintf(r->first_inexact[i], sizeof r->first_inexact[i], "%s", m->watch.inexact ? m->watch.first_inexact.why : "");
         /* a repaired seed is exact at the steps it trained */
@@ -525,6 +533,8 @@ static int write_json(const sweep_options *o, const sweep_result *results, int c
             cli_json_number(&j, "best_shortfall", r->best_shortfall[k]);
             cli_json_int(&j, "inexact", r->inexact[k]);
             cli_json_bool(&j, "repaired", r->repaired_seed[k]);
+            cli_json_number(&j, "repair_tries", (double)r->repair_tries[k]);
+            cli_json_number(&j, "repair_seconds", r->repair_seconds[k]);
             cli_json_string(&j, "first_inexact", r->inexact[k] ? r->first_inexact[k] : NULL);
             cli_json_close(&j, '}');
         }
