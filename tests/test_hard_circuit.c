@@ -4,7 +4,9 @@
  *   centre cell's new state that the float engine's hard step gives.
  * - Random netlists with every op, constants and repeated inputs prune to equivalent ones
  *   (checked on all 512 inputs), with stats and without (which folds only the gates an output
- *   needs) to as many gates, and hand-made cases fold as they should.
+ *   needs) to as many gates, and hand-made cases fold as they should. Pruning with the caller's
+ *   marks (the repair's, a try at a time) gives the same netlist with exact marks, the same function
+ *   with more, and after one gate's op changes, the old marks and that gate's new reads cover it.
  * - The pruned form has no constant, pass-through or unread gates and no duplicates; the
  *   stats add up; slot programs compute the netlist and never write a slot they read.
  * - The extraction's gate map (what dlca repair rewrites by): changing one model gate's op changes
@@ -273,6 +275,53 @@ static void random_netlist(hard_netlist *net, int gates, rng_state *rng)
     net->outputs[0] = 9 + gates - 1 - (int32_t)rng_below(rng, 3);
 }
 
+static int same_netlist(const hard_netlist *a, const hard_netlist *b)
+{
+    return a->n_gates == b->n_gates && memcmp(a->gates, b->gates, (size_t)a->n_gates * sizeof *a->gates) == 0 &&
+           memcmp(a->outputs, b->outputs, (size_t)a->channels * sizeof *a->outputs) == 0;
+}
+
+/* hard_circuit_prune_marked as the repair uses it, on `raw` (pruned: `pruned`; `want` its 512
+ * outputs): with hard_netlist_needed's marks the very netlist hard_circuit_prune gives; with every
+ * node marked the same function in as many gates; and after one needed gate's op changes, the old
+ * marks plus hard_netlist_mark_needed of that gate cover the new marks and prune to the changed
+ * netlist's function. Returns the failures. */
+static int check_marked(hard_netlist *raw, const hard_netlist *pruned, const uint8_t *hoods, const uint8_t *want,
+                        rng_state *rng)
+{
+    size_t nodes = (size_t)raw->n_inputs + (size_t)raw->n_gates;
+    uint8_t *needed = malloc(nodes), *exact = malloc(nodes), changed_want[512];
+    int failures = 0;
+    hard_netlist out;
+    hard_netlist_needed(raw, needed);
+    failures += hard_circuit_prune_marked(&out, raw, needed) || !same_netlist(&out, pruned) ? 1 : 0;
+    hard_netlist_free(&out);
+    memset(exact, 1, nodes);
+    failures += hard_circuit_prune_marked(&out, raw, exact) || out.n_gates != pruned->n_gates ||
+                netlist_mismatches(&out, hoods, 512, want) != 0;
+    hard_netlist_free(&out);
+    int g = (int)(rng_next(rng) % (uint64_t)raw->n_gates), tries = 0;
+    while (!needed[raw->n_inputs + g] && tries++ < raw->n_gates) g = (g + 1) % raw->n_gates;
+    if (needed[raw->n_inputs + g]) {
+        int old = raw->gates[g].op;
+        raw->gates[g].op = (int32_t)((old + 1 + (int)(rng_next(rng) % 15)) % GATE_OP_COUNT);
+        uint64_t inputs[9], bits[1], scratch[200];
+        for (int first = 0; first < 512; first += 64) {
+            hood_words(raw, hoods + first * 9, 64, inputs);
+            hard_netlist_eval64(raw, inputs, bits, scratch);
+            for (int i = 0; i < 64; i++) changed_want[first + i] = bits[0] >> i & 1;
+        }
+        hard_netlist_mark_needed(raw, needed, raw->n_inputs + g);
+        hard_netlist_needed(raw, exact);
+        for (size_t n = 0; n < nodes; n++) failures += exact[n] && !needed[n];
+        failures += hard_circuit_prune_marked(&out, raw, needed) || netlist_mismatches(&out, hoods, 512, changed_want);
+        hard_netlist_free(&out);
+        raw->gates[g].op = old;
+    }
+    free(needed), free(exact);
+    return failures != 0;
+}
+
 static void test_random_netlists(void)
 {
     rng_state rng;
@@ -303,6 +352,7 @@ static void test_random_netlists(void)
             hard_netlist_free(&quick);
         } else
             failures++;
+        failures += check_marked(&raw, &pruned, hoods, want, &rng);
         check_pruned_form(&pruned, name);
         check_stats(&stats, name);
         total_before += raw.n_gates, total_after += pruned.n_gates;

@@ -390,26 +390,46 @@ static int prune_compact(hard_netlist *out, const pruner *p, const uint32_t *out
     return DLCA_OK;
 }
 
-int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *stats)
+void hard_netlist_mark_needed(const hard_netlist *net, uint8_t *needed, int32_t node)
 {
-    hard_stats local;
-    hard_stats *s = stats ? stats : &local;
-    size_t model_gates = s->model_gates;
-    memset(s, 0, sizeof *s);
-    s->model_gates = model_gates;
-    int rc = hard_netlist_check(in);
-    if (rc) return rc;
+    /* Depth first on an explicit stack: a gate's inputs come before it, so a node is pushed once. */
+    int32_t small[256], *stack = small, capacity = 256, top = 0;
+    needed[node] = 1, stack[top++] = node;
+    while (top > 0) {
+        int32_t n = stack[--top];
+        if (n < net->n_inputs) continue;
+        const hard_gate *g = &net->gates[n - net->n_inputs];
+        int32_t reads[2] = {tt_uses_a(g->op) ? g->a : -1, tt_uses_b(g->op) ? g->b : -1};
+        for (int k = 0; k < 2; k++) {
+            if (reads[k] < 0 || needed[reads[k]]) continue;
+            if (top == capacity) { /* more than 256 waiting: grow, or (no memory) mark every node, a superset */
+                int32_t *more = malloc((size_t)capacity * 2 * sizeof *more);
+                if (!more) {
+                    if (stack != small) free(stack);
+                    memset(needed, 1, (size_t)net->n_inputs + (size_t)net->n_gates);
+                    return;
+                }
+                memcpy(more, stack, (size_t)top * sizeof *more);
+                if (stack != small) free(stack);
+                stack = more, capacity *= 2;
+            }
+            needed[reads[k]] = 1, stack[top++] = reads[k];
+        }
+    }
+    if (stack != small) free(stack);
+}
+
+/* Folds `in` into `out`: every gate (`used` NULL, counting every gate's fate into s) or only those
+ * `used` marks. */
+static int prune(hard_netlist *out, const hard_netlist *in, hard_stats *s, const uint8_t *used)
+{
     pruner p;
     uint32_t *refs = malloc(((size_t)in->n_inputs + (size_t)in->n_gates) * sizeof(uint32_t));
     uint32_t *out_refs = malloc((size_t)in->channels * sizeof(uint32_t));
-    /* Without stats (which count every gate's fate) only the gates an output needs are folded:
-     * a trained circuit's few (the repair prunes once a try). */
     char *live = NULL, *read_by_gate = NULL;
-    uint8_t *used = stats ? NULL : malloc((size_t)in->n_inputs + (size_t)in->n_gates);
-    rc = pruner_init(&p, in);
-    if (!rc && (!refs || !out_refs || (!stats && !used))) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
+    int rc = pruner_init(&p, in);
+    if (!rc && (!refs || !out_refs)) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
     if (!rc) {
-        if (used) hard_netlist_needed(in, used);
         prune_fold(&p, in, refs, out_refs, s, used);
         live = calloc(p.capacity, 1), read_by_gate = calloc(p.capacity, 1);
         if (!live || !read_by_gate) rc = err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
@@ -423,14 +443,39 @@ int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *st
         for (size_t n = 1 + (size_t)p.n_inputs; n < folded_count; n++) s->dead += !live[n];
         rc = prune_compact(out, &p, out_refs, in->channels, live);
     }
-    if (!rc && stats) { /* only when asked: the repair prunes once a try */
+    pruner_free(&p);
+    free(refs), free(out_refs), free(live), free(read_by_gate);
+    return rc;
+}
+
+int hard_circuit_prune_marked(hard_netlist *out, const hard_netlist *in, const uint8_t *needed)
+{
+    hard_stats ignored = {0};
+    return prune(out, in, &ignored, needed);
+}
+
+int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *stats)
+{
+    hard_stats local = {0};
+    hard_stats *s = stats ? stats : &local;
+    size_t model_gates = s->model_gates;
+    memset(s, 0, sizeof *s);
+    s->model_gates = model_gates;
+    int rc = hard_netlist_check(in);
+    if (rc) return rc;
+    /* Without stats (which count every gate's fate) only the gates an output needs are folded:
+     * a trained circuit's few. */
+    uint8_t *used = stats ? NULL : malloc((size_t)in->n_inputs + (size_t)in->n_gates);
+    if (!stats && !used) return err_set(DLCA_ERR_NOMEM, "out of memory pruning a circuit");
+    if (used) hard_netlist_needed(in, used);
+    rc = prune(out, in, s, used);
+    if (!rc && stats) { /* only when asked */
         hard_netlist_count(in, &s->before);
         hard_netlist_count(out, &s->after);
         s->depth_before = hard_netlist_depth(in);
         s->depth_after = hard_netlist_depth(out);
     }
-    pruner_free(&p);
-    free(refs), free(out_refs), free(live), free(read_by_gate), free(used);
+    free(used);
     return rc;
 }
 

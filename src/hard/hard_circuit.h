@@ -73,6 +73,17 @@ int hard_circuit_extract_mapped(hard_netlist *net, const ca_model *model, int32_
  * left as it was. */
 int hard_circuit_prune(hard_netlist *out, const hard_netlist *in, hard_stats *stats);
 
+/* hard_circuit_prune without stats, for a caller that prunes netlists of its own many times (the
+ * repair, once a try): `in` is not checked (it must pass hard_netlist_check), and `needed` marks
+ * the nodes to fold, any superset of hard_netlist_needed's (the rest read as the constant 0). The
+ * circuit is the same function; with exactly hard_netlist_needed's marks, the same netlist. */
+int hard_circuit_prune_marked(hard_netlist *out, const hard_netlist *in, const uint8_t *needed);
+
+/* Marks in `needed` node n and, through the gates' ops, every node it depends on (as
+ * hard_netlist_needed does from the outputs), not looking past nodes marked already but n itself:
+ * after a needed gate's op changed, what its new op reads. */
+void hard_netlist_mark_needed(const hard_netlist *net, uint8_t *needed, int32_t node);
+
 /* extract + prune; stats (may be NULL) gets model_gates too. */
 int hard_circuit_build(hard_netlist *net, const ca_model *model, hard_stats *stats);
 

@@ -43,7 +43,16 @@ static int same_netlist(const hard_netlist *a, const hard_netlist *b)
 static int try_op(const repair_search *s, repair_lane *l, size_t gate, int op, hard_netlist *next, int *changed)
 {
     set_op(s, &l->base, gate, op);
-    if (hard_circuit_prune(next, &l->base, NULL)) return DLCA_ERR;
+    /* What the try needs: the kept circuit's needed nodes (s->live) and what the gate's needed
+     * instances read now, found from them alone instead of from the outputs over the whole
+     * extracted circuit (a superset where the new op reads less: the same function, pruned). */
+    const hard_netlist *base = &l->base;
+    memcpy(l->needed, s->live, (size_t)base->n_inputs + (size_t)base->n_gates);
+    for (int32_t i = s->first[gate]; i < s->first[gate + 1]; i++) {
+        int32_t node = base->n_inputs + s->instr[i];
+        if (s->live[node]) hard_netlist_mark_needed(base, l->needed, node);
+    }
+    if (hard_circuit_prune_marked(next, base, l->needed)) return DLCA_ERR;
     *changed = !same_netlist(next, &s->pruned);
     if (!*changed) {
         hard_netlist_free(next);

@@ -17,7 +17,7 @@ void repair_search_free(repair_search *s)
     for (int i = 0; s->lanes && i < s->n_lanes; i++) {
         for (int k = 0; k < REPAIR_SETS; k++) hard_cpu_free(&s->lanes[i].engine[k]);
         hard_netlist_free(&s->lanes[i].base);
-        free(s->lanes[i].wrong_try);
+        free(s->lanes[i].wrong_try), free(s->lanes[i].needed);
     }
     for (int k = 0; k < REPAIR_SETS; k++) {
         repair_rollouts *set = &s->set[k];
@@ -55,7 +55,8 @@ static int copy_lanes(repair_search *s, double fire_rate)
     for (int i = 0; i < s->n_lanes; i++) {
         repair_lane *l = &s->lanes[i];
         l->wrong_try = calloc(s->weights, 1);
-        if (!l->wrong_try) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wrong bits");
+        l->needed = malloc((size_t)net->n_inputs + (size_t)net->n_gates);
+        if (!l->wrong_try || !l->needed) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wrong bits");
         if (i == 0) continue;
         l->base = *net;
         l->base.gates = malloc((size_t)net->n_gates * sizeof *net->gates);

@@ -22,6 +22,7 @@ enum { REPAIR_SETS = 2 };
 typedef struct {
     hard_netlist base;
     hard_cpu engine[REPAIR_SETS];
+    uint8_t *needed; /* a try's needed nodes of base: the kept circuit's and what the new op reads */
     uint8_t *wrong_try;
     int rc;
     char error[256];
