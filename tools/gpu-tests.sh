@@ -82,7 +82,8 @@ start=$(date +%s)
 unloadable=""
 for program in dlca viewer/dlca-view; do
     [ -x "$build_dir/$program" ] || continue
-    missing=$(ldd "$build_dir/$program" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | paste -sd' ')
+    missing=$(ldd "$build_dir/$program" 2>/dev/null |
+        sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | paste -sd' ')
     [ -z "$missing" ] || unloadable="$unloadable; $(basename "$program") cannot load $missing"
 done
 export DLCA_REQUIRE_VULKAN=1 DLCA_DEVICE="$index"
@@ -140,6 +141,8 @@ for name in $failures; do
     echo "---- $name ----"
     tail -n 40 "$log/$name.txt" 2>/dev/null
 done
-echo "gpu-tests: $device_name ($driver), commit $commit: $passed passed, $failed failed${failures:+ (${failures# })}, $skipped skipped${skips:+ (${skips#; })} in $seconds s; $validation${unloadable:+; ${unloadable#; }}"
+summary="$passed passed, $failed failed${failures:+ (${failures# })}, $skipped skipped${skips:+ (${skips#; })}"
+summary="$summary in $seconds s; $validation${unloadable:+; ${unloadable#; }}"
+echo "gpu-tests: $device_name ($driver), commit $commit: $summary"
 echo "gpu-tests: logs in $log"
 [ "$failed" = 0 ]
