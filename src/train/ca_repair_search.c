@@ -56,7 +56,7 @@ static int copy_lanes(repair_search *s, double fire_rate)
         repair_lane *l = &s->lanes[i];
         l->wrong_try = calloc(s->weights, 1);
         l->needed = malloc((size_t)net->n_inputs + (size_t)net->n_gates);
-        if (!l->wrong_try || !l->needed) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's wrong bits");
+        if (!l->wrong_try || !l->needed) return err_set(DLCA_ERR_NOMEM, "out of memory for the repair's lanes");
         if (i == 0) continue;
         l->base = *net;
         l->base.gates = malloc((size_t)net->n_gates * sizeof *net->gates);
