@@ -8,7 +8,8 @@
 #    Markdown rows in the list's order and each row's exact seeds as its sweep's summary says; a
 #    row a deadline stops is written as interrupted and the next skipped; a failing row is exit 1,
 #    a bad list line exit 2;
-#  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (the
+#  - tools/default_runs.sh runs the default dlca train of a preset from seeds 1, 17, ... (with
+#    --warm after an uncounted run of seed 999999; the
 #    lizard 1, 33, ...; or a range of those runs, keeping their logs with --logs) and counts the
 #    runs whose circuit passes dlca eval as its lines say; a dlca train that fails is exit 1, bad
 #    usage (RUNS 0, a range 3-2, --logs without a folder) exit 2; SIGTERM stops the run under way,
@@ -98,6 +99,11 @@ defaults gol 1 -- --device cpu --bogus > /dev/null 2> "$work/defaults.err"
 status=$?
 [ "$status" = 1 ] && grep -q "dlca train exit 2" "$work/defaults.err"
 check $? "default_runs.sh: a dlca train that fails is exit 1 ($status), naming it: $(cat "$work/defaults.err")"
+defaults gol 1 --warm -- --device cpu $small > "$work/warm.txt" 2> "$work/warm.err"
+check $? "default_runs.sh --warm exits 0: $(tail -2 "$work/warm.err")"
+[ "$(head -n 1 "$work/warm.txt" | cut -c1-29)" = "warm: --seed 999999  exit 0  " ] &&
+    [ "$(grep -c '^run ' "$work/warm.txt")" = 1 ] && grep -q '^gol: [01] of 1 runs wrote' "$work/warm.txt"
+check $? "default_runs.sh --warm: seed 999999 trained first, not counted: $(cat "$work/warm.txt")"
 defaults gol 0 > /dev/null 2>&1
 check $([ $? = 2 ] && echo 0 || echo 1) "default_runs.sh: RUNS 0 is bad usage (exit 2)"
 defaults gol 1-1 --logs "$work/logs" -- --device cpu $small > "$work/range.txt" 2> "$work/range.err"

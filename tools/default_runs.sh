@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [-- FLAGS...]
+# default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [--warm] [-- FLAGS...]
 #
 # The default `dlca train` as a user meets it, measured over RUNS runs (default 16; FIRST-LAST
 # runs only those of the numbers k below, so that machines of several GPUs can share the runs
@@ -13,7 +13,9 @@
 #   per passing circuit W
 # The runs' files go in a temporary folder, removed at the end; with --logs DIR each run's
 # `dlca train` stderr is written to DIR/run<k>.err as it runs (kept, also for a run cut short) and
-# eval's report to DIR/eval<k>.txt. Exit 0 when every run ran (passing
+# eval's report to DIR/eval<k>.txt. --warm first trains seed 999999 the same way, not counted, so
+# that every counted run finds the pipeline cache as a user's runs after their first do (a run
+# that compiles the kernels takes seconds more and can move the median). Exit 0 when every run ran (passing
 # or not), 1 when a dlca command failed other than by an inexact result, 2 on bad usage.
 # SIGTERM, SIGINT or SIGHUP (a deadline's `timeout -s TERM`, Ctrl-C) stops the dlca train under way
 # and waits for it, so nothing is left writing into the removed temporary folder; that run is not
@@ -21,17 +23,18 @@
 # Example: tools/default_runs.sh build checkerboard 16
 set -uo pipefail
 die() { echo "default_runs: $*" >&2; exit 2; }
-usage="usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [-- FLAGS...]"
+usage="usage: tools/default_runs.sh BUILD_DIR PRESET [RUNS | FIRST-LAST] [--logs DIR] [--warm] [-- FLAGS...]"
 [ $# -ge 2 ] || die "$usage"
-build=$1 preset=$2 spec=16 logs=
+build=$1 preset=$2 spec=16 logs= warm=0
 shift 2
-if [ $# -gt 0 ] && [ "$1" != "--" ] && [ "$1" != "--logs" ]; then spec=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" != "--" ] && [ "$1" != "--logs" ] && [ "$1" != "--warm" ]; then spec=$1; shift; fi
 if [ $# -gt 0 ] && [ "$1" = "--logs" ]; then
     [ $# -ge 2 ] || die "--logs: no folder given"
     logs=$2
     shift 2
     mkdir -p "$logs" && [ -w "$logs" ] || die "--logs: '$logs' is not a writable folder"
 fi
+if [ $# -gt 0 ] && [ "$1" = "--warm" ]; then warm=1; shift; fi
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
 if [[ $spec =~ ^[1-9][0-9]*$ ]]; then
     first=0 last=$((spec - 1))
@@ -53,12 +56,13 @@ failed=0 passed=0 stop= child=
 walls=()
 on_signal() { stop=1; [ -n "$child" ] && kill -TERM "$child" 2> /dev/null; }
 trap on_signal TERM INT HUP
-for ((k = first; k <= last; k++)); do
-    seed=$((stride * k + 1))
-    out=$work/run$k.dlca
+# train SEED OUT NAME FLAGS...: dlca train of SEED into OUT, its stderr in $keep/NAME.err; sets rc
+# and wall (seconds). In the background, so that a signal reaches the trap while it trains.
+train() {
+    local seed=$1 out=$2 name=$3 t0 t1
+    shift 3
     t0=$(date +%s.%N)
-    # in the background, so that a signal reaches the trap while it trains, not after
-    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/run$k.out" 2> "$keep/run$k.err" &
+    "$dlca" train --preset "$preset" --seed "$seed" --out "$out" "$@" > "$work/$name.out" 2> "$keep/$name.err" &
     child=$!
     [ -z "$stop" ] || kill -TERM "$child" 2> /dev/null # a signal before child was set
     wait "$child"
@@ -70,6 +74,19 @@ for ((k = first; k <= last; k++)); do
     child=
     t1=$(date +%s.%N)
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+}
+if [ "$warm" = 1 ]; then
+    train 999999 "$work/warm.dlca" warm "$@"
+    echo "warm: --seed 999999  exit $rc  ${wall} s  (not counted: the pipeline cache filled)"
+    if [ $rc -ne 0 ] && [ $rc -ne 1 ] && [ -z "$stop" ]; then
+        failed=1
+        echo "warm (--seed 999999): dlca train exit $rc: $(tail -n 1 "$keep/warm.err")" >&2
+    fi
+fi
+for ((k = first; k <= last; k++)); do
+    seed=$((stride * k + 1))
+    out=$work/run$k.dlca
+    train "$seed" "$out" "run$k" "$@"
     if [ -n "$stop" ]; then
         echo "run $k: --seed $seed  interrupted after $wall s, not counted"
         break
